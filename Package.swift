@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, bottom-up: C shims -> Secrets/Storage/LineProtocol -> ServiceKit -> Delivery
+// -> one library per service -> thin executables. See DESIGN.md and protocol/.
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Latchkey",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "gateway", targets: ["GatewayMain"]),
+        .executable(name: "identity", targets: ["IdentityMain"]),
+        .executable(name: "verification", targets: ["VerificationMain"]),
+        .executable(name: "accounts", targets: ["AccountsMain"]),
+        .executable(name: "reset", targets: ["ResetMain"]),
+        .executable(name: "latchkey", targets: ["LatchkeyMain"]),
+    ],
+    targets: [
+        // System libraries and tiny C shims for what Swift cannot import directly.
+        .target(name: "CLinux"),
+        .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+
+        // Pure and leaf libraries.
+        .target(name: "LineProtocol", swiftSettings: strict),
+        .target(name: "Secrets", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: strict),
+
+        // Runtime: event loop, servers, clients, config, logging, lifecycle.
+        .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "COpenSSL", "Secrets"], swiftSettings: strict),
+        // Message delivery shared by verification and reset: outbox, SMTP, webhook, SMS providers.
+        .target(name: "Delivery", dependencies: ["ServiceKit", "Secrets", "COpenSSL"], swiftSettings: strict),
+
+        // Service logic, testable in-process.
+        .target(name: "Identity", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
+        .target(name: "Verification", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Accounts", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
+        .target(name: "Reset", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets"], swiftSettings: strict),
+
+        // Thin executables.
+        .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/gateway", swiftSettings: strict),
+        .executableTarget(name: "IdentityMain", dependencies: ["Identity"], path: "Sources/identity", swiftSettings: strict),
+        .executableTarget(name: "VerificationMain", dependencies: ["Verification"], path: "Sources/verification", swiftSettings: strict),
+        .executableTarget(name: "AccountsMain", dependencies: ["Accounts"], path: "Sources/accounts", swiftSettings: strict),
+        .executableTarget(name: "ResetMain", dependencies: ["Reset"], path: "Sources/reset", swiftSettings: strict),
+        .executableTarget(
+            name: "LatchkeyMain",
+            dependencies: ["ServiceKit", "Secrets", "Storage", "Identity", "Accounts"],
+            path: "Sources/latchkey", swiftSettings: strict),
+
+        .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
+        .testTarget(name: "SecretsTests", dependencies: ["Secrets"], swiftSettings: strict),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: strict),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"], swiftSettings: strict),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery"], swiftSettings: strict),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity"], swiftSettings: strict),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification"], swiftSettings: strict),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
+        .testTarget(name: "ResetTests", dependencies: ["Reset"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway"], swiftSettings: strict),
+        // Launches the real executables on ephemeral ports; talks to them over TCP.
+        .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol"], swiftSettings: strict),
+    ]
+)

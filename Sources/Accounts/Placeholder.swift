@@ -1,0 +1,1 @@
+// Accounts: placeholder until the target lands.

@@ -1,0 +1,22 @@
+// Tiny Linux shim: `struct epoll_event` is packed on x86_64, which Swift cannot import
+// faithfully, so the event loop reads ready events through these flat arrays instead.
+#ifndef LATCHKEY_CLINUX_H
+#define LATCHKEY_CLINUX_H
+
+#include <stdint.h>
+
+// Register, change or remove interest in `fd`. `events` is a mask of the LK_EPOLL_* bits.
+int lk_epoll_add(int epfd, int fd, uint32_t events);
+int lk_epoll_modify(int epfd, int fd, uint32_t events);
+int lk_epoll_remove(int epfd, int fd);
+
+// Waits like epoll_wait and copies each ready fd and its event mask into the arrays.
+int lk_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int capacity, int timeout_ms);
+
+extern const uint32_t LK_EPOLL_IN;
+extern const uint32_t LK_EPOLL_OUT;
+extern const uint32_t LK_EPOLL_ERR;
+extern const uint32_t LK_EPOLL_HUP;
+extern const uint32_t LK_EPOLL_RDHUP;
+
+#endif

@@ -1,0 +1,32 @@
+#include "CLinux.h"
+#include <sys/epoll.h>
+#include <stddef.h>
+
+const uint32_t LK_EPOLL_IN = EPOLLIN;
+const uint32_t LK_EPOLL_OUT = EPOLLOUT;
+const uint32_t LK_EPOLL_ERR = EPOLLERR;
+const uint32_t LK_EPOLL_HUP = EPOLLHUP;
+const uint32_t LK_EPOLL_RDHUP = EPOLLRDHUP;
+
+static int lk_epoll_control(int epfd, int operation, int fd, uint32_t events) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    return epoll_ctl(epfd, operation, fd, &event);
+}
+
+int lk_epoll_add(int epfd, int fd, uint32_t events) { return lk_epoll_control(epfd, EPOLL_CTL_ADD, fd, events); }
+int lk_epoll_modify(int epfd, int fd, uint32_t events) { return lk_epoll_control(epfd, EPOLL_CTL_MOD, fd, events); }
+int lk_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
+
+int lk_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int capacity, int timeout_ms) {
+    struct epoll_event ready[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epfd, ready, capacity, timeout_ms);
+    for (int index = 0; index < count; index++) {
+        fds[index] = ready[index].data.fd;
+        events[index] = ready[index].events;
+    }
+    return count;
+}

@@ -1,0 +1,1 @@
+int lk_sqlite_placeholder(void);

@@ -1,0 +1,1 @@
+// Delivery: placeholder until the target lands.

@@ -1,0 +1,1 @@
+// Gateway: placeholder until the target lands.

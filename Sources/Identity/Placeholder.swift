@@ -1,0 +1,1 @@
+// Identity: placeholder until the target lands.

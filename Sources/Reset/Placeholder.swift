@@ -1,0 +1,1 @@
+// Reset: placeholder until the target lands.

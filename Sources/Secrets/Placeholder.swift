@@ -1,0 +1,1 @@
+// Secrets: placeholder until the target lands.

@@ -1,0 +1,1 @@
+// Storage: placeholder until the target lands.

@@ -1,0 +1,1 @@
+// Verification: placeholder until the target lands.

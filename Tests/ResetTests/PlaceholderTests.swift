@@ -1,0 +1,5 @@
+import XCTest
+
+final class PlaceholderTests: XCTestCase {
+    func testTargetBuilds() { XCTAssertTrue(true) }
+}
