@@ -1,12 +1,22 @@
+#define _GNU_SOURCE
 #include "CLinux.h"
 #include <sys/epoll.h>
 #include <stddef.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 
 const uint32_t LK_EPOLL_IN = EPOLLIN;
 const uint32_t LK_EPOLL_OUT = EPOLLOUT;
 const uint32_t LK_EPOLL_ERR = EPOLLERR;
 const uint32_t LK_EPOLL_HUP = EPOLLHUP;
 const uint32_t LK_EPOLL_RDHUP = EPOLLRDHUP;
+
+int lk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+int lk_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+int lk_accept(int fd, struct sockaddr *address, unsigned int *length) {
+    return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
 
 static int lk_epoll_control(int epfd, int operation, int fd, uint32_t events) {
     struct epoll_event event;

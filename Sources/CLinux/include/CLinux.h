@@ -5,6 +5,14 @@
 
 #include <stdint.h>
 
+// epoll_create1(EPOLL_CLOEXEC) and a non-blocking, close-on-exec eventfd for wake-ups.
+int lk_epoll_create(void);
+int lk_eventfd(void);
+
+// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: glibc declares accept4 only under _GNU_SOURCE.
+struct sockaddr;
+int lk_accept(int fd, struct sockaddr *address, unsigned int *length);
+
 // Register, change or remove interest in `fd`. `events` is a mask of the LK_EPOLL_* bits.
 int lk_epoll_add(int epfd, int fd, uint32_t events);
 int lk_epoll_modify(int epfd, int fd, uint32_t events);

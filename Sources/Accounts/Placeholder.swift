@@ -1,1 +1,0 @@
-// Accounts: placeholder until the target lands.

@@ -1,1 +1,0 @@
-// Gateway: placeholder until the target lands.

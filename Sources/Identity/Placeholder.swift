@@ -1,1 +1,0 @@
-// Identity: placeholder until the target lands.

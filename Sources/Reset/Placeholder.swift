@@ -1,1 +1,0 @@
-// Reset: placeholder until the target lands.

@@ -1,0 +1,181 @@
+import Glibc
+
+/// What a channel tells the protocol above it. Called on the loop thread.
+public protocol ChannelDelegate: AnyObject {
+    /// Bytes arrived. The buffer is only valid during the call.
+    func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer)
+    /// The output buffer drained below the low-water mark after having been above it.
+    func channelDidDrain(_ channel: Channel)
+    /// The peer finished sending (it may still read). Reading has stopped; the delegate
+    /// decides when to close, typically once every answer it owes is written.
+    func channelDidReadEndOfInput(_ channel: Channel)
+    /// The channel closed (peer hang-up, error, or `close()`); called exactly once.
+    func channelDidClose(_ channel: Channel)
+}
+
+/// A connected socket on the loop: reads into the delegate, buffers writes the kernel
+/// could not take yet, and lets the protocol pause reading for back-pressure.
+/// Confined to its loop's thread.
+public final class Channel: EventHandler, @unchecked Sendable {
+    public let loop: EventLoop
+    public let socket: Socket
+    public let peer: SocketAddress?
+    public weak var delegate: ChannelDelegate?
+    let transport: Transport
+
+    public enum State { case open, closing, closed }
+    public private(set) var state: State = .open
+
+    private var outbound: [UInt8] = []
+    private var outboundOffset = 0
+    private var readingPaused = false
+    public private(set) var endOfInput = false
+    private var wasAboveHighWater = false
+    /// Monotonic time of the last byte the kernel accepted from us, for slow-reader cut-off.
+    public private(set) var lastWriteProgressMilliseconds = MonotonicClock.nowMilliseconds()
+    public private(set) var lastReadMilliseconds = MonotonicClock.nowMilliseconds()
+
+    public let highWaterBytes: Int
+
+    init(loop: EventLoop, socket: Socket, peer: SocketAddress?, transport: Transport? = nil, highWaterBytes: Int = 1 << 20) {
+        self.loop = loop
+        self.socket = socket
+        self.peer = peer
+        self.transport = transport ?? PlainTransport(socket: socket)
+        self.highWaterBytes = highWaterBytes
+    }
+
+    /// Starts delivering events. Call once, on the loop thread, after setting the delegate.
+    func activate() throws(SystemError) {
+        try loop.register(socket.fd, readable: true, writable: transport.wantsWritable, handler: self)
+    }
+
+    public var pendingOutboundBytes: Int { outbound.count - outboundOffset }
+    public var isAboveHighWater: Bool { pendingOutboundBytes >= highWaterBytes }
+
+    // MARK: Writing
+
+    /// Queues bytes and writes as much as the kernel takes now.
+    public func write(_ bytes: [UInt8]) {
+        guard state == .open, !bytes.isEmpty else { return }
+        if outboundOffset == outbound.count {
+            outbound.removeAll(keepingCapacity: true)
+            outboundOffset = 0
+        }
+        outbound.append(contentsOf: bytes)
+        flush()
+        if isAboveHighWater { wasAboveHighWater = true }
+    }
+
+    private func flush() {
+        while outboundOffset < outbound.count {
+            let result: IOResult<Int>
+            do {
+                result = try outbound.withUnsafeBytes { all in
+                    try transport.write(UnsafeRawBufferPointer(rebasing: all[outboundOffset...]))
+                }
+            } catch {
+                close()
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                updateInterest()
+                return
+            case .done(let written):
+                outboundOffset += written
+                lastWriteProgressMilliseconds = MonotonicClock.nowMilliseconds()
+            }
+        }
+        outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
+        outboundOffset = 0
+        if state == .closing {
+            finishClose()
+            return
+        }
+        updateInterest()
+        if wasAboveHighWater {
+            wasAboveHighWater = false
+            delegate?.channelDidDrain(self)
+        }
+    }
+
+    // MARK: Reading and back-pressure
+
+    public func pauseReading() {
+        guard !readingPaused else { return }
+        readingPaused = true
+        updateInterest()
+    }
+
+    public func resumeReading() {
+        guard readingPaused else { return }
+        readingPaused = false
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard state != .closed else { return }
+        let wantsWrite = outboundOffset < outbound.count || transport.wantsWritable
+        loop.reregister(socket.fd, readable: !readingPaused && !endOfInput && state == .open, writable: wantsWrite)
+    }
+
+    public func handle(_ readiness: Readiness) {
+        if readiness.writable || transport.wantsWritable { flush() }
+        if state == .closed { return }
+        if readiness.readable && !readingPaused && !endOfInput && state == .open { readAvailable() }
+        if readiness.hangup && state != .closed && !readiness.readable { close() }
+    }
+
+    private func readAvailable() {
+        // Bounded: at most 16 reads per wake-up so one busy peer cannot starve the others.
+        for _ in 0..<16 {
+            let result: IOResult<Int>
+            do {
+                result = try transport.read(into: loop.readBuffer)
+            } catch {
+                close()
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                if transport.wantsWritable { updateInterest() }
+                return
+            case .done(0):
+                endOfInput = true
+                updateInterest()
+                delegate?.channelDidReadEndOfInput(self)
+                return
+            case .done(let count):
+                lastReadMilliseconds = MonotonicClock.nowMilliseconds()
+                delegate?.channel(self, didRead: UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+                if state != .open || readingPaused { return }
+                if count < loop.readBuffer.count { return }
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Stops reading and closes once queued output is written.
+    public func closeAfterFlush() {
+        guard state == .open else { return }
+        state = .closing
+        if pendingOutboundBytes == 0 { finishClose() } else { updateInterest() }
+    }
+
+    /// Closes now, dropping unsent output.
+    public func close() {
+        guard state != .closed else { return }
+        finishClose()
+    }
+
+    private func finishClose() {
+        state = .closed
+        loop.unregister(socket.fd)
+        transport.close()
+        socket.close()
+        outbound = []
+        delegate?.channelDidClose(self)
+    }
+}

@@ -1,0 +1,54 @@
+/// Options every Latchkey process understands. Names are part of the contract (DESIGN.md).
+public enum CommonOptions {
+    public static let listen = ConfigOption("listen", help: "HOST:PORT this process listens on")
+    public static let dataDirectory = ConfigOption("data-dir", default: "./.latchkey", help: "directory of this process's SQLite file")
+    public static let replicaID = ConfigOption("replica-id", help: "short name of this replica, carried in the ids it issues (default: the service name)")
+    public static let logLevel = ConfigOption("log-level", default: "info", help: "debug, info, warning or error")
+    public static let identity = ConfigOption("identity", default: "127.0.0.1:7401", help: "identity replicas, comma-separated HOST:PORT")
+    public static let verification = ConfigOption("verification", default: "127.0.0.1:7402", help: "verification replicas, comma-separated HOST:PORT")
+    public static let accounts = ConfigOption("accounts", default: "127.0.0.1:7403", help: "accounts replicas, comma-separated HOST:PORT")
+    public static let reset = ConfigOption("reset", default: "127.0.0.1:7404", help: "reset replicas, comma-separated HOST:PORT")
+
+    public static let maxLineBytes = ConfigOption("max-line-bytes", default: "65536", help: "longest request line accepted, in bytes")
+    public static let maxConnections = ConfigOption("max-connections", default: "4096", help: "open connections per process")
+    public static let maxInflightPerConnection = ConfigOption("max-inflight", default: "64", help: "requests in flight per connection before reading pauses")
+    public static let idleTimeoutMilliseconds = ConfigOption("idle-timeout-ms", default: "300000", help: "close a connection with nothing to do after this long")
+    public static let lineTimeoutMilliseconds = ConfigOption("line-timeout-ms", default: "10000", help: "a started line must end within this long (slow clients)")
+    public static let writeTimeoutMilliseconds = ConfigOption("write-timeout-ms", default: "10000", help: "a client that reads none of its answers for this long is cut off")
+    public static let requestTimeoutMilliseconds = ConfigOption("request-timeout-ms", default: "10000", help: "answer `timeout` when a request takes longer")
+    public static let workerThreads = ConfigOption("workers", default: "16", help: "threads for database, crypto and outbound calls")
+    public static let workerQueueDepth = ConfigOption("worker-queue", default: "1024", help: "requests waiting for a worker before `overloaded`")
+    public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
+
+    public static let all: [ConfigOption] = [
+        listen, dataDirectory, replicaID, logLevel, identity, verification, accounts, reset,
+        maxLineBytes, maxConnections, maxInflightPerConnection, idleTimeoutMilliseconds,
+        lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
+        workerThreads, workerQueueDepth, drainTimeoutMilliseconds,
+    ]
+}
+
+/// The limits of the line protocol server, each named with its unit.
+public struct ServerLimits: Sendable {
+    public var maxLineBytes = 64 * 1024
+    public var maxConnections = 4096
+    public var maxInflightPerConnection = 64
+    public var maxBatchSize = 100
+    public var idleTimeoutMilliseconds: Int64 = 300_000
+    public var lineTimeoutMilliseconds: Int64 = 10_000
+    public var writeTimeoutMilliseconds: Int64 = 10_000
+    public var requestTimeoutMilliseconds: Int64 = 10_000
+    public var outboundHighWaterBytes = 1 << 20
+
+    public init() {}
+
+    public init(_ configuration: Configuration) throws(ConfigurationError) {
+        maxLineBytes = try configuration.int(CommonOptions.maxLineBytes, range: 256...(16 << 20))
+        maxConnections = try configuration.int(CommonOptions.maxConnections, range: 1...1_000_000)
+        maxInflightPerConnection = try configuration.int(CommonOptions.maxInflightPerConnection, range: 1...100_000)
+        idleTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.idleTimeoutMilliseconds, range: 100...86_400_000))
+        lineTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.lineTimeoutMilliseconds, range: 100...3_600_000))
+        writeTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.writeTimeoutMilliseconds, range: 100...3_600_000))
+        requestTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.requestTimeoutMilliseconds, range: 10...3_600_000))
+    }
+}

@@ -1,0 +1,312 @@
+import Dispatch
+import Foundation
+import LineProtocol
+
+/// A client for one service's replicas: a few multiplexed connections per address, ids
+/// rewritten so any number of callers share them, deadlines on every call, and a short
+/// back-off on an address that refuses or drops connections.
+///
+/// Callbacks run on the loop thread. `callAndWait` is for worker threads only.
+public final class RPCClient: @unchecked Sendable {
+    public let loop: EventLoop
+    public let service: String
+    private let endpoints: [Endpoint]
+    private let connectionsPerAddress: Int
+    private let logger: Logger
+    // Loop-confined state.
+    private var targets: [UpstreamTarget] = []
+    private var roundRobin = 0
+    private var nextCallID: Int64 = 0
+
+    public init(loop: EventLoop, service: String, endpoints: [Endpoint], connectionsPerAddress: Int = 2, logger: Logger) {
+        precondition(!endpoints.isEmpty && connectionsPerAddress > 0)
+        self.loop = loop
+        self.service = service
+        self.endpoints = endpoints
+        self.connectionsPerAddress = connectionsPerAddress
+        self.logger = logger
+        let resolved = Self.resolveAll(endpoints)
+        loop.execute { [self] in self.replaceTargets(resolved) }
+        loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
+    }
+
+    /// Resolves names again (Docker Compose scaling adds and removes addresses). Blocks: call off the loop.
+    public func refreshAddresses() {
+        let resolved = Self.resolveAll(endpoints)
+        guard !resolved.isEmpty else { return }
+        loop.execute { [self] in self.replaceTargets(resolved) }
+    }
+
+    private static func resolveAll(_ endpoints: [Endpoint]) -> [SocketAddress] {
+        var addresses: [SocketAddress] = []
+        for endpoint in endpoints {
+            for address in (try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)) ?? [] where !addresses.contains(address) {
+                addresses.append(address)
+            }
+        }
+        return addresses
+    }
+
+    private func replaceTargets(_ addresses: [SocketAddress]) {
+        var kept: [UpstreamTarget] = []
+        for address in addresses {
+            kept.append(targets.first { $0.address == address } ?? UpstreamTarget(address: address, client: self))
+        }
+        for target in targets where !addresses.contains(target.address) { target.retire() }
+        targets = kept
+    }
+
+    /// The addresses currently known, and whether each is taking calls.
+    public func addressStates(completion: @escaping @Sendable ([(address: SocketAddress, up: Bool)]) -> Void) {
+        loop.execute { [self] in
+            let now = MonotonicClock.nowMilliseconds()
+            completion(targets.map { ($0.address, $0.downUntilMilliseconds <= now) })
+        }
+    }
+
+    // MARK: Calling
+
+    /// Calls `method`; `completion` runs on the loop thread exactly once.
+    /// `address` pins the call to one replica; `excluding` skips replicas (for a safe retry).
+    public func call(
+        _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
+        address: SocketAddress? = nil, excluding: Set<SocketAddress> = [],
+        completion: @escaping @Sendable (Result<JSON, RPCError>, SocketAddress?) -> Void
+    ) {
+        loop.execute { [self] in
+            guard let target = pickTarget(address: address, excluding: excluding) else {
+                completion(.failure(RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])), nil)
+                return
+            }
+            nextCallID &+= 1
+            let request = RPCRequest(method: method, params: params, id: .int(nextCallID), meta: meta)
+            let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
+            target.send(request, callID: nextCallID, deadlineMilliseconds: deadline) { outcome in
+                completion(outcome, target.address)
+            }
+        }
+    }
+
+    /// Blocking form for handlers on worker threads. Never call it on the loop thread.
+    public func callAndWait(_ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000) throws(RPCError) -> JSON {
+        precondition(!loop.isInLoopThread, "callAndWait would deadlock the event loop")
+        let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
+        let box = OutcomeBox()
+        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout) { outcome, _ in
+            box.set(outcome)
+        }
+        return try box.wait().get()
+    }
+
+    private func pickTarget(address: SocketAddress?, excluding: Set<SocketAddress>) -> UpstreamTarget? {
+        if let address { return targets.first { $0.address == address } }
+        let now = MonotonicClock.nowMilliseconds()
+        let candidates = targets.filter { !excluding.contains($0.address) }
+        guard !candidates.isEmpty else { return nil }
+        for offset in 0..<candidates.count {
+            let target = candidates[(roundRobin + offset) % candidates.count]
+            if target.downUntilMilliseconds <= now {
+                roundRobin = (roundRobin + offset + 1) % candidates.count
+                return target
+            }
+        }
+        return nil
+    }
+
+    private func checkDeadlines() {
+        let now = MonotonicClock.nowMilliseconds()
+        for target in targets { target.checkDeadlines(nowMilliseconds: now) }
+    }
+
+    var connectionCount: Int { connectionsPerAddress }
+    var clientLogger: Logger { logger }
+}
+
+/// One replica address: its connections and its back-off state. Loop-confined.
+final class UpstreamTarget {
+    let address: SocketAddress
+    unowned let client: RPCClient
+    private var connections: [UpstreamConnection] = []
+    private var nextConnection = 0
+    var downUntilMilliseconds: Int64 = 0
+    private var consecutiveFailures = 0
+
+    init(address: SocketAddress, client: RPCClient) {
+        self.address = address
+        self.client = client
+    }
+
+    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping (Result<JSON, RPCError>) -> Void) {
+        connections.removeAll { $0.isFinished }
+        let connection: UpstreamConnection
+        if connections.count < client.connectionCount {
+            connection = UpstreamConnection(target: self)
+            connections.append(connection)
+            connection.start()
+        } else {
+            nextConnection = (nextConnection + 1) % connections.count
+            connection = connections[nextConnection]
+        }
+        connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
+    }
+
+    func connectionSucceeded() {
+        consecutiveFailures = 0
+        downUntilMilliseconds = 0
+    }
+
+    func connectionFailed() {
+        consecutiveFailures += 1
+        // 100 ms, 200 ms, ... up to 2 s: a dead replica is skipped fast, a returning one is found soon.
+        let backoff = min(2000, 100 << min(consecutiveFailures - 1, 5))
+        downUntilMilliseconds = MonotonicClock.nowMilliseconds() + Int64(backoff)
+    }
+
+    func checkDeadlines(nowMilliseconds now: Int64) {
+        for connection in connections { connection.checkDeadlines(nowMilliseconds: now) }
+    }
+
+    func retire() {
+        for connection in connections { connection.closeWhenIdle() }
+    }
+}
+
+/// One TCP connection to a replica, carrying many calls at once. Loop-confined.
+final class UpstreamConnection: EventHandler, ChannelDelegate {
+    private enum State { case idle, connecting, connected, closed }
+
+    private struct Call {
+        let deadlineMilliseconds: Int64
+        let completion: (Result<JSON, RPCError>) -> Void
+        var sent: Bool
+    }
+
+    private unowned let target: UpstreamTarget
+    private var state: State = .idle
+    private var socket: Socket?
+    private var channel: Channel?
+    private var calls: [Int64: Call] = [:]
+    private var queued: [[UInt8]] = []
+    private var framer = LineFramer(maxLineBytes: 16 << 20)
+    private var retiring = false
+
+    init(target: UpstreamTarget) { self.target = target }
+
+    var isFinished: Bool { state == .closed }
+
+    func start() {
+        state = .connecting
+        do {
+            let socket = try Socket.connect(to: target.address)
+            self.socket = socket
+            try target.client.loop.register(socket.fd, readable: false, writable: true, handler: self)
+        } catch {
+            fail(reason: "connect failed")
+        }
+    }
+
+    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping (Result<JSON, RPCError>) -> Void) {
+        guard state != .closed else {
+            completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])))
+            return
+        }
+        var line = request.encoded()
+        line.append(UInt8(ascii: "\n"))
+        if let channel, state == .connected {
+            calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
+            channel.write(line)
+        } else {
+            calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
+            queued.append(line)
+        }
+    }
+
+    // Connect completion (EventHandler while connecting).
+    func handle(_ readiness: Readiness) {
+        guard state == .connecting, let socket else { return }
+        target.client.loop.unregister(socket.fd)
+        guard socket.pendingError() == 0 else {
+            socket.close()
+            self.socket = nil
+            fail(reason: "connect refused")
+            return
+        }
+        let channel = Channel(loop: target.client.loop, socket: socket, peer: target.address)
+        channel.delegate = self
+        do {
+            try channel.activate()
+        } catch {
+            socket.close()
+            fail(reason: "register failed")
+            return
+        }
+        self.channel = channel
+        state = .connected
+        target.connectionSucceeded()
+        for key in calls.keys { calls[key]?.sent = true }
+        for line in queued { channel.write(line) }
+        queued.removeAll()
+    }
+
+    func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer) {
+        framer.append(bytes)
+        while let framed = framer.next() {
+            guard case .line(let line) = framed, !line.isEmpty else { continue }
+            guard let json = try? JSONParser.parse(line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
+                let response = RPCResponse.decode(json), let callID = response.id.intValue,
+                let call = calls.removeValue(forKey: callID)
+            else { continue }
+            call.completion(response.outcome)
+        }
+        if retiring && calls.isEmpty { channel.close() }
+    }
+
+    func channelDidDrain(_ channel: Channel) {}
+
+    func channelDidReadEndOfInput(_ channel: Channel) { channel.close() }
+
+    func channelDidClose(_ channel: Channel) {
+        fail(reason: "connection lost")
+    }
+
+    private func fail(reason: String) {
+        let wasConnected = state == .connected
+        state = .closed
+        if !wasConnected { target.connectionFailed() }
+        let failed = calls
+        calls.removeAll()
+        queued.removeAll()
+        for (_, call) in failed {
+            // `sent: false` tells the caller a retry elsewhere cannot run the request twice.
+            call.completion(.failure(RPCError(.unavailable, "\(target.client.service) \(reason)", extra: ["sent": .bool(call.sent)])))
+        }
+    }
+
+    func checkDeadlines(nowMilliseconds now: Int64) {
+        for (callID, call) in calls where call.deadlineMilliseconds <= now {
+            calls.removeValue(forKey: callID)
+            call.completion(.failure(RPCError(.timeout, "\(target.client.service) did not answer in time")))
+        }
+    }
+
+    func closeWhenIdle() {
+        retiring = true
+        if calls.isEmpty { channel?.close() }
+    }
+}
+
+/// Hands one outcome from the loop thread to a waiting worker thread.
+private final class OutcomeBox: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var outcome: Result<JSON, RPCError>?
+
+    func set(_ value: Result<JSON, RPCError>) {
+        outcome = value
+        semaphore.signal()
+    }
+
+    func wait() -> Result<JSON, RPCError> {
+        semaphore.wait()
+        return outcome!
+    }
+}

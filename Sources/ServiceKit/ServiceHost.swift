@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Glibc
+import LineProtocol
+
+/// Everything one service process needs: configuration, logger, event loop, worker pool,
+/// metrics, its method table, clients for the services it calls, and a lifecycle that
+/// drains on SIGTERM/SIGINT and exits 0.
+public final class ServiceHost: @unchecked Sendable {
+    public let name: String
+    public let configuration: Configuration
+    public let logger: Logger
+    public let loop: EventLoop
+    public let workers: WorkerPool
+    public let metrics = Metrics()
+    public let router: Router
+    public let limits: ServerLimits
+    public let replicaID: String
+    public let dataDirectory: String
+    public let listenEndpoint: Endpoint
+    private let drainTimeoutMilliseconds: Int64
+    private var server: RPCServer?
+    private var clients: [String: RPCClient] = [:]
+    private var healthChecks: [@Sendable () -> (String, JSON)] = []
+    private var signalSources: [DispatchSourceSignal] = []
+
+    /// Reads flags and `LATCHKEY_*` variables: the common options plus `extraOptions`.
+    public init(name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = []) throws {
+        ignoreBrokenPipeSignals()
+        self.name = name
+        let configuration = try Configuration(arguments: arguments, environment: environment, options: CommonOptions.all + extraOptions)
+        self.configuration = configuration
+        guard let level = Logger.Level(name: configuration.string(CommonOptions.logLevel) ?? "info") else {
+            throw ConfigurationError("--log-level must be debug, info, warning or error")
+        }
+        replicaID = try Self.validReplicaID(configuration.string(CommonOptions.replicaID) ?? name)
+        logger = Logger(service: name, minimumLevel: level).with(["replica": .string(replicaID)])
+        listenEndpoint = configuration.isSet(CommonOptions.listen)
+            ? try configuration.endpoint(CommonOptions.listen) : Endpoint(host: "127.0.0.1", port: defaultPort)
+        dataDirectory = configuration.string(CommonOptions.dataDirectory) ?? "./.latchkey"
+        limits = try ServerLimits(configuration)
+        drainTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
+        workers = WorkerPool(
+            threadCount: try configuration.int(CommonOptions.workerThreads, range: 1...512),
+            maxQueued: try configuration.int(CommonOptions.workerQueueDepth, range: 1...1_000_000), name: name)
+        loop = try EventLoop()
+        router = Router(workers: workers, metrics: metrics)
+        registerBuiltins()
+    }
+
+    /// Replica ids travel inside issued ids, so they are short and plain.
+    private static func validReplicaID(_ value: String) throws -> String {
+        let allowed = value.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+        guard !value.isEmpty, value.utf8.count <= 32, allowed else {
+            throw ConfigurationError("--replica-id must be 1-32 characters of a-z, 0-9 and -")
+        }
+        return value
+    }
+
+    /// Creates the data directory if needed and returns the path of a file in it.
+    public func dataFile(_ fileName: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        return (dataDirectory as NSString).appendingPathComponent(fileName)
+    }
+
+    /// A client for another service, from its replica option (`--identity` ...). One per service.
+    public func client(for service: String, option: ConfigOption) throws -> RPCClient {
+        if let existing = clients[service] { return existing }
+        let client = RPCClient(loop: loop, service: service, endpoints: try configuration.endpoints(option), logger: logger)
+        clients[service] = client
+        return client
+    }
+
+    /// Adds a named check to `<name>.health` (for example: the database answers).
+    public func addHealthCheck(_ check: @escaping @Sendable () -> (String, JSON)) {
+        healthChecks.append(check)
+    }
+
+    private func registerBuiltins() {
+        router.register("\(name).ping", execution: .inline) { _, _ in ["pong": true] }
+        router.register("\(name).health", execution: .inline) { [unowned self] _, _ in
+            var checks: [String: JSON] = [:]
+            for check in healthChecks {
+                let (checkName, value) = check()
+                checks[checkName] = value
+            }
+            return [
+                "status": "ok", "service": .string(name), "replica_id": .string(replicaID),
+                "uptime_s": .int(metrics.uptimeSeconds),
+                "connections": .int(Int64(server?.connectionCount ?? 0)),
+                "inflight": .int(Int64(server?.inflightCount ?? 0)),
+                "checks": .object(checks),
+            ]
+        }
+        router.register("\(name).metrics", execution: .inline) { [unowned self] _, _ in
+            var snapshot = metrics.snapshot().objectValue ?? [:]
+            snapshot["workers"] = ["busy": .int(Int64(workers.busyCount)), "queued": .int(Int64(workers.queuedCount))]
+            return .object(snapshot)
+        }
+    }
+
+    /// Listens, serves until SIGTERM/SIGINT, drains, and returns the exit status (0 on a clean stop).
+    public func run() -> Int32 {
+        let server = RPCServer(loop: loop, limits: limits, dispatcher: router, logger: logger, replicaID: replicaID, trustsCallerMeta: true)
+        self.server = server
+        return Self.serve(server: server, endpoint: listenEndpoint, host: self)
+    }
+
+    /// Shared by services and the gateway: bind, log where, handle signals, drain.
+    public static func serve(server: RPCServer, endpoint: Endpoint, host: ServiceHost) -> Int32 {
+        let address: SocketAddress
+        do {
+            address = try server.listen(on: endpoint)
+        } catch {
+            host.logger.error("cannot listen", ["net.listen": .string(endpoint.description), "error": .string(String(describing: error))])
+            return 1
+        }
+        host.logger.info("listening", ["net.listen": .string(address.description)])
+        host.installSignalHandlers(server: server)
+        host.loop.run()
+        host.workers.shutdown()
+        host.logger.info("stopped")
+        return 0
+    }
+
+    private func installSignalHandlers(server: RPCServer) {
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [unowned self] in
+                loop.execute { [unowned self] in beginShutdown(server: server) }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    private func beginShutdown(server: RPCServer) {
+        guard server.state == .listening else { return }
+        logger.info("draining", ["drain.inflight": .int(Int64(server.inflightCount)), "drain.timeout_ms": .int(drainTimeoutMilliseconds)])
+        server.drain { [unowned self] in loop.stop() }
+        let deadline = MonotonicClock.nowMilliseconds() + drainTimeoutMilliseconds
+        loop.scheduleRepeating(everyMilliseconds: 50) { [unowned self] in
+            if server.state == .draining && MonotonicClock.nowMilliseconds() >= deadline {
+                logger.warning("drain deadline passed; closing remaining connections")
+                server.forceClose()
+            }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Verification: placeholder until the target lands.
