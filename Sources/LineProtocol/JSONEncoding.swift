@@ -1,0 +1,101 @@
+/// Compact, deterministic encoding: no whitespace, object keys sorted, strings escaped per
+/// RFC 8259 (non-ASCII stays UTF-8), doubles in shortest round-trip form, non-finite doubles as `null`.
+extension JSON {
+    public func encoded() -> [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        append(to: &buffer)
+        return buffer
+    }
+
+    public var text: String { String(decoding: encoded(), as: UTF8.self) }
+
+    public func append(to buffer: inout [UInt8]) {
+        switch self {
+        case .null: buffer.append(contentsOf: "null".utf8)
+        case .bool(let value): buffer.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case .int(let value): JSON.appendInteger(value, to: &buffer)
+        case .double(let value): JSON.appendDouble(value, to: &buffer)
+        case .string(let value): JSON.appendString(value, to: &buffer)
+        case .array(let elements):
+            buffer.append(0x5B)
+            for (index, element) in elements.enumerated() {
+                if index > 0 { buffer.append(0x2C) }
+                element.append(to: &buffer)
+            }
+            buffer.append(0x5D)
+        case .object(let members):
+            buffer.append(0x7B)
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { buffer.append(0x2C) }
+                JSON.appendString(key, to: &buffer)
+                buffer.append(0x3A)
+                members[key]!.append(to: &buffer)
+            }
+            buffer.append(0x7D)
+        }
+    }
+
+    static func appendInteger(_ value: Int64, to buffer: inout [UInt8]) {
+        if value == 0 {
+            buffer.append(0x30)
+            return
+        }
+        if value < 0 { buffer.append(0x2D) }
+        var magnitude = value.magnitude
+        var digitCount = 0
+        var probe = magnitude
+        while probe > 0 {
+            digitCount += 1
+            probe /= 10
+        }
+        let end = buffer.count + digitCount
+        buffer.append(contentsOf: repeatElement(0x30, count: digitCount))
+        var index = end - 1
+        while magnitude > 0 {
+            buffer[index] = UInt8(truncatingIfNeeded: magnitude % 10) + 0x30
+            magnitude /= 10
+            index -= 1
+        }
+    }
+
+    static func appendDouble(_ value: Double, to buffer: inout [UInt8]) {
+        guard value.isFinite else {
+            buffer.append(contentsOf: "null".utf8)
+            return
+        }
+        // Swift's description is the shortest form that round-trips ("0.1", "1e+20", "5e-324",
+        // "-0.0"), and for finite values it is always valid JSON.
+        buffer.append(contentsOf: value.description.utf8)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10 }
+
+    static func appendString(_ value: String, to buffer: inout [UInt8]) {
+        buffer.append(0x22)
+        var copy = value
+        copy.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                runStart = index + 1
+                buffer.append(0x5C)
+                switch byte {
+                case 0x22: buffer.append(0x22)
+                case 0x5C: buffer.append(0x5C)
+                case 0x0A: buffer.append(0x6E)  // n
+                case 0x0D: buffer.append(0x72)  // r
+                case 0x09: buffer.append(0x74)  // t
+                case 0x08: buffer.append(0x62)  // b
+                case 0x0C: buffer.append(0x66)  // f
+                default:
+                    buffer.append(contentsOf: [0x75, 0x30, 0x30, 0x30 + (byte >> 4), hexDigit(byte & 0x0F)])
+                }
+            }
+            if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+        }
+        buffer.append(0x22)
+    }
+}

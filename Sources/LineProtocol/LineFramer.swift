@@ -1,0 +1,131 @@
+/// One framed line: its bytes without the `\n` and without a trailing `\r`, or the marker that a
+/// line longer than the limit was dropped.
+public enum FramedLine: Equatable, Sendable {
+    case line([UInt8])
+    case oversized
+}
+
+/// Splits a byte stream into `\n`-terminated lines (a trailing `\r` is tolerated).
+///
+/// Every byte is searched for `\n` once, when it is appended. Complete lines wait in the buffer
+/// until `next()` hands them out. A line longer than `maxLineBytes` yields `.oversized` once; its
+/// bytes are dropped as they arrive (never buffered beyond the limit) up to and including its `\n`.
+public struct LineFramer: Sendable {
+    public let maxLineBytes: Int
+
+    private enum Event: Sendable {
+        /// Line content in `buffer`, and the index just after its `\n`.
+        case line(Range<Int>, next: Int)
+        case oversized
+    }
+
+    private var buffer: [UInt8] = []
+    /// Start of the bytes not yet handed out by `next()`.
+    private var readIndex = 0
+    /// Start of the unfinished line (everything before it is complete lines).
+    private var partialStart = 0
+    private var events: [Event] = []
+    private var eventHead = 0
+    /// True while dropping the rest of an oversized line until its `\n`.
+    private var discarding = false
+
+    public init(maxLineBytes: Int) {
+        precondition(maxLineBytes > 0, "maxLineBytes must be positive")
+        self.maxLineBytes = maxLineBytes
+    }
+
+    /// Bytes held and not yet returned by `next()` (complete lines plus the unfinished one).
+    public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// True when an unfinished line is buffered or an oversized one is being dropped.
+    public var hasPartialLine: Bool { discarding || buffer.count > partialStart }
+
+    public mutating func append(_ bytes: some Collection<UInt8>) {
+        let handled: Void? = bytes.withContiguousStorageIfAvailable { append(buffer: $0) }
+        if handled == nil {
+            Array(bytes).withUnsafeBufferPointer { append(buffer: $0) }
+        }
+    }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        append(buffer: bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    private mutating func append(buffer input: UnsafeBufferPointer<UInt8>) {
+        var position = 0
+        while position < input.count {
+            let newline = Self.firstNewline(in: input, from: position)
+            if discarding {
+                guard let newline else { return }
+                discarding = false
+                position = newline + 1
+                continue
+            }
+            let segmentEnd = newline ?? input.count
+            let partialCount = buffer.count - partialStart
+            // Room for the content plus a possible trailing `\r`.
+            if partialCount + (segmentEnd - position) > maxLineBytes + 1 {
+                buffer.removeSubrange(partialStart...)
+                events.append(.oversized)
+                discarding = newline == nil
+                position = newline.map { $0 + 1 } ?? input.count
+                continue
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: input[position..<segmentEnd]))
+            guard let newline else { return }
+            completeLine()
+            position = newline + 1
+        }
+    }
+
+    private mutating func completeLine() {
+        var contentEnd = buffer.count
+        if contentEnd > partialStart, buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+        if contentEnd - partialStart > maxLineBytes {
+            buffer.removeSubrange(partialStart...)
+            events.append(.oversized)
+            return
+        }
+        buffer.append(0x0A)
+        events.append(.line(partialStart..<contentEnd, next: buffer.count))
+        partialStart = buffer.count
+    }
+
+    private static func firstNewline(in input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var index = start
+        while index < input.count {
+            if input[index] == 0x0A { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    public mutating func next() -> FramedLine? {
+        guard eventHead < events.count else { return nil }
+        let event = events[eventHead]
+        eventHead += 1
+        if eventHead == events.count {
+            events.removeAll(keepingCapacity: true)
+            eventHead = 0
+        }
+        switch event {
+        case .oversized:
+            compactIfDrained()
+            return .oversized
+        case .line(let range, let next):
+            let line = Array(buffer[range])
+            readIndex = next
+            compactIfDrained()
+            return .line(line)
+        }
+    }
+
+    /// Once every complete line is handed out, moves the unfinished line (at most `maxLineBytes + 1`
+    /// bytes, each moved at most once) to the front.
+    private mutating func compactIfDrained() {
+        guard eventHead == events.count, readIndex > 0, readIndex == partialStart else { return }
+        buffer.removeSubrange(0..<readIndex)
+        readIndex = 0
+        partialStart = 0
+    }
+}

@@ -1,0 +1,208 @@
+/// A JSON-RPC 2.0 request or notification.
+public struct RPCRequest: Sendable, Equatable {
+    public var method: String
+    /// An object or an array, or nil when absent.
+    public var params: JSON?
+    /// nil for a notification (no `id` member); otherwise `.string`, `.int`, `.double` or `.null`.
+    public var id: JSON?
+    /// Envelope member used only between Latchkey processes (client address, request id).
+    public var meta: [String: JSON]?
+
+    public init(method: String, params: JSON? = nil, id: JSON?, meta: [String: JSON]? = nil) {
+        self.method = method
+        self.params = params
+        self.id = id
+        self.meta = meta
+    }
+
+    /// True when the request has no `id` member, so no answer is sent.
+    public var isNotification: Bool { id == nil }
+
+    /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..,"meta":..}`, absent members omitted.
+    public func encoded() -> [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(128)
+        append(to: &buffer)
+        return buffer
+    }
+
+    public func append(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: #"{"jsonrpc":"2.0""#.utf8)
+        if let id {
+            buffer.append(contentsOf: #","id":"#.utf8)
+            id.append(to: &buffer)
+        }
+        buffer.append(contentsOf: #","method":"#.utf8)
+        JSON.appendString(method, to: &buffer)
+        if let params {
+            buffer.append(contentsOf: #","params":"#.utf8)
+            params.append(to: &buffer)
+        }
+        if let meta {
+            buffer.append(contentsOf: #","meta":"#.utf8)
+            JSON.object(meta).append(to: &buffer)
+        }
+        buffer.append(0x7D)
+    }
+}
+
+/// A JSON-RPC 2.0 response: `{"jsonrpc":"2.0","id":..,"result":..}` or `..,"error":{..}}`.
+public struct RPCResponse: Sendable, Equatable {
+    public var id: JSON
+    public var outcome: Result<JSON, RPCError>
+
+    public init(id: JSON, result: JSON) {
+        self.id = id
+        self.outcome = .success(result)
+    }
+
+    public init(id: JSON, error: RPCError) {
+        self.id = id
+        self.outcome = .failure(error)
+    }
+
+    public func encoded() -> [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(128)
+        append(to: &buffer)
+        return buffer
+    }
+
+    public func append(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        id.append(to: &buffer)
+        switch outcome {
+        case .success(let result):
+            buffer.append(contentsOf: #","result":"#.utf8)
+            result.append(to: &buffer)
+        case .failure(let error):
+            buffer.append(contentsOf: #","error":"#.utf8)
+            error.json.append(to: &buffer)
+        }
+        buffer.append(0x7D)
+    }
+
+    /// Reads a response object; nil unless it has `jsonrpc:"2.0"`, a valid `id` and exactly one of
+    /// `result` or a well-formed `error`.
+    public static func decode(_ json: JSON) -> RPCResponse? {
+        guard case .object(let members) = json, members["jsonrpc"] == .string("2.0"),
+            let id = members["id"], RPCDecoder.isValidID(id)
+        else { return nil }
+        switch (members["result"], members["error"]) {
+        case (let result?, nil):
+            return RPCResponse(id: id, result: result)
+        case (nil, let error?):
+            guard let decoded = RPCError.decode(error) else { return nil }
+            return RPCResponse(id: id, error: decoded)
+        default:
+            return nil
+        }
+    }
+}
+
+/// One member of a request line: a well-formed request, or the error answer for a malformed one.
+public enum RPCEntry: Sendable, Equatable {
+    case request(RPCRequest)
+    case invalid(RPCResponse)
+}
+
+/// What one line decoded to.
+public enum RPCMessage: Sendable, Equatable {
+    case single(RPCEntry)
+    case batch([RPCEntry])
+    /// The whole line is refused (parse error, empty or oversized batch): send this answer alone.
+    case failure(RPCResponse)
+}
+
+public enum RPCDecoder {
+    public static func decode(line: [UInt8], limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
+        do throws(JSONParseError) {
+            return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
+        } catch {
+            return .failure(RPCResponse(id: .null, error: .parseError("parse error: \(error.description)")))
+        }
+    }
+
+    public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)
+        -> RPCMessage
+    {
+        do throws(JSONParseError) {
+            return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
+        } catch {
+            return .failure(RPCResponse(id: .null, error: .parseError("parse error: \(error.description)")))
+        }
+    }
+
+    /// Classifies an already parsed line.
+    public static func decode(json: JSON, maxBatch: Int = 100) -> RPCMessage {
+        guard case .array(let elements) = json else { return .single(entry(json)) }
+        if elements.isEmpty {
+            return .failure(RPCResponse(id: .null, error: .invalidRequest("invalid request: empty batch")))
+        }
+        if elements.count > maxBatch {
+            return .failure(
+                RPCResponse(
+                    id: .null,
+                    error: .invalidRequest("invalid request: batch larger than \(maxBatch) requests")))
+        }
+        return .batch(elements.map(entry))
+    }
+
+    /// Validates one request object.
+    public static func entry(_ json: JSON) -> RPCEntry {
+        guard case .object(let members) = json else { return invalid(id: .null, "request must be an object") }
+        let id = members["id"]
+        let echoedID = id.flatMap { isValidID($0) ? $0 : nil } ?? .null
+        if let id, !isValidID(id) {
+            return invalid(id: .null, "id must be a string, a number or null")
+        }
+        guard members["jsonrpc"] == .string("2.0") else { return invalid(id: echoedID, "jsonrpc must be \"2.0\"") }
+        guard case .string(let method)? = members["method"] else {
+            return invalid(id: echoedID, "method must be a string")
+        }
+        let params = members["params"]
+        switch params {
+        case nil, .object?, .array?: break
+        default: return invalid(id: echoedID, "params must be an object or an array")
+        }
+        let meta = members["meta"]?.objectValue
+        return .request(RPCRequest(method: method, params: params, id: id, meta: meta))
+    }
+
+    static func isValidID(_ id: JSON) -> Bool {
+        switch id {
+        case .string, .int, .double, .null: true
+        case .bool, .array, .object: false
+        }
+    }
+
+    private static func invalid(id: JSON, _ message: String) -> RPCEntry {
+        .invalid(RPCResponse(id: id, error: .invalidRequest("invalid request: " + message)))
+    }
+}
+
+/// Gathers the answers to one batch and produces the batch line when the last one arrives.
+/// A batch of only notifications expects 0 answers and never produces a line.
+public struct BatchCollector: Sendable {
+    public let expectedCount: Int
+    public private(set) var receivedCount = 0
+    private var buffer: [UInt8] = [0x5B]
+
+    public init(expecting count: Int) {
+        precondition(count >= 0, "a batch cannot expect a negative number of answers")
+        self.expectedCount = count
+    }
+
+    public var isComplete: Bool { receivedCount == expectedCount }
+
+    /// Adds one answer; returns the encoded array (no trailing newline) once all have arrived.
+    public mutating func add(_ response: RPCResponse) -> [UInt8]? {
+        precondition(receivedCount < expectedCount, "more answers than requests in a batch")
+        if receivedCount > 0 { buffer.append(0x2C) }
+        response.append(to: &buffer)
+        receivedCount += 1
+        guard receivedCount == expectedCount else { return nil }
+        buffer.append(0x5D)
+        return buffer
+    }
+}

@@ -1,0 +1,145 @@
+import XCTest
+
+@testable import LineProtocol
+
+final class LineFramerTests: XCTestCase {
+    private func drain(_ framer: inout LineFramer) -> [FramedLine] {
+        var lines: [FramedLine] = []
+        while let line = framer.next() { lines.append(line) }
+        return lines
+    }
+
+    private func line(_ text: String) -> FramedLine { .line(Array(text.utf8)) }
+
+    private let stream = Array("{\"a\":1}\nsecond line\r\n\n\r\nlast é€😀\npartial".utf8)
+    private let expected: [String] = ["{\"a\":1}", "second line", "", "", "last é€😀"]
+
+    func testWholeInputYieldsEveryCompleteLine() {
+        var framer = LineFramer(maxLineBytes: 64)
+        framer.append(stream)
+        XCTAssertEqual(drain(&framer), expected.map(line))
+        XCTAssertTrue(framer.hasPartialLine)
+        XCTAssertEqual(framer.bufferedByteCount, "partial".utf8.count)
+        XCTAssertNil(framer.next())
+    }
+
+    func testByteByByteInputYieldsTheSameLines() {
+        var framer = LineFramer(maxLineBytes: 64)
+        var lines: [FramedLine] = []
+        for byte in stream {
+            framer.append(CollectionOfOne(byte))
+            lines += drain(&framer)
+        }
+        XCTAssertEqual(lines, expected.map(line))
+        XCTAssertEqual(framer.bufferedByteCount, "partial".utf8.count)
+    }
+
+    func testRandomChunksYieldTheSameLines() {
+        var generator = SeededGenerator(seed: 42)
+        for _ in 0..<200 {
+            var framer = LineFramer(maxLineBytes: 64)
+            var lines: [FramedLine] = []
+            var position = 0
+            while position < stream.count {
+                let end = min(stream.count, position + Int.random(in: 1...16, using: &generator))
+                stream[position..<end].withUnsafeBytes { framer.append($0) }
+                if Bool.random(using: &generator) { lines += drain(&framer) }
+                position = end
+            }
+            lines += drain(&framer)
+            XCTAssertEqual(lines, expected.map(line))
+        }
+    }
+
+    func testCarriageReturnIsStrippedOnlyBeforeTheNewline() {
+        var framer = LineFramer(maxLineBytes: 64)
+        framer.append(Array("a\r\nb\rc\n\r\r\n".utf8))
+        XCTAssertEqual(drain(&framer), [line("a"), line("b\rc"), line("\r")])
+    }
+
+    func testEmptyLinesAreYielded() {
+        var framer = LineFramer(maxLineBytes: 8)
+        framer.append(Array("\n\n\r\n".utf8))
+        XCTAssertEqual(drain(&framer), [line(""), line(""), line("")])
+        XCTAssertFalse(framer.hasPartialLine)
+        XCTAssertEqual(framer.bufferedByteCount, 0)
+    }
+
+    func testLineOfExactlyTheLimitIsAcceptedWithOrWithoutCR() {
+        var framer = LineFramer(maxLineBytes: 4)
+        framer.append(Array("abcd\nabcd\r\nabcde\n".utf8))
+        XCTAssertEqual(drain(&framer), [line("abcd"), line("abcd"), .oversized])
+    }
+
+    func testOversizedLineIsReportedOnceThenTheNextLineWorks() {
+        var framer = LineFramer(maxLineBytes: 8)
+        framer.append(Array("ok\n0123456789".utf8))
+        XCTAssertEqual(drain(&framer), [line("ok"), .oversized])
+        XCTAssertTrue(framer.hasPartialLine, "still discarding the oversized line")
+        XCTAssertEqual(framer.bufferedByteCount, 0)
+        framer.append(Array("more of the long line".utf8))
+        XCTAssertEqual(drain(&framer), [])
+        framer.append(Array("tail\nnext\n".utf8))
+        XCTAssertEqual(drain(&framer), [line("next")])
+        XCTAssertFalse(framer.hasPartialLine)
+    }
+
+    func testOversizedLineInsideOneChunkKeepsOrder() {
+        var framer = LineFramer(maxLineBytes: 3)
+        framer.append(Array("a\nlonglong\nb\nlonger\r\nc".utf8))
+        XCTAssertEqual(drain(&framer), [line("a"), .oversized, line("b"), .oversized])
+        framer.append(Array("\n".utf8))
+        XCTAssertEqual(drain(&framer), [line("c")])
+    }
+
+    func testMemoryStaysBoundedWhileDiscardingATenMegabyteLine() {
+        let limit = 64 * 1024
+        var framer = LineFramer(maxLineBytes: limit)
+        let chunk = [UInt8](repeating: 0x61, count: 4096)
+        var results: [FramedLine] = []
+        for _ in 0..<(10 * 1024 * 1024 / chunk.count) {
+            framer.append(chunk)
+            XCTAssertLessThanOrEqual(framer.bufferedByteCount, limit + 1)
+            results += drain(&framer)
+        }
+        framer.append(Array("\n{}\n".utf8))
+        results += drain(&framer)
+        XCTAssertEqual(results, [.oversized, line("{}")])
+        XCTAssertEqual(framer.bufferedByteCount, 0)
+    }
+
+    func testOneHugeChunkWithoutNewlineIsNotBuffered() {
+        var framer = LineFramer(maxLineBytes: 1024)
+        framer.append([UInt8](repeating: 0x61, count: 10 * 1024 * 1024))
+        XCTAssertEqual(framer.bufferedByteCount, 0)
+        XCTAssertEqual(drain(&framer), [.oversized])
+    }
+
+    func testHasPartialLineTracksUnfinishedLines() {
+        var framer = LineFramer(maxLineBytes: 16)
+        XCTAssertFalse(framer.hasPartialLine)
+        framer.append(Array("ab".utf8))
+        XCTAssertTrue(framer.hasPartialLine)
+        framer.append(Array("\n".utf8))
+        XCTAssertFalse(framer.hasPartialLine)
+        XCTAssertEqual(framer.bufferedByteCount, 3, "complete line still waiting for next()")
+        XCTAssertEqual(drain(&framer), [line("ab")])
+        XCTAssertEqual(framer.bufferedByteCount, 0)
+    }
+
+    func testManyLinesFedInSmallChunksStayLinearAndBounded() {
+        // A 60 KB line in 1-byte chunks, then many short lines: each byte is searched once.
+        var framer = LineFramer(maxLineBytes: 64 * 1024)
+        let long = [UInt8](repeating: 0x62, count: 60 * 1024)
+        let start = ContinuousClock.now
+        for byte in long { framer.append(CollectionOfOne(byte)) }
+        framer.append(CollectionOfOne(0x0A))
+        XCTAssertEqual(drain(&framer), [.line(long)])
+        for index in 0..<10_000 {
+            framer.append(Array("\(index)\n".utf8))
+            XCTAssertEqual(framer.next(), line("\(index)"))
+        }
+        XCTAssertEqual(framer.bufferedByteCount, 0)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
+    }
+}
