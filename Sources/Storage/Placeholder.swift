@@ -1,1 +1,0 @@
-// Storage: placeholder until the target lands.
