@@ -166,12 +166,13 @@ public struct MailMessage: Sendable {
     }
 
     static func encodedWords(_ value: String) -> [String] {
-        // 75 - len("=?UTF-8?B?") - len("?=") = 63 base64 characters -> at most 45 bytes per word.
+        // At most 39 bytes (52 base64 characters) per word: a 64-character word, so even the
+        // first one fits on the `Subject: ` line under 78 characters (RFC 2047 allows 75).
         var words: [String] = []
         var chunk: [UInt8] = []
         for character in value {
             let bytes = Array(String(character).utf8)
-            if chunk.count + bytes.count > 45 {
+            if chunk.count + bytes.count > 39 {
                 words.append("=?UTF-8?B?\(Base64.encode(chunk))?=")
                 chunk = []
             }
@@ -186,8 +187,9 @@ public struct MailMessage: Sendable {
         guard line.utf8.count > 78 else { return line }
         var out: [String] = []
         var current = ""
-        for word in line.split(separator: " ", omittingEmptySubsequences: false) {
-            if !current.isEmpty && current.utf8.count + 1 + word.utf8.count > 78 {
+        for (index, word) in line.split(separator: " ", omittingEmptySubsequences: false).enumerated() {
+            // Never break right after `Name:`: the value starts on the header's own line.
+            if index > 1 && current.utf8.count + 1 + word.utf8.count > 78 {
                 out.append(current)
                 current = " " + word
             } else {

@@ -5,10 +5,9 @@ import Secrets
 import ServiceKit
 import XCTest
 
-/// The real `reset` executable over TCP against an in-process stand-in for identity's internal
-/// methods (an `RPCServer` on port 0). Proves the process wiring: configuration, SQLite file,
-/// outbox, the identity client, and the flow request -> mail -> validate -> complete.
-final class ResetEndToEndTests: XCTestCase {
+/// Runs the real `reset` executable against an in-process stand-in for identity's internal
+/// methods (an `RPCServer` on port 0), in a temporary directory; stops both in `tearDown`.
+class ResetProcessTestCase: XCTestCase {
     var identity: FakeIdentityServer!
     var reset: Process!
     var endpoint: Endpoint!
@@ -33,7 +32,7 @@ final class ResetEndToEndTests: XCTestCase {
         if let directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    private func startReset(_ extra: [String: String] = [:]) throws {
+    func startReset(_ extra: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/reset")
         process.arguments = ["--listen", "127.0.0.1:0"]
@@ -65,23 +64,28 @@ final class ResetEndToEndTests: XCTestCase {
         throw ConfigurationError("reset did not listen")
     }
 
-    private func outbox() -> [JSON] {
+    func outbox() -> [JSON] {
         guard let text = try? String(contentsOfFile: outboxPath, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
     }
 
-    private func waitForMail(count: Int, file: StaticString = #filePath, line: UInt = #line) -> [JSON] {
+    func waitForMail(count: Int, file: StaticString = #filePath, line: UInt = #line) -> [JSON] {
         let deadline = Date().addingTimeInterval(10)
         while outbox().count < count && Date() < deadline { usleep(20_000) }
         XCTAssertEqual(outbox().count, count, "mails in the outbox", file: file, line: line)
         return outbox()
     }
 
-    private static func token(in text: String) -> String? {
+    static func token(in text: String) -> String? {
         guard let range = text.range(of: "token=") else { return nil }
         return String(text[range.upperBound...].prefix { $0 != "\n" && $0 != "&" && $0 != "\"" })
     }
 
+}
+
+/// The reset executable over TCP: configuration, SQLite file, outbox, the identity client, and
+/// the flow request -> mail -> validate -> complete.
+final class ResetEndToEndTests: ResetProcessTestCase {
     func testTheWholeFlowOverTCP() throws {
         try startReset()
         let client = try LineClient(endpoint)
