@@ -26,6 +26,8 @@ final class SMTPFakeServer: @unchecked Sendable {
     private var _commands: [String] = []
     private var _messages: [[UInt8]] = []
     private var _credentials: [String] = []
+    private var stopping = false
+    private let acceptLoopEnded = DispatchSemaphore(value: 0)
 
     init(_ behaviour: Behaviour = Behaviour()) throws {
         self.behaviour = behaviour
@@ -46,8 +48,12 @@ final class SMTPFakeServer: @unchecked Sendable {
         thread.start()
     }
 
+    /// Wakes the accept thread and waits for it to end before closing the socket, so the fd
+    /// number cannot be reused by the next test's server while the old thread still accepts on it.
     func stop() {
+        locked { stopping = true }
         shutdown(listenFD, Int32(SHUT_RDWR))
+        acceptLoopEnded.wait()
         close(listenFD)
     }
 
@@ -63,9 +69,17 @@ final class SMTPFakeServer: @unchecked Sendable {
     }
 
     private func acceptLoop() {
+        defer { acceptLoopEnded.signal() }
         while true {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }
+            if locked({ stopping }) {
+                if fd >= 0 { close(fd) }
+                return
+            }
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
             let index: Int = locked {
                 _connections += 1
                 return _connections

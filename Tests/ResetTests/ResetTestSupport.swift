@@ -118,23 +118,8 @@ final class ManualClock: @unchecked Sendable {
     }
 }
 
-/// WorkerPool threads hold their pool unowned: a pool must outlive its threads, so tests keep
-/// every pool they make for the life of the process.
 func makePool(threads: Int, name: String) -> WorkerPool {
-    let pool = WorkerPool(threadCount: threads, maxQueued: 100, name: name)
-    PoolKeeper.shared.keep(pool)
-    return pool
-}
-
-final class PoolKeeper: @unchecked Sendable {
-    static let shared = PoolKeeper()
-    private let lock = NSLock()
-    private var pools: [WorkerPool] = []
-    func keep(_ pool: WorkerPool) {
-        lock.lock()
-        pools.append(pool)
-        lock.unlock()
-    }
+    WorkerPool(threadCount: threads, maxQueued: 100, name: name)
 }
 
 /// A reset service over a temporary SQLite file, a fake identity, a recording provider and a manual clock.
