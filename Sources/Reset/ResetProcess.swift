@@ -1,4 +1,5 @@
 import Delivery
+import Dispatch
 import Foundation
 import ServiceKit
 
@@ -42,13 +43,23 @@ public enum ResetProcess {
             linkTemplate: try LinkTemplate(configuration.string(ResetOptions.linkTemplate) ?? LinkTemplate.defaultTemplate))
         let store = try SQLiteResetStore(path: host.dataFile("reset.sqlite"))
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
+        // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
+        // stops once answers are out, and mails already promised must still be looked up and sent.
+        let backgroundLoop = try EventLoop()
+        let backgroundIdentity = RPCIdentityDirectory(client: RPCClient(
+            loop: backgroundLoop, service: "identity", endpoints: try configuration.endpoints(CommonOptions.identity), logger: host.logger))
+        let backgroundLoopEnded = DispatchSemaphore(value: 0)
+        Thread {
+            backgroundLoop.run()
+            backgroundLoopEnded.signal()
+        }.start()
         let mail = try emailProvider(configuration, logger: host.logger)
         let background = WorkerPool(
             threadCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64),
             maxQueued: try configuration.int(ResetOptions.mailQueue, range: 1...1_000_000), name: "reset-mail")
         let service = ResetService(
             settings: settings, store: store, identity: identity, mail: mail, composer: composer,
-            background: background, metrics: host.metrics, logger: host.logger)
+            background: background, metrics: host.metrics, logger: host.logger, backgroundIdentity: backgroundIdentity)
         service.register(on: host.router)
         host.addHealthCheck {
             let ok = (try? store.database.schemaVersion()) != nil
@@ -65,7 +76,15 @@ public enum ResetProcess {
             "reset.notify_unknown": .bool(settings.notifyUnknownAddresses),
         ])
         let status = host.run()
+        // Requests were answered `ok` before their mail went out: finish them before exiting.
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
+        while (background.queuedCount > 0 || background.busyCount > 0) && MonotonicClock.nowMilliseconds() < deadline { usleep(10_000) }
+        if background.queuedCount > 0 || background.busyCount > 0 {
+            host.logger.warning("exiting with reset work still queued", ["reset.queued": .int(Int64(background.queuedCount))])
+        }
         background.shutdown()
+        backgroundLoop.stop()
+        backgroundLoopEnded.wait()
         return status
     }
 

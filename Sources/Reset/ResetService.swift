@@ -52,6 +52,9 @@ public final class ResetService: Sendable {
     public let settings: ResetSettings
     let store: ResetStore
     let identity: IdentityDirectory
+    /// Identity for work after the answer (its own connection and loop in the process, so it
+    /// keeps working while the server drains on SIGTERM).
+    let backgroundIdentity: IdentityDirectory
     let mail: DeliveryProvider
     let composer: ResetMailComposer
     let background: WorkerPool
@@ -62,11 +65,12 @@ public final class ResetService: Sendable {
     public init(
         settings: ResetSettings, store: ResetStore, identity: IdentityDirectory, mail: DeliveryProvider,
         composer: ResetMailComposer, background: WorkerPool, metrics: Metrics, logger: Logger,
-        nowMilliseconds: @escaping @Sendable () -> Int64 = { WallClock.nowMilliseconds() }
+        backgroundIdentity: IdentityDirectory? = nil, nowMilliseconds: @escaping @Sendable () -> Int64 = { WallClock.nowMilliseconds() }
     ) {
         self.settings = settings
         self.store = store
         self.identity = identity
+        self.backgroundIdentity = backgroundIdentity ?? identity
         self.mail = mail
         self.composer = composer
         self.background = background
@@ -118,7 +122,7 @@ public final class ResetService: Sendable {
                 context.logger.info("reset request refused by rate limit", ["reset.limit": .string(refused.name)])
                 return
             }
-            guard let userID = try identity.findUser(email: address, context: context) else {
+            guard let userID = try backgroundIdentity.findUser(email: address, context: context) else {
                 metrics.increment("reset.unknown_address")
                 context.logger.info("reset request for an address without an account")
                 if settings.notifyUnknownAddresses { send(composer.unknownAddress(to: address), kind: "unknown_address", context: context) }
@@ -215,12 +219,12 @@ public final class ResetService: Sendable {
             logger: context.logger.with(["user.id": .string(userID)]), deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 30_000)
         let submitted = self.background.submit { [self] in
             do throws(RPCError) {
-                _ = try identity.call("identity.record", ["user_id": .string(userID), "event": "password.reset", "outcome": "success"], context: background)
+                _ = try backgroundIdentity.call("identity.record", ["user_id": .string(userID), "event": "password.reset", "outcome": "success"], context: background)
             } catch {
                 background.logger.warning("audit record failed", ["error.reason": .string(error.reason ?? "error")])
             }
             do throws(RPCError) {
-                if let address = try identity.email(userID: userID, context: background) {
+                if let address = try backgroundIdentity.email(userID: userID, context: background) {
                     send(composer.passwordChanged(to: address), kind: "password_changed", context: background)
                 }
             } catch {

@@ -178,6 +178,17 @@ final class ResetEndToEndTests: ResetProcessTestCase {
         XCTAssertTrue(text.contains("https://bank.example/reset?token=lkr_"), text)
     }
 
+    func testSigtermFinishesMailsAlreadyPromised() throws {
+        identity.findDelayMicroseconds = 300_000
+        try startReset()
+        let client = try LineClient(endpoint)
+        XCTAssertEqual(try client.result("reset.request", ["email": "demo@example.com"]), ["ok": true])
+        kill(reset.processIdentifier, SIGTERM)
+        reset.waitUntilExit()
+        XCTAssertEqual(reset.terminationStatus, 0)
+        XCTAssertEqual(outbox().count, 1, "the answered request's mail went out before exit")
+    }
+
     func testBadConfigurationStopsAtStart() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/reset")
