@@ -48,13 +48,13 @@ public final class SMTPClient: Sendable {
     }
 
     public let settings: Settings
-    private let tls: TLSContext?
+    private let tls: SMTPTLSContext?
 
     public init(settings: Settings) throws(SMTPError) {
         precondition(settings.maxAttempts >= 1 && settings.initialBackoffMilliseconds >= 0)
         self.settings = settings
         ignoreBrokenPipeSignals()  // SSL_write on a dropped connection must not kill the process.
-        tls = settings.url.security == .never ? nil : try TLSContext(caFile: settings.caFile)
+        tls = settings.url.security == .never ? nil : try SMTPTLSContext(caFile: settings.caFile)
     }
 
     /// Sends one message to every recipient, retrying transient failures. `message` is the
@@ -123,16 +123,16 @@ public final class SMTPClient: Sendable {
 /// One SMTP conversation over one connection. Not shared between threads.
 final class SMTPSession {
     private let settings: SMTPClient.Settings
-    private let tlsContext: TLSContext?
+    private let tlsContext: SMTPTLSContext?
     private var transport: SMTPTransport
     private var buffer: [UInt8] = []
     private var isTLS = false
     private var extensions: [String: String] = [:]
 
-    init(settings: SMTPClient.Settings, tls: TLSContext?) throws(SMTPError) {
+    init(settings: SMTPClient.Settings, tls: SMTPTLSContext?) throws(SMTPError) {
         self.settings = settings
         self.tlsContext = tls
-        let socket = try PlainTransport.connect(host: settings.url.host, port: settings.url.port, settings: settings)
+        let socket = try SMTPPlainTransport.connect(host: settings.url.host, port: settings.url.port, settings: settings)
         transport = socket
         if settings.url.security == .implicit {
             try startTLS()
@@ -212,9 +212,9 @@ final class SMTPSession {
 
     private func startTLS() throws(SMTPError) {
         guard let tlsContext else { throw SMTPError(.permanent, "TLS is not configured") }
-        guard let plain = transport as? PlainTransport else { throw SMTPError(.permanent, "TLS started twice") }
+        guard let plain = transport as? SMTPPlainTransport else { throw SMTPError(.permanent, "TLS started twice") }
         guard buffer.isEmpty else { throw SMTPError(.permanent, "the server sent data before the TLS handshake") }
-        transport = try TLSTransport(context: tlsContext, socket: plain, host: settings.url.host)
+        transport = try SMTPTLSTransport(context: tlsContext, socket: plain, host: settings.url.host)
         isTLS = true
     }
 
@@ -278,13 +278,13 @@ protocol SMTPTransport: AnyObject {
 }
 
 /// A blocking TCP socket with send/receive timeouts.
-final class PlainTransport: SMTPTransport {
+final class SMTPPlainTransport: SMTPTransport {
     let fd: Int32
     private var closed = false
 
     private init(fd: Int32) { self.fd = fd }
 
-    static func connect(host: String, port: Int, settings: SMTPClient.Settings) throws(SMTPError) -> PlainTransport {
+    static func connect(host: String, port: Int, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
         let addresses: [SocketAddress]
         do {
             addresses = try SocketAddress.resolve(host: host, port: port)
@@ -302,11 +302,11 @@ final class PlainTransport: SMTPTransport {
         throw SMTPError(.transient, "cannot connect to \(host):\(port): \(lastError)")
     }
 
-    private static func connect(_ address: SocketAddress, settings: SMTPClient.Settings) throws(SMTPError) -> PlainTransport {
+    private static func connect(_ address: SocketAddress, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
         let family = address.description.hasPrefix("[") ? AF_INET6 : AF_INET
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SMTPError(.transient, "socket: errno \(errno)") }
-        let transport = PlainTransport(fd: fd)
+        let transport = SMTPPlainTransport(fd: fd)
         var rc: Int32 = -1
         let host = address.host
         if family == AF_INET6 {
@@ -382,22 +382,22 @@ final class PlainTransport: SMTPTransport {
 
 /// An OpenSSL client context: TLS 1.2 or newer, peer verification on, trusted CAs from the
 /// system store or from `caFile`.
-final class TLSContext: @unchecked Sendable {
+final class SMTPTLSContext: @unchecked Sendable {
     let handle: OpaquePointer
 
     init(caFile: String?) throws(SMTPError) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw SMTPError(.permanent, "SSL_CTX_new failed: \(openSSLErrors())") }
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw SMTPError(.permanent, "SSL_CTX_new failed: \(smtpOpenSSLErrors())") }
         handle = context
         guard lk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-            throw SMTPError(.permanent, "cannot require TLS 1.2: \(openSSLErrors())")
+            throw SMTPError(.permanent, "cannot require TLS 1.2: \(smtpOpenSSLErrors())")
         }
         if let caFile {
             guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
-                throw SMTPError(.permanent, "cannot load the CA file: \(openSSLErrors())")
+                throw SMTPError(.permanent, "cannot load the CA file: \(smtpOpenSSLErrors())")
             }
         } else {
             guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                throw SMTPError(.permanent, "cannot load the system CA store: \(openSSLErrors())")
+                throw SMTPError(.permanent, "cannot load the system CA store: \(smtpOpenSSLErrors())")
             }
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
@@ -408,25 +408,25 @@ final class TLSContext: @unchecked Sendable {
 
 /// TLS over a connected socket: handshake with SNI, certificate chain and host name (or IP
 /// address) verification.
-final class TLSTransport: SMTPTransport {
+final class SMTPTLSTransport: SMTPTransport {
     private let ssl: OpaquePointer
-    private let socket: PlainTransport
-    private let context: TLSContext
+    private let socket: SMTPPlainTransport
+    private let context: SMTPTLSContext
 
-    init(context: TLSContext, socket: PlainTransport, host: String) throws(SMTPError) {
+    init(context: SMTPTLSContext, socket: SMTPPlainTransport, host: String) throws(SMTPError) {
         self.context = context
         self.socket = socket
-        guard let ssl = SSL_new(context.handle) else { throw SMTPError(.permanent, "SSL_new failed: \(openSSLErrors())") }
+        guard let ssl = SSL_new(context.handle) else { throw SMTPError(.permanent, "SSL_new failed: \(smtpOpenSSLErrors())") }
         self.ssl = ssl
-        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw SMTPError(.permanent, "SSL_set_fd failed: \(openSSLErrors())") }
+        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw SMTPError(.permanent, "SSL_set_fd failed: \(smtpOpenSSLErrors())") }
         let isIPAddress = Self.isIPAddress(host)
         if isIPAddress {
             guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 else {
-                throw SMTPError(.permanent, "cannot set the IP address to verify: \(openSSLErrors())")
+                throw SMTPError(.permanent, "cannot set the IP address to verify: \(smtpOpenSSLErrors())")
             }
         } else {
             guard lk_SSL_set_tlsext_host_name(ssl, host) == 1, SSL_set1_host(ssl, host) == 1 else {
-                throw SMTPError(.permanent, "cannot set the host name to verify: \(openSSLErrors())")
+                throw SMTPError(.permanent, "cannot set the host name to verify: \(smtpOpenSSLErrors())")
             }
         }
         ERR_clear_error()
@@ -437,7 +437,7 @@ final class TLSTransport: SMTPTransport {
                 ERR_clear_error()
                 throw SMTPError(.permanent, "TLS certificate verification failed: \(reason)")
             }
-            throw SMTPError(.transient, "TLS handshake failed: \(openSSLErrors())")
+            throw SMTPError(.transient, "TLS handshake failed: \(smtpOpenSSLErrors())")
         }
     }
 
@@ -481,7 +481,7 @@ final class TLSTransport: SMTPTransport {
 }
 
 /// This thread's OpenSSL error queue as one line (and emptied).
-func openSSLErrors() -> String {
+func smtpOpenSSLErrors() -> String {
     var buffer = [CChar](repeating: 0, count: 512)
     let count = lk_ERR_print_last(&buffer, buffer.count)
     return count == 0 ? "no OpenSSL error" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

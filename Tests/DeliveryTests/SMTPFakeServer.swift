@@ -96,7 +96,7 @@ final class SMTPFakeServer: @unchecked Sendable {
             usleep(2_000_000)
             return
         }
-        var reader = LineReader(fd: fd)
+        var reader = SMTPLineReader(fd: fd)
         func say(_ text: String) { _ = text.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) } }
         say("220 fake.example ESMTP ready\r\n")
         var authStep = 0
@@ -162,7 +162,7 @@ final class SMTPFakeServer: @unchecked Sendable {
 }
 
 /// Reads CRLF lines, and the raw DATA section up to `CRLF.CRLF` (still dot-stuffed).
-struct LineReader {
+struct SMTPLineReader {
     let fd: Int32
     var buffer: [UInt8] = []
 
