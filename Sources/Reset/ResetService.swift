@@ -122,7 +122,11 @@ public final class ResetService: Sendable {
                 context.logger.info("reset request refused by rate limit", ["reset.limit": .string(refused.name)])
                 return
             }
-            guard let userID = try backgroundIdentity.findUser(email: address, context: context) else {
+            // The mail goes to the address identity has on file, never to the text typed in the
+            // request: a look-alike address that normalizes to the same account gets nothing.
+            guard let userID = try backgroundIdentity.findUser(email: address, context: context),
+                let accountAddress = try backgroundIdentity.email(userID: userID, context: context)
+            else {
                 metrics.increment("reset.unknown_address")
                 context.logger.info("reset request for an address without an account")
                 if settings.notifyUnknownAddresses { send(composer.unknownAddress(to: address), kind: "unknown_address", context: context) }
@@ -136,7 +140,7 @@ public final class ResetService: Sendable {
             context.logger.info("reset token issued", [
                 "user.id": .string(userID), "reset.token_ref": .string(Self.reference(hash)), "reset.superseded": .int(Int64(superseded)),
             ])
-            send(composer.resetLink(to: address, token: token, validForSeconds: settings.tokenTTLSeconds), kind: "reset_link", context: context)
+            send(composer.resetLink(to: accountAddress, token: token, validForSeconds: settings.tokenTTLSeconds), kind: "reset_link", context: context)
         } catch {
             metrics.increment("reset.request_failed")
             context.logger.error("reset request failed", ["error": .string(Self.describe(error))])

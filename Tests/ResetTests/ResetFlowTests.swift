@@ -67,6 +67,12 @@ final class ResetRequestTests: ResetTestCase {
         XCTAssertEqual(metrics.counter("reset.issued"), 1)
     }
 
+    func testTheMailGoesToTheAddressOnFileNotTheOneTyped() throws {
+        identity.add(userID: "u_dave", email: "Dave.Smith@Example.com", password: "dave password 1234")
+        requestNow("  DAVE.smith@example.COM ")
+        XCTAssertEqual(mail.messages.map(\.to), ["Dave.Smith@Example.com"])
+    }
+
     func testUnknownAddressGetsNothingByDefaultAndANoticeWhenTurnedOn() throws {
         requestNow("nobody@example.com")
         XCTAssertEqual(mail.messages.count, 0)

@@ -55,7 +55,7 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
         switch method {
         case "identity.find_by_email":
             let email = params["email"]?.stringValue ?? ""
-            guard let (id, _) = users.first(where: { $0.value.email == email }) else { throw RPCError(.notFound, "no such user") }
+            guard let (id, _) = users.first(where: { $0.value.email.lowercased() == email.lowercased() }) else { throw RPCError(.notFound, "no such user") }
             return ["user_id": .string(id)]
         case "identity.user":
             guard let user = users[userID] else { throw RPCError(.notFound, "no such user") }
