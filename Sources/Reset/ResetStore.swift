@@ -43,7 +43,8 @@ public protocol ResetStore: Sendable {
     func release(tokenID: Int64) throws
     /// After a completed reset: supersede every other live token of the user.
     func supersedeLive(userID: String, nowMilliseconds: Int64) throws -> Int
-    /// Deletes request records older than `olderThanMilliseconds` and long-dead tokens.
+    /// Deletes request records from before `requestsBefore` and tokens that expired before
+    /// `tokensEndedBefore` (unix milliseconds).
     func prune(requestsBefore: Int64, tokensEndedBefore: Int64) throws
 }
 
