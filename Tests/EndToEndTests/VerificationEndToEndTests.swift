@@ -149,3 +149,27 @@ final class VerificationReplicaEndToEndTests: VerificationStackTestCase {
         XCTAssertEqual(try first.result("verification.check", ["request_id": .string(firstID), "code": .string(try code(for: firstID))]), ["status": "verified"])
     }
 }
+
+/// A provider that cannot deliver: the start answers `unavailable` with the request id, and the
+/// request's events say why; nothing pretends the code went out.
+final class VerificationDeliveryFailureEndToEndTests: VerificationStackTestCase {
+    override func stackOptions(_ options: inout Stack.Options) {
+        super.stackOptions(&options)
+        options.serviceEnvironment["verification", default: [:]].merge([
+            "LATCHKEY_DELIVERY": "webhook", "LATCHKEY_WEBHOOK_URL": "http://127.0.0.1:1/hook",
+            "LATCHKEY_WEBHOOK_SECRET": "0123456789abcdef0123", "LATCHKEY_DELIVERY_ATTEMPTS": "2", "LATCHKEY_DELIVERY_BACKOFF_MS": "10",
+        ]) { _, new in new }
+    }
+
+    func testFailedDeliveryIsVisibleInStatus() throws {
+        let client = try direct("verification")
+        let error = assertError(try client.call("verification.start", ["number": "+15555550120", "purpose": "login"]), "unavailable")
+        let id = try XCTUnwrap(error?.data?["request_id"]?.stringValue)
+        let status = try client.result("verification.status", ["request_id": .string(id)])
+        XCTAssertEqual(status["status"], "failed")
+        let failure = try XCTUnwrap(status["events"]?.arrayValue?.last)
+        XCTAssertEqual(failure["kind"], "delivery_failed")
+        XCTAssertTrue(failure["detail"]?.stringValue?.hasPrefix("webhook: cannot connect") ?? false, failure.text)
+        XCTAssertTrue(outbox().isEmpty)
+    }
+}
