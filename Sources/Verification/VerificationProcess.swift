@@ -58,7 +58,7 @@ final class WorkflowTimer: @unchecked Sendable {
         running = true
         lock.unlock()
         let submitted = host.workers.submit { [self] in
-            service.runDueSteps(logger: host.logger)
+            service.runDueSteps(logger: host.logger) { work in host.workers.submit(work) }
             let now = MonotonicClock.nowMilliseconds()
             if now - lastPruneMilliseconds > 3_600_000 {
                 lastPruneMilliseconds = now

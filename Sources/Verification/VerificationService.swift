@@ -394,18 +394,28 @@ public final class VerificationService: Sendable {
         }
     }
 
-    /// Fires every step that is due, and marks lapsed requests expired. Called by the timer on a worker.
+    /// Fires every step that is due, and marks lapsed requests expired. The timer calls it on a
+    /// worker and passes `run` = "submit to the worker pool", so one slow provider call does not
+    /// hold up other requests' steps (the claim transaction keeps a step from firing twice).
+    /// Returns how many due steps were handed to `run`.
     @discardableResult
-    public func runDueSteps(logger: Logger, limit: Int = 100) -> Int {
+    public func runDueSteps(
+        logger: Logger, limit: Int = 100, run: (@escaping @Sendable () -> Void) -> Bool = { work in work(); return true }
+    ) -> Int {
         let now = clock.nowMilliseconds()
         do {
             let due = try store.read { tx in try tx.dueRequestIDs(nowMilliseconds: now, limit: limit) }
+            var handed = 0
             for id in due {
-                do {
-                    try advance(requestID: id, owner: nil, client: nil, trigger: .timer, logger: logger.with(["verification.request_id": .string(id)]))
-                } catch {
-                    logger.error("workflow step failed", ["verification.request_id": .string(id), "error": .string(String(describing: error))])
+                let stepLogger = logger.with(["verification.request_id": .string(id)])
+                let accepted = run { [self] in
+                    do {
+                        try advance(requestID: id, owner: nil, client: nil, trigger: .timer, logger: stepLogger)
+                    } catch {
+                        stepLogger.error("workflow step failed", ["error": .string(String(describing: error))])
+                    }
                 }
+                if accepted { handed += 1 }
             }
             try store.write { tx in
                 for id in try tx.expiredPendingIDs(nowMilliseconds: now, limit: limit) {
@@ -413,7 +423,7 @@ public final class VerificationService: Sendable {
                     _ = try Self.finishedRefusal(tx, &request, nowMilliseconds: now)
                 }
             }
-            return due.count
+            return handed
         } catch {
             logger.error("workflow timer failed", ["error": .string(String(describing: error))])
             return 0

@@ -115,6 +115,16 @@ final class VerificationEndToEndTests: VerificationStackTestCase {
             try client.result("verification.check", ["request_id": .string(id), "code": .string(code), "payload": payload]), ["status": "verified"])
     }
 
+    func testLiveCodeSurvivesARestart() throws {
+        let id = try start(try direct("verification"), ["number": "+15555550106", "purpose": "login", "workflow": "sms_voice", "next_event_wait_s": 60])
+        let code = try code(for: id)
+        XCTAssertEqual(stack.terminate("verification"), 0, "SIGTERM drains and exits 0")
+        try stack.restart("verification")
+        let client = try direct("verification")
+        XCTAssertEqual(try client.result("verification.status", ["request_id": .string(id)])["status"], "pending")
+        XCTAssertEqual(try client.result("verification.check", ["request_id": .string(id), "code": .string(code)]), ["status": "verified"])
+    }
+
     func testSendLimitPerNumberAnswersRetryAfter() throws {
         let client = try direct("verification")
         for _ in 0..<3 {
@@ -171,5 +181,75 @@ final class VerificationDeliveryFailureEndToEndTests: VerificationStackTestCase 
         XCTAssertEqual(failure["kind"], "delivery_failed")
         XCTAssertTrue(failure["detail"]?.stringValue?.hasPrefix("webhook: cannot connect") ?? false, failure.text)
         XCTAssertTrue(outbox().isEmpty)
+    }
+}
+
+/// `LATCHKEY_VERIFICATION_BENCH=1 swift test --filter VerificationBench`: start+check pairs per
+/// second straight to one replica (outbox delivery, SQLite synchronous=FULL), next to pings.
+final class VerificationBenchEndToEndTests: VerificationStackTestCase {
+    override func stackOptions(_ options: inout Stack.Options) {
+        super.stackOptions(&options)
+        for name in ["CLIENT_10M", "CLIENT_DAY", "GLOBAL_HOUR", "GLOBAL_DAY"] {
+            options.serviceEnvironment["verification", default: [:]]["LATCHKEY_VERIFICATION_SENDS_PER_\(name)".replacingOccurrences(of: "PER_GLOBAL", with: "GLOBAL")] = "100000000"
+        }
+    }
+
+    func testStartCheckPairsPerSecond() throws {
+        guard ProcessInfo.processInfo.environment["LATCHKEY_VERIFICATION_BENCH"] == "1" else { throw XCTSkip("set LATCHKEY_VERIFICATION_BENCH=1") }
+        let endpoint = stack.endpoint("verification")
+        let threads = 8, pairsPerThread = 100
+        let pingStart = Date()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            let client = try! LineClient(endpoint)
+            for _ in 0..<(pairsPerThread * 4) { _ = try! client.result("verification.ping") }
+        }
+        let pings = Double(threads * pairsPerThread * 4) / Date().timeIntervalSince(pingStart)
+        let outboxPath = stack.outboxPath
+        let began = Date()
+        let failures = FailureCounter()
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            let client = try! LineClient(endpoint)
+            for index in 0..<pairsPerThread {
+                let number = "+1555\(String(format: "%03d%04d", thread, index))"
+                guard let id = try? client.result("verification.start", ["number": .string(number), "purpose": "transaction"])["request_id"]?.stringValue,
+                    let code = Self.lastCode(outboxPath: outboxPath, requestID: id)
+                else {
+                    failures.add()
+                    continue
+                }
+                if (try? client.result("verification.check", ["request_id": .string(id), "code": .string(code)])) == nil { failures.add() }
+            }
+        }
+        let pairs = Double(threads * pairsPerThread) / Date().timeIntervalSince(began)
+        print("verification bench: \(Int(pings)) pings/s, \(Int(pairs)) start+check pairs/s (\(threads) connections, failures \(failures.count))")
+        XCTAssertEqual(failures.count, 0)
+    }
+
+    /// Reads the outbox from its end (it grows during the run).
+    static func lastCode(outboxPath: String, requestID: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: outboxPath) else { return nil }
+        defer { try? handle.close() }
+        let size = handle.seekToEndOfFile()
+        handle.seek(toFileOffset: size > 65536 ? size - 65536 : 0)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        for line in text.split(separator: "\n").reversed() where line.contains(requestID) {
+            return (try? JSONParser.parse(String(line)))?["text"]?.stringValue.flatMap { code(in: $0, spoken: false) }
+        }
+        return nil
+    }
+}
+
+final class FailureCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var value = 0
+    func add() {
+        lock.lock()
+        value += 1
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
     }
 }
