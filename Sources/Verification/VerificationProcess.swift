@@ -13,7 +13,7 @@ public enum VerificationProcess {
         let store = try SQLiteVerificationStore(path: try host.dataFile("verification.sqlite"))
         let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
         let providers = try ProviderFactory.make(configuration: configuration, logger: host.logger)
-        let service = VerificationService(settings: settings, store: store, providers: providers, key: key)
+        let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         VerificationMethods(service: service, identity: identity).register(on: host.router)
         host.addHealthCheck {

@@ -64,15 +64,21 @@ public final class VerificationService: Sendable {
     public let store: VerificationStore
     public let providers: ChannelProviders
     public let clock: VerificationClock
+    /// Counters in `verification.metrics`: `delivery.<channel>.sent|failed`, `verification.<outcome>`.
+    public let metrics: Metrics?
     private let key: [UInt8]
 
-    public init(settings: VerificationSettings, store: VerificationStore, providers: ChannelProviders, key: [UInt8], clock: VerificationClock = SystemClock()) {
+    public init(
+        settings: VerificationSettings, store: VerificationStore, providers: ChannelProviders, key: [UInt8],
+        clock: VerificationClock = SystemClock(), metrics: Metrics? = nil
+    ) {
         precondition(key.count >= 32, "the verification key must be at least 32 bytes")
         self.settings = settings
         self.store = store
         self.providers = providers
         self.key = key
         self.clock = clock
+        self.metrics = metrics
     }
 
     // MARK: Start
@@ -106,6 +112,7 @@ public final class VerificationService: Sendable {
             return nil
         }
         if let refusal {
+            metrics?.increment("verification.start.\(refusal.rpcError.reason ?? "refused")")
             logger.info("verification refused", ["verification.reason": .string(refusal.rpcError.reason ?? "")])
             throw refusal
         }
@@ -270,9 +277,11 @@ public final class VerificationService: Sendable {
         }
         switch outcome {
         case .verified(let result):
+            metrics?.increment("verification.verified")
             logger.info("verification verified", ["verification.request_id": .string(requestID)])
             return result
         case .refused(let error):
+            metrics?.increment("verification.\(error.rpcError.reason ?? "refused")")
             logger.info("verification check refused", [
                 "verification.request_id": .string(requestID), "verification.reason": .string(error.rpcError.reason ?? ""),
             ])
@@ -496,8 +505,10 @@ public final class VerificationService: Sendable {
         let provider = providers.provider(for: channel)
         do {
             try provider.deliver(message)
+            metrics?.increment("delivery.\(channel.rawValue).sent")
             return nil
         } catch {
+            metrics?.increment("delivery.\(channel.rawValue).failed")
             logger.warning("delivery failed", [
                 "verification.request_id": .string(request.id), "delivery.channel": .string(channel.rawValue),
                 "delivery.provider": .string(provider.name), "delivery.permanent": .bool(error.permanent),

@@ -62,6 +62,10 @@ final class VerificationEndToEndTests: VerificationStackTestCase {
         XCTAssertEqual(status["status"], "verified")
         XCTAssertFalse(status.text.contains(code), "status never shows the code")
         XCTAssertFalse(stack.member("verification").log.contains(code), "the code never reaches the log")
+        let counters = try client.result("verification.metrics")["counters"]
+        XCTAssertEqual(counters?["delivery.sms.sent"], 1)
+        XCTAssertEqual(counters?["verification.verified"], 1)
+        XCTAssertEqual(counters?["verification.invalid_code"], 1)
         let keyFile = (dataDirectory as NSString).appendingPathComponent("verification.key")
         let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
         XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
