@@ -80,7 +80,7 @@ func extractCode(_ text: String) -> String? {
 }
 
 /// A service over a fresh SQLite file, a manual clock and a recording provider.
-final class Harness {
+final class Harness: @unchecked Sendable {
     let directory: String
     let clock = ManualClock()
     let provider = RecordingProvider()
