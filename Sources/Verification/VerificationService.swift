@@ -366,15 +366,17 @@ public final class VerificationService: Sendable {
             let keys = trigger == .timer
                 ? [("global", settings.global, "global")]
                 : limitKeys(destination: destination, userID: request.userID, client: client)
-            if let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) {
-                if trigger == .caller { return .refused(limited) }
-                try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "skipped", channel: channel.rawValue, detail: "rate_limited"))
-            } else {
-                for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
-            }
+            let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
+            if let limited, trigger == .caller { return .refused(limited) }
             request.step += 1
             request.nextEventAt = request.hasNextStep ? now + request.nextEventWaitSeconds * 1000 : nil
             try tx.update(request)
+            if limited != nil {
+                // The budget is spent: this step is skipped (the current code stays valid).
+                try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "skipped", channel: channel.rawValue, detail: "rate_limited"))
+                return .nothingToDo
+            }
+            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
             return .claimed(request, channel)
         }
         switch claim {

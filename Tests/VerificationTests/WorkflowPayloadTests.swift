@@ -205,3 +205,18 @@ final class SendLimitTests: XCTestCase {
             .rateLimited(retryAfterSeconds: 600, scope: "number"), try harness.service.next(requestID: id, owner: nil, client: nil, logger: harness.logger))
     }
 }
+
+final class BudgetTests: XCTestCase {
+    func testTimedStepBeyondTheGlobalBudgetIsSkippedNotSent() throws {
+        let harness = try Harness { $0.global = [SendLimit(count: 1, windowSeconds: 3600)] }
+        let id = try harness.start(workflow: .smsVoiceVoice) { $0.nextEventWaitSeconds = 60 }
+        let smsCode = harness.code(id)
+        harness.clock.advance(seconds: 60)
+        harness.service.runDueSteps(logger: harness.logger)
+        XCTAssertEqual(harness.provider.sent.count, 1, "nothing sent past the budget")
+        let status = try harness.service.status(requestID: id, owner: nil)
+        XCTAssertEqual(status["events"]?.arrayValue?.last?["kind"], "skipped")
+        XCTAssertEqual(status["step"], 2)
+        _ = try harness.check(id, smsCode)
+    }
+}
