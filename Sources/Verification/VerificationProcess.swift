@@ -10,7 +10,10 @@ public enum VerificationProcess {
             extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options)
         let configuration = host.configuration
         let settings = try VerificationSettings(replicaID: host.replicaID, configuration: configuration)
-        let store = try SQLiteVerificationStore(path: try host.dataFile("verification.sqlite"))
+        // Replicas may share a volume (`docker compose --scale`): each keeps its own file,
+        // since the requests it starts are its own (their ids name it).
+        let fileName = host.replicaID == "verification" ? "verification.sqlite" : "verification-\(host.replicaID).sqlite"
+        let store = try SQLiteVerificationStore(path: try host.dataFile(fileName))
         let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
         let providers = try ProviderFactory.make(configuration: configuration, logger: host.logger)
         let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
