@@ -97,12 +97,12 @@ public struct ResetMailComposer: Sendable {
             """
         let html = """
             <!DOCTYPE html>
-            <html><head><meta charset="utf-8"><title>\(escapeHTML("Reset your \(productName) password"))</title></head>
+            <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>\(escapeHTML("Reset your \(productName) password"))</title></head>
             <body style="font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5">
             <p>Hello,</p>
             <p>We received a request to reset the password of your \(escapeHTML(productName)) account.
             Open this link on your phone to choose a new password:</p>
-            <p><a href="\(escapeHTML(link))">Choose a new password</a></p>
+            <p><a href="\(escapeHTML(link))" rel="noreferrer">Choose a new password</a></p>
             <p>The link works once and expires in <strong>\(escapeHTML(expiry))</strong>.</p>
             <p>If you did not ask for this, ignore this e-mail: your password stays as it is and
             nobody can change it without this link. If such mails keep coming, tell us.</p>
