@@ -155,6 +155,24 @@ final class SMTPClientTests: XCTestCase {
         }
     }
 
+    func testProviderFromConfiguration() throws {
+        let options = DeliveryOptions.all + SMTPOptions.all
+        let logger = Logger(service: "test", sink: LogSink())
+        let configuration = try Configuration(
+            arguments: ["--smtp-url", "smtps://mailer:secret@mail.example.com", "--mail-from", "Acme Bank <no-reply@acme.example>", "--smtp-attempts", "5"],
+            environment: [:], options: options)
+        let provider = try SMTPProvider(configuration: configuration, logger: logger)
+        XCTAssertEqual(provider.from, MailAddress(displayName: "Acme Bank", address: "no-reply@acme.example"))
+        XCTAssertEqual(provider.client.settings.url.security, .implicit)
+        XCTAssertEqual(provider.client.settings.maxAttempts, 5)
+        let missing = try Configuration(arguments: [], environment: [:], options: options)
+        XCTAssertThrowsError(try SMTPProvider(configuration: missing, logger: logger))
+        let badFrom = try Configuration(arguments: ["--smtp-url", "smtp://h", "--mail-from", "not an address"], environment: [:], options: options)
+        XCTAssertThrowsError(try SMTPProvider(configuration: badFrom, logger: logger))
+        let fromEnvironment = try Configuration(arguments: [], environment: ["LATCHKEY_SMTP_URL": "smtp://h:2525?starttls=required"], options: options)
+        XCTAssertEqual(try SMTPProvider(configuration: fromEnvironment, logger: logger).client.settings.url.port, 2525)
+    }
+
     func testUntrustedCertificateIsRefused() throws {
         // A CA file that exists but does not sign the server: the handshake never starts here
         // (the fake server has no TLS), so this checks loading and refusal of a bad CA path.
