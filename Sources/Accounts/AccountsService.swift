@@ -1,0 +1,187 @@
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+
+/// What the service needs from the verification service (internal forms, see protocol/internal.md).
+public protocol VerificationPort: Sendable {
+    /// Starts an SMS code bound to `payload`; returns its request id.
+    func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String
+    /// Checks `code` against the request and the same payload; throws verification's error.
+    func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError)
+    /// True when the request is already verified (the code was right earlier).
+    func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool
+}
+
+public struct TransferRequest: Sendable {
+    public let from: AccountName
+    public let to: AccountName
+    public let amountMinor: Int64
+    public let idempotencyKey: String
+}
+
+public struct TransferTicket: Sendable, Equatable {
+    public let transfer: Transfer
+
+    public var json: JSON {
+        [
+            "transfer_id": .string(transfer.id), "request_id": transfer.requestID.map(JSON.string) ?? .null,
+            "status": .string(transfer.state.rawValue), "amount": .int(transfer.amountMinor),
+            "currency": .string(transfer.currency), "from": .string(transfer.from), "to": .string(transfer.to),
+            "expires_at": .int(transfer.expiresAt),
+        ]
+    }
+}
+
+/// The meaning of the accounts methods: typed in, typed out, domain errors. No sockets, no JSON text.
+public final class AccountsService: Sendable {
+    public let store: LedgerStore
+    public let settings: AccountsSettings
+    let verification: VerificationPort
+    let clock: @Sendable () -> Int64
+
+    public init(
+        store: LedgerStore, verification: VerificationPort, settings: AccountsSettings = .init(),
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    ) {
+        self.store = store
+        self.verification = verification
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public func balances(userID: String) throws -> [AccountBalance] {
+        try store.balances(userID: userID).map { balance in
+            balance.currency.isEmpty ? AccountBalance(name: balance.name, balanceMinor: balance.balanceMinor, currency: settings.currency) : balance
+        }
+    }
+
+    /// Validates, records a pending transfer and starts its code. Idempotent by key.
+    public func transfer(userID: String, _ request: TransferRequest, context: CallContext?) throws -> TransferTicket {
+        guard request.from != request.to else {
+            throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
+        }
+        guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
+        }
+        let now = clock()
+        let outcome = try store.createTransfer(NewTransfer(
+            id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
+            amountMinor: request.amountMinor, currency: settings.currency, idempotencyKey: request.idempotencyKey,
+            now: now, expiresAt: now + settings.transferExpirySeconds, unstartedBefore: now - settings.unstartedRetrySeconds))
+        let pending: Transfer
+        switch outcome {
+        case .existing(let transfer): return TransferTicket(transfer: transfer)
+        case .insufficientFunds: throw AccountsError.insufficientFunds
+        case .conflict(let message): throw AccountsError.conflict(message)
+        case .created(let transfer), .restart(let transfer): pending = transfer
+        }
+        let requestID: String
+        do {
+            requestID = try verification.start(
+                userID: userID, payload: pending.verificationPayload,
+                expirySeconds: max(1, pending.expiresAt - now), context: context)
+        } catch {
+            // No code went out: forget the transfer so the same key can simply be retried.
+            try? store.abandonUnstarted(transferID: pending.id)
+            throw error
+        }
+        try store.attachRequestID(transferID: pending.id, requestID: requestID)
+        guard let started = try store.transfer(id: pending.id, userID: userID) else { throw AccountsError.notFound }
+        return TransferTicket(transfer: started)
+    }
+
+    /// Checks the transfer's own code, then books it in one transaction.
+    /// Repeated or concurrent confirms move the money once: the loser sees the same `done`
+    /// result, or `conflict` while the winner's transaction is still in flight.
+    public func confirm(userID: String, transferID: String, code: String, context: CallContext?) throws -> [AccountBalance] {
+        guard let transfer = try store.transfer(id: transferID, userID: userID) else { throw AccountsError.notFound }
+        switch transfer.state {
+        case .done: return try finish(transferID: transferID, userID: userID)
+        case .expired: throw AccountsError.expired
+        case .failed: throw AccountsError.conflict("this transfer failed; start a new one")
+        case .pending: break
+        }
+        if clock() >= transfer.expiresAt {
+            try store.markExpired(transferID: transferID)
+            throw AccountsError.expired
+        }
+        guard let requestID = transfer.requestID else {
+            throw AccountsError.conflict("this transfer's code is still being sent; retry shortly")
+        }
+        let checkError: RPCError?
+        do {
+            try verification.check(requestID: requestID, code: code, payload: transfer.verificationPayload, context: context)
+            checkError = nil
+        } catch {
+            checkError = error
+        }
+        if let checkError { try recover(from: checkError, transferID: transferID, requestID: requestID, context: context) }
+        return try finish(transferID: transferID, userID: userID)
+    }
+
+    /// Maps verification's refusal; returns only when the code is known to be right after all.
+    private func recover(from error: RPCError, transferID: String, requestID: String, context: CallContext?) throws {
+        switch error.reason {
+        case Reason.expired.rawValue, Reason.notFound.rawValue:
+            try store.markExpired(transferID: transferID)
+            throw AccountsError.expired
+        case Reason.conflict.rawValue:
+            // Already verified: by a concurrent confirm, or by one whose booking was cut short
+            // (crash). The code was right for this very payload, so booking now is safe and
+            // the state guard keeps it to once.
+            guard try verification.isVerified(requestID: requestID, context: context) else { throw error }
+        default:
+            throw error
+        }
+    }
+
+    private func finish(transferID: String, userID: String) throws -> [AccountBalance] {
+        switch try store.complete(transferID: transferID, userID: userID, now: clock()) {
+        case .done(let balances): return balances
+        case .insufficientFunds: throw AccountsError.insufficientFunds
+        case .expired: throw AccountsError.expired
+        case .notFound: throw AccountsError.notFound
+        case .notPending: throw AccountsError.conflict("this transfer failed; start a new one")
+        }
+    }
+
+    public func history(userID: String, limit: Int?, before: String?) throws -> HistoryPage {
+        let size = limit ?? settings.historyDefaultLimit
+        guard (1...settings.historyMaxLimit).contains(size) else {
+            throw AccountsError.invalidParams(field: "limit", message: "limit must be between 1 and \(settings.historyMaxLimit)")
+        }
+        var beforeID: Int64?
+        if let before {
+            guard let id = Int64(before), id > 0 else {
+                throw AccountsError.invalidParams(field: "before", message: "before must be a `next` cursor from an earlier page")
+            }
+            beforeID = id
+        }
+        // One extra row tells whether an older page exists.
+        let rows = try store.history(userID: userID, limit: size + 1, beforeLedgerID: beforeID)
+        let entries = Array(rows.prefix(size))
+        let next = rows.count > size ? entries.last.map { String($0.ledgerID) } : nil
+        return HistoryPage(entries: entries, next: next)
+    }
+
+    /// Operator/demo funding from the `external` ledger account. Idempotent by key.
+    public func deposit(userID: String, account: AccountName, amountMinor: Int64, idempotencyKey: String) throws -> Int64 {
+        guard (1...settings.maxAmountMinor).contains(amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
+        }
+        let outcome = try store.deposit(NewDeposit(
+            id: "dp_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, account: account, amountMinor: amountMinor,
+            currency: settings.currency, idempotencyKey: idempotencyKey, now: clock(), maxBalanceMinor: settings.maxBalanceMinor))
+        switch outcome {
+        case .balance(let balance): return balance
+        case .conflict(let message): throw AccountsError.conflict(message)
+        case .balanceTooLarge:
+            throw AccountsError.invalidParams(field: "amount", message: "the balance would exceed \(settings.maxBalanceMinor) minor units")
+        }
+    }
+
+    public func audit() throws -> [Breach] {
+        try store.audit(maxBreaches: 100)
+    }
+}
