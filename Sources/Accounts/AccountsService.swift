@@ -65,30 +65,32 @@ public final class AccountsService: Sendable {
             throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
         }
         let now = clock()
-        let outcome = try store.createTransfer(NewTransfer(
+        let candidate = NewTransfer(
             id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
             amountMinor: request.amountMinor, currency: settings.currency, idempotencyKey: request.idempotencyKey,
-            now: now, expiresAt: now + settings.transferExpirySeconds, unstartedBefore: now - settings.unstartedRetrySeconds))
-        let pending: Transfer
+            now: now, expiresAt: now + settings.transferExpirySeconds, requestID: "")
+        // A retry answers from what was recorded, without sending another code.
+        if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey) {
+            guard SQLiteLedgerStore.sameRequest(existing, candidate) else {
+                throw AccountsError.conflict("this idempotency_key was used for a different transfer")
+            }
+            return TransferTicket(transfer: existing)
+        }
+        let from = try store.balances(userID: userID).first { $0.name == request.from.rawValue }
+        guard let from, from.balanceMinor >= request.amountMinor else { throw AccountsError.insufficientFunds }
+        // The code goes out first, so the transfer is recorded in one write, already bound to it.
+        // If this process dies in between, nothing is recorded and the same key simply starts over.
+        let requestID = try verification.start(
+            userID: userID, payload: candidate.verificationPayload, expirySeconds: settings.transferExpirySeconds, context: context)
+        let outcome = try store.createTransfer(NewTransfer(
+            id: candidate.id, userID: userID, from: request.from, to: request.to, amountMinor: request.amountMinor,
+            currency: settings.currency, idempotencyKey: request.idempotencyKey, now: now, expiresAt: candidate.expiresAt,
+            requestID: requestID))
         switch outcome {
-        case .existing(let transfer): return TransferTicket(transfer: transfer)
+        case .created(let transfer), .existing(let transfer): return TransferTicket(transfer: transfer)
         case .insufficientFunds: throw AccountsError.insufficientFunds
         case .conflict(let message): throw AccountsError.conflict(message)
-        case .created(let transfer), .restart(let transfer): pending = transfer
         }
-        let requestID: String
-        do {
-            requestID = try verification.start(
-                userID: userID, payload: pending.verificationPayload,
-                expirySeconds: max(1, pending.expiresAt - now), context: context)
-        } catch {
-            // No code went out: forget the transfer so the same key can simply be retried.
-            try? store.abandonUnstarted(transferID: pending.id)
-            throw error
-        }
-        try store.attachRequestID(transferID: pending.id, requestID: requestID)
-        guard let started = try store.transfer(id: pending.id, userID: userID) else { throw AccountsError.notFound }
-        return TransferTicket(transfer: started)
     }
 
     /// Checks the transfer's own code, then books it in one transaction.
@@ -106,9 +108,7 @@ public final class AccountsService: Sendable {
             try store.markExpired(transferID: transferID)
             throw AccountsError.expired
         }
-        guard let requestID = transfer.requestID else {
-            throw AccountsError.conflict("this transfer's code is still being sent; retry shortly")
-        }
+        guard let requestID = transfer.requestID else { throw AccountsError.notFound }
         let checkError: RPCError?
         do {
             try verification.check(requestID: requestID, code: code, payload: transfer.verificationPayload, context: context)

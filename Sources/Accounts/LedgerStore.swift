@@ -7,9 +7,8 @@ import Storage
 /// parameters, SAVEPOINT, no UPSERT or RETURNING); only the DDL of the migration is SQLite's.
 public protocol LedgerStore: Sendable {
     func balances(userID: String) throws -> [AccountBalance]
+    func existingTransfer(userID: String, idempotencyKey: String) throws -> Transfer?
     func createTransfer(_ request: NewTransfer) throws -> CreateOutcome
-    func attachRequestID(transferID: String, requestID: String) throws
-    func abandonUnstarted(transferID: String) throws
     func transfer(id: String, userID: String) throws -> Transfer?
     func markExpired(transferID: String) throws
     func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome
@@ -28,19 +27,21 @@ public struct NewTransfer: Sendable {
     public let idempotencyKey: String
     public let now: Int64
     public let expiresAt: Int64
-    /// An existing transfer with no request id, older than this, may be started again.
-    public let unstartedBefore: Int64
+    /// The verification already started for this transfer (its code names `id`).
+    public let requestID: String
+
+    var verificationPayload: [String: JSON] {
+        Transfer.verificationPayload(id: id, from: from.rawValue, to: to.rawValue, amountMinor: amountMinor, currency: currency)
+    }
 }
 
 public enum CreateOutcome: Sendable, Equatable {
-    /// A new pending transfer: start its verification.
+    /// A new pending transfer.
     case created(Transfer)
-    /// Same key, same request: the transfer made before (its verification already started).
+    /// Same key, same request: the transfer made before (a retry, or a concurrent twin that won).
     case existing(Transfer)
-    /// Same key, same request, but its verification never started (crash or upstream failure): start it now.
-    case restart(Transfer)
     case insufficientFunds
-    /// Same key, a different request; or the same one still being started by another call.
+    /// Same key, a different request.
     case conflict(String)
 }
 
@@ -201,32 +202,34 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
 
     // MARK: Writes
 
+    public func existingTransfer(userID: String, idempotencyKey: String) throws -> Transfer? {
+        try database.read { c in try Self.transfer(c, userID: userID, idempotencyKey: idempotencyKey) }
+    }
+
+    static func transfer(_ c: Connection, userID: String, idempotencyKey: String) throws -> Transfer? {
+        try c.queryOne(
+            "SELECT \(transferColumns) FROM transfers WHERE user_id = ? AND kind = 'transfer' AND idempotency_key = ?",
+            [.text(userID), .text(idempotencyKey)]
+        ).map(decodeTransfer)
+    }
+
+    /// Records a pending transfer whose code is already on its way. Checks the key and the
+    /// funds again under the write lock: the earlier look was only a snapshot.
     public func createTransfer(_ request: NewTransfer) throws -> CreateOutcome {
         try committer.write { c in
-            if let row = try c.queryOne(
-                "SELECT \(Self.transferColumns) FROM transfers WHERE user_id = ? AND kind = 'transfer' AND idempotency_key = ?",
-                [.text(request.userID), .text(request.idempotencyKey)])
-            {
-                let existing = try Self.decodeTransfer(row)
-                guard existing.from == request.from.rawValue, existing.to == request.to.rawValue,
-                    existing.amountMinor == request.amountMinor, existing.currency == request.currency
-                else { return .conflict("this idempotency_key was used for a different transfer") }
-                if existing.requestID != nil || existing.state != .pending { return .existing(existing) }
-                guard existing.createdAt < request.unstartedBefore else {
-                    return .conflict("the same transfer is being started; retry shortly")
-                }
-                return .restart(existing)
+            if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
+                return Self.sameRequest(existing, request) ? .existing(existing) : .conflict("this idempotency_key was used for a different transfer")
             }
             let from = try Self.account(c, userID: request.userID, name: request.from.rawValue, currency: request.currency, now: request.now)
             guard from.balance >= request.amountMinor else { return .insufficientFunds }
             try c.run("""
                 INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
                                        idempotency_key, request_id, created_at, expires_at, completed_at)
-                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, NULL, ?, ?, NULL)
+                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, ?, ?, ?, NULL)
                 """, [
                     .text(request.id), .text(request.userID), .text(request.from.rawValue), .text(request.to.rawValue),
                     .integer(request.amountMinor), .text(request.currency), .text(request.idempotencyKey),
-                    .integer(request.now), .integer(request.expiresAt),
+                    .text(request.requestID), .integer(request.now), .integer(request.expiresAt),
                 ])
             guard let created = try Self.transfer(c, id: request.id, userID: request.userID) else {
                 throw StorageError.misuse("inserted transfer not found")
@@ -235,18 +238,10 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
         }
     }
 
-    public func attachRequestID(transferID: String, requestID: String) throws {
-        try committer.write { c in
-            try c.run("UPDATE transfers SET request_id = ? WHERE id = ? AND state = 'pending'", [.text(requestID), .text(transferID)])
-        }
-    }
-
-    /// Deletes a pending transfer whose verification could not be started, so the same key can try again.
-    public func abandonUnstarted(transferID: String) throws {
-        try committer.write { c in
-            try c.run(
-                "DELETE FROM transfers WHERE id = ? AND state = 'pending' AND request_id IS NULL", [.text(transferID)])
-        }
+    /// Same accounts, amount and currency: a retry of the same request.
+    public static func sameRequest(_ existing: Transfer, _ request: NewTransfer) -> Bool {
+        existing.from == request.from.rawValue && existing.to == request.to.rawValue
+            && existing.amountMinor == request.amountMinor && existing.currency == request.currency
     }
 
     public func markExpired(transferID: String) throws {

@@ -26,9 +26,6 @@ public struct AccountsSettings: Sendable {
     public var maxBalanceMinor: Int64 = 1_000_000_000_000_000
     /// A pending transfer (and its code) lives this long.
     public var transferExpirySeconds: Int64 = 300
-    /// A pending transfer whose verification was never started (crash, upstream failure)
-    /// may be started again by a retry with the same key after this long.
-    public var unstartedRetrySeconds: Int64 = 15
     /// Longest idempotency key, in bytes.
     public var maxIdempotencyKeyBytes = 128
     /// History page size: default and maximum.
@@ -55,6 +52,10 @@ public struct Transfer: Sendable, Equatable {
     /// What the verification code is bound to (PSD2 dynamic linking). Start and check send the
     /// very same object, so a code for one transfer can never confirm another.
     public var verificationPayload: [String: JSON] {
+        Self.verificationPayload(id: id, from: from, to: to, amountMinor: amountMinor, currency: currency)
+    }
+
+    static func verificationPayload(id: String, from: String, to: String, amountMinor: Int64, currency: String) -> [String: JSON] {
         [
             "amount": .int(amountMinor), "currency": .string(currency),
             "from": .string(from), "to": .string(to), "transfer_id": .string(id),
