@@ -33,7 +33,7 @@ public final class Stack: @unchecked Sendable {
         public fileprivate(set) var process: Process
         let arguments: [String]
         let environment: [String: String]
-        let logPath: String
+        public let logPath: String
 
         init(service: String, replicaID: String, endpoint: Endpoint, process: Process, arguments: [String], environment: [String: String], logPath: String) {
             self.service = service
