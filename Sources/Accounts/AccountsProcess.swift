@@ -126,6 +126,10 @@ public struct RPCVerification: VerificationPort {
         return answer["status"]?.stringValue == "verified"
     }
 
+    public func cancel(requestID: String, context: CallContext?) throws(RPCError) {
+        _ = try pinnedCall("verification.cancel", requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+    }
+
     /// The owner replica of a request id, or nil for ids without one.
     static func replicaID(of requestID: String) -> String? {
         guard requestID.hasPrefix("vr_") else { return nil }

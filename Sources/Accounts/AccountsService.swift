@@ -11,6 +11,8 @@ public protocol VerificationPort: Sendable {
     func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError)
     /// True when the request is already verified (the code was right earlier).
     func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool
+    /// Ends a pending request: its code stops working at once.
+    func cancel(requestID: String, context: CallContext?) throws(RPCError)
 }
 
 public struct TransferRequest: Sendable {
@@ -80,8 +82,7 @@ public final class AccountsService: Sendable {
         guard let from, from.balanceMinor >= request.amountMinor else { throw AccountsError.insufficientFunds }
         // The code goes out first, so the transfer is recorded in one write, already bound to it.
         // If this process dies in between, nothing is recorded and the same key simply starts over.
-        let requestID = try verification.start(
-            userID: userID, payload: candidate.verificationPayload, expirySeconds: settings.transferExpirySeconds, context: context)
+        let requestID = try startCode(userID: userID, payload: candidate.verificationPayload, context: context)
         let outcome = try store.createTransfer(NewTransfer(
             id: candidate.id, userID: userID, from: request.from, to: request.to, amountMinor: request.amountMinor,
             currency: settings.currency, idempotencyKey: request.idempotencyKey, now: now, expiresAt: candidate.expiresAt,
@@ -93,6 +94,29 @@ public final class AccountsService: Sendable {
         }
     }
 
+    /// Starts the code. Verification allows one live code per phone: when the live one belongs
+    /// to this user's own pending transfer, the new transfer supersedes it (that code is
+    /// cancelled and the old transfer can no longer be confirmed); any other live code (a login)
+    /// is answered `concurrent_verification`.
+    private func startCode(userID: String, payload: [String: JSON], context: CallContext?) throws -> String {
+        let first = Result { () throws(RPCError) -> String in
+            try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
+        }
+        guard case .failure(let error) = first, error.reason == Reason.concurrentVerification.rawValue,
+            let live = error.data?["request_id"]?.stringValue,
+            let superseded = try store.pendingTransfer(userID: userID, requestID: live)
+        else { return try first.get() }
+        // (A typed `catch ... where` here crashes the Swift 6.0 compiler; hence the Result.)
+        let cancelled = Result { () throws(RPCError) in try verification.cancel(requestID: live, context: context) }
+        if case .failure(let refusal) = cancelled,
+            refusal.reason != Reason.conflict.rawValue && refusal.reason != Reason.notFound.rawValue
+        {
+            throw refusal
+        }
+        try store.cancel(transferID: superseded.id)
+        return try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
+    }
+
     /// Checks the transfer's own code, then books it in one transaction.
     /// Repeated or concurrent confirms move the money once: the loser sees the same `done`
     /// result, or `conflict` while the winner's transaction is still in flight.
@@ -102,6 +126,7 @@ public final class AccountsService: Sendable {
         case .done: return try finish(transferID: transferID, userID: userID)
         case .expired: throw AccountsError.expired
         case .failed: throw AccountsError.conflict("this transfer failed; start a new one")
+        case .cancelled: throw AccountsError.conflict("a newer transfer replaced this one")
         case .pending: break
         }
         if clock() >= transfer.expiresAt {
@@ -126,6 +151,8 @@ public final class AccountsService: Sendable {
         case Reason.expired.rawValue, Reason.notFound.rawValue:
             try store.markExpired(transferID: transferID)
             throw AccountsError.expired
+        case Reason.conflict.rawValue where error.data?["status"]?.stringValue == "verified":
+            return  // verified earlier, see below
         case Reason.conflict.rawValue:
             // Already verified: by a concurrent confirm, or by one whose booking was cut short
             // (crash). The code was right for this very payload, so booking now is safe and
@@ -142,6 +169,7 @@ public final class AccountsService: Sendable {
         case .insufficientFunds: throw AccountsError.insufficientFunds
         case .expired: throw AccountsError.expired
         case .notFound: throw AccountsError.notFound
+        case .notPending(.cancelled): throw AccountsError.conflict("a newer transfer replaced this one")
         case .notPending: throw AccountsError.conflict("this transfer failed; start a new one")
         }
     }

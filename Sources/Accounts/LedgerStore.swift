@@ -11,6 +11,8 @@ public protocol LedgerStore: Sendable {
     func createTransfer(_ request: NewTransfer) throws -> CreateOutcome
     func transfer(id: String, userID: String) throws -> Transfer?
     func markExpired(transferID: String) throws
+    func cancel(transferID: String) throws
+    func pendingTransfer(userID: String, requestID: String) throws -> Transfer?
     func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome
     func deposit(_ request: NewDeposit) throws -> DepositOutcome
     func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry]
@@ -98,7 +100,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
                 to_account TEXT NOT NULL,
                 amount INTEGER NOT NULL CHECK (amount > 0),
                 currency TEXT NOT NULL,
-                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed')),
+                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed', 'cancelled')),
                 idempotency_key TEXT NOT NULL,
                 request_id TEXT,
                 created_at INTEGER NOT NULL,
@@ -116,6 +118,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
                 UNIQUE (transfer_id, account_id)
             );
             CREATE INDEX ledger_by_account ON ledger (account_id, id);
+            CREATE INDEX transfers_by_request ON transfers (request_id);
             """),
     ]
 
@@ -244,6 +247,22 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
             && existing.amountMinor == request.amountMinor && existing.currency == request.currency
     }
 
+    public func cancel(transferID: String) throws {
+        try committer.write { c in
+            try c.run("UPDATE transfers SET state = 'cancelled' WHERE id = ? AND state = 'pending'", [.text(transferID)])
+        }
+    }
+
+    public func pendingTransfer(userID: String, requestID: String) throws -> Transfer? {
+        try database.read { c in
+            try c.queryOne("""
+                SELECT \(Self.transferColumns) FROM transfers
+                WHERE user_id = ? AND request_id = ? AND kind = 'transfer' AND state = 'pending'
+                """, [.text(userID), .text(requestID)]
+            ).map(Self.decodeTransfer)
+        }
+    }
+
     public func markExpired(transferID: String) throws {
         try committer.write { c in
             try c.run("UPDATE transfers SET state = 'expired' WHERE id = ? AND state = 'pending'", [.text(transferID)])
@@ -259,7 +278,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
             switch transfer.state {
             case .done: return .done(try Self.balances(c, userID: userID))
             case .expired: return .expired
-            case .failed: return .notPending(.failed)
+            case .failed, .cancelled: return .notPending(transfer.state)
             case .pending: break
             }
             if now >= transfer.expiresAt {

@@ -11,9 +11,10 @@ public enum AccountName: String, Sendable, CaseIterable {
 }
 
 /// Where a transfer is in its life. `pending` -> `done` (confirmed and booked),
-/// `expired` (its code expired first) or `failed` (the code was right but funds no longer sufficed).
+/// `expired` (its code expired first), `failed` (the code was right but funds no longer
+/// sufficed) or `cancelled` (a newer transfer of the same user replaced it and its code).
 public enum TransferState: String, Sendable {
-    case pending, done, expired, failed
+    case pending, done, expired, failed, cancelled
 }
 
 /// The limits and settings of the service, each with its unit in the name.

@@ -114,6 +114,24 @@ final class LedgerTests: AccountsTestCase {
         XCTAssertEqual(try balance("u1", .checking), 1_000)
     }
 
+    func testANewTransferSupersedesTheUsersPendingOneWhenVerificationAllowsOneLiveCode() throws {
+        verification.oneLiveCodePerUser = true
+        try fund("u1", .checking, 1_000)
+        let old = try transfer("u1", .checking, .saving, 100)
+        let new = try transfer("u1", .checking, .saving, 200)
+        XCTAssertEqual(verification.request(old.requestID!)?.cancelled, true)
+        XCTAssertEqual(try store.transfer(id: old.id, userID: "u1")?.state, .cancelled)
+        assertReason(.conflict) { _ = try service.confirm(userID: "u1", transferID: old.id, code: code(for: old), context: nil) }
+        _ = try service.confirm(userID: "u1", transferID: new.id, code: code(for: new), context: nil)
+        XCTAssertEqual(try balance("u1", .checking), 800)
+        // A live code that is not one of our transfers (a login) is not touched.
+        let login = try verification.start(userID: "u2", payload: [:], expirySeconds: 60, context: nil)
+        try fund("u2", .checking, 1_000)
+        assertReason(.concurrentVerification) { _ = try transfer("u2", .checking, .saving, 100) }
+        XCTAssertEqual(verification.request(login)?.cancelled, false)
+        try assertAuditClean()
+    }
+
     func testAnotherUsersTransferIsNotFound() throws {
         try fund("u1", .checking, 1_000)
         let pending = try transfer("u1", .checking, .saving, 100)

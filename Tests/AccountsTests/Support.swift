@@ -12,6 +12,7 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
         var payload: [String: JSON]
         var code: String
         var verified = false
+        var cancelled = false
         var attemptsLeft = 3
     }
 
@@ -19,12 +20,17 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
     private var requests: [String: Request] = [:]
     private var counter = 0
     var failStart: RPCError?
+    /// Like the real service: one live (pending) code per user's phone.
+    var oneLiveCodePerUser = false
     private(set) var startCount = 0
 
     func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
         lock.lock()
         defer { lock.unlock() }
         if let failStart { throw failStart }
+        if oneLiveCodePerUser, let live = requests.first(where: { $0.value.userID == userID && !$0.value.verified && !$0.value.cancelled }) {
+            throw RPCError(.concurrentVerification, "busy", extra: ["request_id": .string(live.key)])
+        }
         counter += 1
         startCount += 1
         let id = "vr_fake_\(counter)"
@@ -36,7 +42,8 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard var request = requests[requestID] else { throw RPCError(.notFound, "no such request") }
-        if request.verified { throw RPCError(.conflict, "already verified") }
+        if request.verified { throw RPCError(.conflict, "already verified", extra: ["status": "verified"]) }
+        if request.cancelled { throw RPCError(.conflict, "cancelled", extra: ["status": "cancelled"]) }
         if request.attemptsLeft == 0 { throw RPCError(.tooManyAttempts, "too many attempts") }
         guard request.code == code, request.payload == payload else {
             request.attemptsLeft -= 1
@@ -51,6 +58,14 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return requests[requestID]?.verified ?? false
+    }
+
+    func cancel(requestID: String, context: CallContext?) throws(RPCError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let request = requests[requestID] else { throw RPCError(.notFound, "no such request") }
+        guard !request.verified, !request.cancelled else { throw RPCError(.conflict, "finished") }
+        requests[requestID]?.cancelled = true
     }
 
     /// The code the user's phone got, and the payload it names.

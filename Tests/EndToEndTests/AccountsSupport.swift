@@ -89,13 +89,21 @@ final class FakeUpstreams: @unchecked Sendable {
             lock.lock()
             defer { lock.unlock() }
             guard var entry = codes[requestID] else { throw RPCError(.notFound, "no such request") }
-            if entry.verified { throw RPCError(.conflict, "already verified") }
+            if entry.verified { throw RPCError(.conflict, "already verified", extra: ["status": "verified"]) }
             guard entry.code == code, entry.payload == payload else {
                 throw RPCError(.invalidCode, "wrong code", extra: ["attempts_left": 2])
             }
             entry.verified = true
             codes[requestID] = entry
             return ["status": "verified", "user_id": .string(entry.userID)]
+        }
+        router.register("verification.cancel") { [unowned self] params, _ in
+            let requestID = try params.string("request_id")
+            lock.lock()
+            defer { lock.unlock() }
+            guard codes[requestID] != nil else { throw RPCError(.notFound, "no such request") }
+            codes.removeValue(forKey: requestID)
+            return ["status": "cancelled"]
         }
         router.register("verification.status") { [unowned self] params, _ in
             let requestID = try params.string("request_id")
