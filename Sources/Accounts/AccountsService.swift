@@ -108,12 +108,16 @@ public final class AccountsService: Sendable {
         else { return try first.get() }
         // (A typed `catch ... where` here crashes the Swift 6.0 compiler; hence the Result.)
         let cancelled = Result { () throws(RPCError) in try verification.cancel(requestID: live, context: context) }
-        if case .failure(let refusal) = cancelled,
-            refusal.reason != Reason.conflict.rawValue && refusal.reason != Reason.notFound.rawValue
-        {
+        switch cancelled {
+        case .success:
+            try store.cancel(transferID: superseded.id)
+        case .failure(let refusal) where refusal.reason == Reason.conflict.rawValue:
+            break  // it finished meanwhile (maybe verified by a confirm in flight): leave that transfer be
+        case .failure(let refusal) where refusal.reason == Reason.notFound.rawValue:
+            try store.cancel(transferID: superseded.id)
+        case .failure(let refusal):
             throw refusal
         }
-        try store.cancel(transferID: superseded.id)
         return try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
     }
 
