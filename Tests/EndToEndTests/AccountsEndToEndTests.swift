@@ -91,6 +91,19 @@ final class AccountsEndToEndTests: XCTestCase {
     /// same address and data the ledger is intact: audit clean, every acknowledged confirm
     /// booked exactly once, and confirms cut short by the kill complete on retry.
     func testKillNineMidStormLosesNothingAcknowledgedAndAppliesNothingTwice() throws {
+        try killNineMidStorm()
+    }
+
+    func testKillNineMidStormWithOneCommitPerWrite() throws {
+        accounts.kill()
+        accounts = AccountsProcessUnderTest(
+            dataDirectory: directory + "-single", upstream: fakes.endpoint, extraArguments: ["--group-commit-max", "1"])
+        defer { try? FileManager.default.removeItem(atPath: directory + "-single") }
+        try accounts.start()
+        try killNineMidStorm()
+    }
+
+    private func killNineMidStorm() throws {
         let users = (0..<8).map { "storm-\($0)" }
         let admin = try LineClient(accounts.endpoint)
         for user in users {
@@ -120,9 +133,10 @@ final class AccountsEndToEndTests: XCTestCase {
         XCTAssertEqual(group.wait(timeout: .now() + 30), .success)
         let acknowledged = record.acknowledged
         let created = record.created
-        print("storm: \(acknowledged.count) confirmed transfers in \(String(format: "%.2f", elapsed)) s before kill -9 "
+        print("storm: \(acknowledged.count) confirmed (\(created.count - acknowledged.count) cut short) in \(String(format: "%.2f", elapsed)) s before kill -9 "
             + "(\(Int(Double(acknowledged.count) / elapsed)) confirmed transfers/s over TCP, 16 connections)")
         XCTAssertGreaterThan(acknowledged.count, 10)
+        XCTAssertEqual(record.duplicates, [], "a retried transfer request made a second transfer")
 
         try accounts.start()
         let client = try LineClient(accounts.endpoint)
@@ -164,6 +178,13 @@ final class AccountsEndToEndTests: XCTestCase {
                     let code = fakes.code(requestID)?.code
                 else { return }
                 record.created(transferID, user: user, code: code)
+                if round % 5 == 0 {  // a retry of the same request answers the same transfer
+                    let again = try client.result("accounts.transfer", [
+                        "session": .string("lks_\(user)"), "from": forward ? "checking" : "saving", "to": forward ? "saving" : "checking",
+                        "amount": .int(Int64(1 + (worker * 7 + round) % 97)), "idempotency_key": .string("w\(worker)-r\(round)"),
+                    ])
+                    if again["transfer_id"]?.stringValue != transferID { record.duplicate(transferID) }
+                }
                 let done = try client.result("accounts.confirm", [
                     "session": .string("lks_\(user)"), "transfer_id": .string(transferID), "code": .string(code),
                 ])
@@ -202,6 +223,19 @@ final class StormRecord: @unchecked Sendable {
     private var createdTickets: [String: Ticket] = [:]
     private var acknowledgedIDs: Set<String> = []
     private var isStopped = false
+    private var duplicateIDs: [String] = []
+
+    func duplicate(_ transferID: String) {
+        lock.lock()
+        duplicateIDs.append(transferID)
+        lock.unlock()
+    }
+
+    var duplicates: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return duplicateIDs
+    }
 
     func created(_ transferID: String, user: String, code: String) {
         lock.lock()
