@@ -151,6 +151,16 @@ final class LedgerTests: AccountsTestCase {
         try assertAuditClean()
     }
 
+    func testTransferExpiresWhenVerificationNoLongerKnowsItsCode() throws {
+        try fund("u1", .checking, 1_000)
+        let pending = try transfer("u1", .checking, .saving, 100)
+        let code = code(for: pending)
+        verification.forget(pending.requestID!)
+        assertThrows(.expired) { _ = try service.confirm(userID: "u1", transferID: pending.id, code: code, context: nil) }
+        XCTAssertEqual(try store.transfer(id: pending.id, userID: "u1")?.state, .expired)
+        XCTAssertEqual(try transfer("u1", .checking, .saving, 100, key: pending.idempotencyKey).state, .expired)
+    }
+
     func testRepeatedConfirmAnswersDoneAndMovesMoneyOnce() throws {
         try fund("u1", .checking, 1_000)
         let pending = try transfer("u1", .checking, .saving, 100)

@@ -75,6 +75,13 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
         return requests[id]
     }
 
+    /// Forgets a request, as verification does once its code expired.
+    func forget(_ id: String) {
+        lock.lock()
+        requests.removeValue(forKey: id)
+        lock.unlock()
+    }
+
     /// Marks a request verified without the service seeing the answer (a confirm cut short).
     func markVerified(_ id: String) {
         lock.lock()

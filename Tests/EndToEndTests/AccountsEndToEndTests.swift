@@ -49,6 +49,12 @@ final class AccountsEndToEndTests: XCTestCase {
             "session": "lks_alice", "from": "checking", "to": "saving", "amount": 1.5, "idempotency_key": "k0",
         ])
         XCTAssertEqual(error(of: fractional)?.data?["field"], "amount")
+        let unknownAccount = try client.call("accounts.transfer", [
+            "session": "lks_alice", "from": "brokerage", "to": "saving", "amount": 5, "idempotency_key": "k0",
+        ])
+        XCTAssertEqual(error(of: unknownAccount)?.data?["field"], "from")
+        let missingKey = try client.call("accounts.transfer", ["session": "lks_alice", "from": "checking", "to": "saving", "amount": 5])
+        XCTAssertEqual(error(of: missingKey)?.data?["field"], "idempotency_key")
 
         let ticket = try client.result("accounts.transfer", [
             "session": "lks_alice", "from": "checking", "to": "saving", "amount": 500_000, "idempotency_key": "k1",
