@@ -137,7 +137,10 @@ final class AccountsProcessUnderTest {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         let before = log.split(separator: "\n").filter { $0.contains("\"msg\":\"listening\"") }.count
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("accounts"))
+        // `ACCOUNTS_TEST_BINARY` runs another build (say, release) of the executable under the same tests.
+        let binary = ProcessInfo.processInfo.environment["ACCOUNTS_TEST_BINARY"]
+            ?? (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("accounts")
+        process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
             "--listen", "127.0.0.1:\(endpoint.port)", "--data-dir", dataDirectory,
             "--identity", upstream.description, "--verification", upstream.description, "--log-level", "info",
