@@ -29,7 +29,7 @@ final class MethodTableTests: IdentityTestCase {
         let done = DispatchSemaphore(value: 0)
         let box = ResultBox()
         let context = CallContext(
-            method: method, requestID: "test-1", client: client, logger: Logger(service: "identity", sink: logs),
+            method: method, requestID: "test-1", client: client, logger: Logger(service: "identity", minimumLevel: .debug, sink: logs),
             deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
         router.dispatch(RPCRequest(method: method, params: .object(params), id: 1), context: context) { outcome in
             box.set(outcome)
