@@ -163,9 +163,8 @@ public final class IdentityService: Sendable {
     public func sessions(token: String) throws -> (current: SessionRecord, all: [SessionRecord]) {
         let current = try introspect(token: token)
         let now = clock.now()
-        let live = try store.sessions(userID: current.userID, limit: settings.maxSessionsListed).filter {
-            now < $0.expiresAt && now - $0.lastSeenAt < settings.sessionIdleSeconds
-        }
+        let live = try store.liveSessions(
+            userID: current.userID, now: now, seenSince: now - settings.sessionIdleSeconds, limit: settings.maxSessionsListed)
         return (current, live)
     }
 

@@ -276,12 +276,16 @@ public final class IdentityStore: Sendable {
         try database.read { c in try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(id)]).map(Self.session) }
     }
 
-    /// Active (not revoked) sessions of a user, newest first; expiry is the caller's to judge.
-    public func sessions(userID: String, limit: Int) throws -> [SessionRecord] {
+    /// Live sessions of a user (not revoked, before expiry, seen since `seenSince`), newest first.
+    public func liveSessions(userID: String, now: Int64, seenSince: Int64, limit: Int) throws -> [SessionRecord] {
         try database.read { c in
             try c.query(
-                "SELECT \(Self.sessionColumns) FROM sessions WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, session_id LIMIT ?",
-                [.text(userID), SQLValue(limit)]
+                """
+                SELECT \(Self.sessionColumns) FROM sessions
+                WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
+                ORDER BY created_at DESC, session_id LIMIT ?
+                """,
+                [.text(userID), .integer(now), .integer(seenSince), SQLValue(limit)]
             ).map(Self.session)
         }
     }

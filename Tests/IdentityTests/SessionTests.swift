@@ -159,6 +159,14 @@ final class SessionLifecycleTests: IdentityTestCase {
         XCTAssertEqual(try service.sessions(token: phone.session).all.map(\.sessionID), [phone.sessionID])
     }
 
+    func testIdleAndExpiredSessionsAreNotListed() throws {
+        let stale = try login(device: "old-phone")
+        clock.advance(601)
+        let fresh = try login(device: "new-phone")
+        XCTAssertEqual(try service.sessions(token: fresh.session).all.map(\.sessionID), [fresh.sessionID])
+        assertIdentityError(.unauthenticated) { try service.introspect(token: stale.session) }
+    }
+
     func testUsersCannotRevokeOthersSessions() throws {
         try registerUser("bob")
         let alice = try login()
