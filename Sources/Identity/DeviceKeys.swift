@@ -9,12 +9,17 @@ extension IdentityService {
     /// A challenge for `deviceID`, bound to the session's user, or to `username`'s. For an
     /// unknown username the answer looks the same but nothing is stored (no enumeration): it
     /// later fails like any challenge of a device without a key.
-    public func challenge(deviceID rawDevice: String, token: String?, username: String?) throws -> IssuedChallenge {
+    /// Challenges by username (no session) are limited per client address (`rate_limited`).
+    public func challenge(deviceID rawDevice: String, token: String?, username: String?, caller: Caller = Caller(client: nil)) throws -> IssuedChallenge {
         let deviceID = try Normalization.deviceID(rawDevice)
         let userID: String?
         if let token {
             userID = try introspect(token: token).userID
         } else if let username {
+            let address = caller.client ?? "unknown"
+            let now = Double(clock.now())
+            if let wait = challengeBudget.retryAfter(address: address, now: now) { throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait)) }
+            challengeBudget.charge(address: address, now: now)
             userID = try (try? Normalization.username(username)).flatMap { try store.user(username: $0) }?.userID
         } else {
             throw IdentityError.invalidField("session", "give session or username")

@@ -40,7 +40,7 @@ public enum IdentityError: Error, Equatable, Sendable {
         case .locked(let seconds):
             return RPCError(.locked, "too many failed logins for this account; try again later", extra: ["retry_after": .int(seconds)])
         case .rateLimited(let seconds):
-            return RPCError(.rateLimited, "too many failed logins from this address; try again later", extra: ["retry_after": .int(seconds)])
+            return RPCError(.rateLimited, "too many attempts from this address; try again later", extra: ["retry_after": .int(seconds)])
         case .weakPassword(let rule, let message):
             return RPCError(.weakPassword, message, extra: ["rule": .string(rule)])
         case .conflict(let field, let message):

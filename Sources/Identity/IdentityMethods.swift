@@ -93,10 +93,11 @@ public enum IdentityMethods {
     }
 
     private static func registerKeys(_ router: Router, _ service: IdentityService) {
-        router.register("identity.challenge") { params, _ in
+        router.register("identity.challenge") { params, context in
             let issued = try service.challenge(
                 deviceID: try params.string("device_id", maxLength: idMaxBytes),
-                token: try params.optionalString("session", maxLength: tokenMaxBytes), username: try params.optionalString("username", maxLength: 256))
+                token: try params.optionalString("session", maxLength: tokenMaxBytes), username: try params.optionalString("username", maxLength: 256),
+                caller: caller(context))
             return ["challenge": .string(issued.challenge), "expires_at": .int(issued.expiresAt)]
         }
         router.register("identity.enroll_key") { params, context in

@@ -33,6 +33,7 @@ public final class IdentityService: Sendable {
     public let settings: IdentitySettings
     public let clock: IdentityClock
     let clientBudget: ClientLoginBudget
+    let challengeBudget: ClientLoginBudget
     /// A hash of a random password with the current parameters: unknown users are verified
     /// against it, so they cost the same scrypt work as known ones.
     let dummyHash: String
@@ -44,6 +45,7 @@ public final class IdentityService: Sendable {
         self.settings = settings
         self.clock = clock
         clientBudget = ClientLoginBudget(burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
+        challengeBudget = ClientLoginBudget(burst: settings.challengeBurst, refillPerMinute: settings.challengeRefillPerMinute)
         dummyHash = try PasswordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)), parameters: settings.scrypt)
     }
 
@@ -73,7 +75,7 @@ public final class IdentityService: Sendable {
         let now = clock.now()
         let user = UserRecord(
             userID: Self.newID("usr_"), username: username, email: email, phone: phone,
-            passwordHash: try PasswordHasher.hash(input.password, parameters: settings.scrypt),
+            passwordHash: try PasswordHasher.hash(PasswordPolicy.normalize(input.password), parameters: settings.scrypt),
             smsVerification: false, sitekey: nil, createdAt: now)
         try store.insertUser(user)
         try store.record([event(user.userID, "user.registered", "ok", device: nil, caller, now)])
@@ -82,8 +84,9 @@ public final class IdentityService: Sendable {
 
     // MARK: Password login
 
-    public func login(username rawUsername: String, password: String, deviceID rawDevice: String, caller: Caller) throws -> LoginResult {
+    public func login(username rawUsername: String, password rawPassword: String, deviceID rawDevice: String, caller: Caller) throws -> LoginResult {
         let deviceID = try Normalization.deviceID(rawDevice)
+        let password = PasswordPolicy.normalize(rawPassword)
         guard let username = try? Normalization.username(rawUsername) else {
             throw IdentityError.invalidCredentials("wrong username or password")
         }
@@ -125,7 +128,9 @@ public final class IdentityService: Sendable {
         if rehash != nil { events.append(event(user.userID, "password.rehashed", "ok", device: deviceID, caller, now)) }
         let trusted = try store.isTrustedDevice(userID: user.userID, deviceID: deviceID)
         let hasKey = try store.hasActiveKey(userID: user.userID, deviceID: deviceID)
-        try store.createSession(session, tokenHash: OpaqueToken.hash(token), clearThrottleFor: clearThrottle, rehash: rehash, events: events)
+        try store.createSession(
+            session, tokenHash: OpaqueToken.hash(token), clearThrottleFor: clearThrottle, rehash: rehash, events: events,
+            auditKeepSince: now - settings.auditRetentionSeconds)
         var required: [String] = []
         if aal < 2 {
             if hasKey { required.append("device_key") }
@@ -246,7 +251,7 @@ public final class IdentityService: Sendable {
     public func setPassword(userID: String, password: String, caller: Caller) throws {
         let user = try user(id: userID)
         try settings.policy.check(password, username: user.username, email: user.email)
-        let hash = try PasswordHasher.hash(password, parameters: settings.scrypt)
+        let hash = try PasswordHasher.hash(PasswordPolicy.normalize(password), parameters: settings.scrypt)
         let now = clock.now()
         guard try store.setPasswordHash(userID: userID, hash: hash, event: event(userID, "password.changed", "ok", device: nil, caller, now)) else {
             throw IdentityError.notFound("no such user")

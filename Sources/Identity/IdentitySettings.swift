@@ -29,6 +29,11 @@ public struct IdentitySettings: Sendable {
     public var sitekeyMaxBytes = 16 * 1024
     public var maxSessionsListed = 100
     public var maxActivityLimit = 100
+    /// Audit events are kept this long (dropped at the user's next login).
+    public var auditRetentionSeconds: Int64 = 400 * 86_400
+    /// Challenges asked for by username (no session) per client address: burst and refill.
+    public var challengeBurst = 30
+    public var challengeRefillPerMinute = 30
 
     public init() {}
 }
@@ -50,10 +55,14 @@ public enum IdentityOptions {
     public static let clientRefill = ConfigOption("login-client-per-minute", default: "10", help: "failed logins a client address earns back per minute")
     public static let maxKeysPerUser = ConfigOption("max-keys-per-user", default: "5", help: "active device keys per user")
     public static let sitekeyMaxBytes = ConfigOption("sitekey-max-bytes", default: "16384", help: "largest sitekey image, in bytes")
+    public static let auditRetention = ConfigOption("audit-retention-days", default: "400", help: "how long authentication events are kept, in days")
+    public static let challengeBurst = ConfigOption("challenge-client-burst", default: "30", help: "challenges by username a client address may ask for at once")
+    public static let challengeRefill = ConfigOption("challenge-client-per-minute", default: "30", help: "challenges by username a client address earns back per minute")
 
     public static let all: [ConfigOption] = [
         scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
         loginFreeFailures, loginBaseDelay, loginMaxDelay, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
+        auditRetention, challengeBurst, challengeRefill,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -85,6 +94,9 @@ public enum IdentityOptions {
         settings.clientRefillPerMinute = try configuration.int(clientRefill, range: 1...1_000_000)
         settings.maxKeysPerUser = try configuration.int(maxKeysPerUser, range: 1...100)
         settings.sitekeyMaxBytes = try configuration.int(sitekeyMaxBytes, range: 64...(32 * 1024))
+        settings.auditRetentionSeconds = Int64(try configuration.int(auditRetention, range: 1...36_500)) * 86_400
+        settings.challengeBurst = try configuration.int(challengeBurst, range: 1...1_000_000)
+        settings.challengeRefillPerMinute = try configuration.int(challengeRefill, range: 1...1_000_000)
         return settings
     }
 }

@@ -142,6 +142,8 @@ public final class IdentityStore: Sendable {
                 at INTEGER NOT NULL
             );
             CREATE INDEX audit_events_by_user ON audit_events (user_id, event_id);
+            CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
+            CREATE INDEX challenges_by_expiry ON challenges (expires_at);
             """)
     ]
 
@@ -244,10 +246,14 @@ public final class IdentityStore: Sendable {
 
     /// A successful login: the session, the device seen, the throttle cleared, the events, and
     /// optionally an upgraded password hash, in one transaction.
+    /// Audit events older than `auditKeepSince` are dropped for this user as a side effect (the
+    /// trail stays bounded by time without a separate job).
     public func createSession(
-        _ session: SessionRecord, tokenHash: [UInt8], clearThrottleFor username: String?, rehash: String?, events: [PendingEvent]
+        _ session: SessionRecord, tokenHash: [UInt8], clearThrottleFor username: String?, rehash: String?, events: [PendingEvent],
+        auditKeepSince: Int64 = 0
     ) throws {
         try database.write { c in
+            _ = try c.run("DELETE FROM audit_events WHERE user_id = ? AND at < ?", [.text(session.userID), .integer(auditKeepSince)])
             _ = try c.run(
                 "INSERT INTO sessions (session_id, token_hash, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [.text(session.sessionID), .blob(tokenHash), .text(session.userID), .text(session.deviceID), SQLValue(session.aal),

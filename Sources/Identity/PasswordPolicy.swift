@@ -41,9 +41,16 @@ public struct PasswordPolicy: Sendable {
         return entries
     }
 
-    /// Throws `weakPassword` naming the first rule that fails. `username` and `email` are the
+    /// Passwords are compared and hashed in Unicode NFKC (SP 800-63B 5.1.1.2), so the same
+    /// password typed on keyboards that compose characters differently is the same password.
+    public static func normalize(_ password: String) -> String {
+        password.precomposedStringWithCompatibilityMapping
+    }
+
+    /// Throws `weakPassword` naming the first rule that fails (on the NFKC form). `username` and `email` are the
     /// normalised ones of the user, when known.
-    public func check(_ password: String, username: String?, email: String?) throws(IdentityError) {
+    public func check(_ raw: String, username: String?, email: String?) throws(IdentityError) {
+        let password = Self.normalize(raw)
         let length = password.count
         guard length >= minimumLength else {
             throw .weakPassword(rule: "too_short", "password must have at least \(minimumLength) characters")

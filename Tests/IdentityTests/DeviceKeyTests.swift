@@ -48,6 +48,18 @@ final class DeviceKeyTests: IdentityTestCase {
         assertReason("unauthenticated") { try service.challenge(deviceID: "iphone-1", token: "lks_bad", username: nil) }
     }
 
+    func testChallengesByUsernameAreLimitedPerClientAddress() throws {
+        service = try makeService { $0.challengeBurst = 2; $0.challengeRefillPerMinute = 60 }
+        for _ in 0..<2 { XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: caller)) }
+        let limited = assertReason("rate_limited") { try service.challenge(deviceID: "d", token: nil, username: "nobody", caller: caller) }
+        XCTAssertEqual(limited?.data?["retry_after"], 1)
+        XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: Caller(client: "198.51.100.4")))
+        let session = try login().session
+        XCTAssertNoThrow(try service.challenge(deviceID: "iphone-1", token: session, username: nil, caller: caller), "sessions are not limited")
+        clock.advance(1)
+        XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: caller))
+    }
+
     func testEnrollNeedsAAL2AndAValidKey() throws {
         let weak = try login()
         assertIdentityError(.stepUpRequired) {

@@ -96,6 +96,24 @@ final class LoginTests: IdentityTestCase {
         XCTAssertNoThrow(try login())
     }
 
+    func testPasswordsAreComparedInNFKC() throws {
+        let composed = "caf\u{E9} au lait tous les jours"
+        let decomposed = "cafe\u{301} au lait tous les jours"
+        _ = try service.register(.init(username: "zoe", password: composed, email: "zoe@example.com", phone: "5555550100"), caller: caller)
+        XCTAssertEqual(try login("zoe", password: decomposed).aal, 1)
+        assertReason("weak_password") { try service.checkPassword(userID: "usr_x", password: "\u{FB01}\u{FB01}\u{FB01}\u{FB01}") }
+    }
+
+    func testOldAuditEventsAreDroppedAtLogin() throws {
+        service = try makeService { $0.auditRetentionSeconds = 86_400 }
+        try registerUser()
+        _ = try? login(password: "wrong wrong wrong")
+        clock.advance(86_401)
+        let session = try login().session
+        let events = try service.activity(token: session, limit: 100, before: nil).events.map(\.event)
+        XCTAssertEqual(events, ["session.created", "login.succeeded"])
+    }
+
     func testLoginReturnsTheSitekey() throws {
         try registerUser()
         let session = try elevatedLogin().session
