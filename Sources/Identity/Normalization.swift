@@ -23,8 +23,8 @@ public enum Normalization {
     }
 
     /// Trimmed and lower-cased (local part too: we treat addresses case-insensitively, as mail
-    /// providers do in practice). One `@`, a local part of 1-64 printable ASCII characters
-    /// without spaces, and a domain of dot-separated labels `[a-z0-9-]` with at least one dot.
+    /// providers do in practice). One `@`, a local part of 1-64 RFC 5322 `atext` characters and
+    /// single dots (no quoted forms), and a domain of dot-separated labels `[a-z0-9-]` with at least one dot.
     public static func email(_ raw: String) throws(IdentityError) -> String {
         let trimmed = raw.trimmingASCIIWhitespace().lowercasedASCII()
         let bytes = Array(trimmed.utf8)
@@ -34,8 +34,10 @@ public enum Normalization {
         }
         let local = parts[0]
         let domain = parts[1]
-        let localAllowed = local.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",") }
-        guard (1...emailLocalMaxBytes).contains(local.count), localAllowed,
+        let atext = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~-.".utf8)
+        let localAllowed = local.allSatisfy { atext.contains($0) }
+        let doubleDot = zip(local, local.dropFirst()).contains { $0 == UInt8(ascii: ".") && $1 == UInt8(ascii: ".") }
+        guard (1...emailLocalMaxBytes).contains(local.count), localAllowed, !doubleDot,
             local.first != UInt8(ascii: "."), local.last != UInt8(ascii: ".")
         else {
             throw .invalidField("email", "email has an invalid part before the @")

@@ -16,8 +16,9 @@ final class NormalizationTests: XCTestCase {
     func testEmailsAreTrimmedAndLowerCased() throws {
         XCTAssertEqual(try Normalization.email("  Alice.Smith+bank@Example.COM "), "alice.smith+bank@example.com")
         XCTAssertEqual(try Normalization.email("a@b.co"), "a@b.co")
+        XCTAssertEqual(try Normalization.email("o'brien.j+x@mail.example.ie"), "o'brien.j+x@mail.example.ie")
         for bad in ["alice", "alice@", "@example.com", "a@b", "a@@b.com", "a b@example.com", "a@exa mple.com", "a@-x.com",
-                    ".a@example.com", "a@example..com", String(repeating: "a", count: 65) + "@example.com"] {
+                    ".a@example.com", "a@example..com", "a..b@example.com", "a<b>@example.com", "a;b@example.com", "\"a\"@example.com", String(repeating: "a", count: 65) + "@example.com"] {
             XCTAssertThrowsError(try Normalization.email(bad), bad)
         }
     }
