@@ -75,12 +75,7 @@ public enum LoginBenchmark {
     /// write). Successful logins per second, and the errors seen.
     public static func loginsPerSecond(gateway: Endpoint, connections: Int, seconds: Double) throws -> (perSecond: Double, logins: Int, errors: Int) {
         precondition(connections >= 1 && seconds > 0)
-        let username = "bench" + Base64URL.encode(SecureRandom.bytes(6)).lowercased().filter { $0.isLetter || $0.isNumber }
-        let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
-        let setup = try LineClient(gateway)
-        _ = try setup.result("identity.register", [
-            "username": .string(username), "password": .string(password), "email": .string("\(username)@example.com"), "phone": "5555550100",
-        ])
+        let (username, password) = try registerUser(gateway: gateway)
         let counter = Counter()
         let deadline = Date().addingTimeInterval(seconds)
         let group = DispatchGroup()
@@ -106,6 +101,17 @@ public enum LoginBenchmark {
         }
         group.wait()
         return (Double(counter.ok) / Date().timeIntervalSince(start), counter.ok, counter.failed)
+    }
+
+    /// Registers a fresh user for benchmarking through `gateway`; returns its username and password.
+    public static func registerUser(gateway: Endpoint) throws -> (username: String, password: String) {
+        let username = "bench" + Base64URL.encode(SecureRandom.bytes(6)).lowercased().filter { $0.isLetter || $0.isNumber }
+        let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
+        let setup = try LineClient(gateway)
+        _ = try setup.result("identity.register", [
+            "username": .string(username), "password": .string(password), "email": .string("\(username)@example.com"), "phone": "5555550100",
+        ])
+        return (username, password)
     }
 
     /// Both figures, scrypt first (on as many threads as the machine has cores).
