@@ -60,7 +60,6 @@ extension IdentityService {
         let deviceID = try sessionDevice(rawDevice, session)
         let key = try checkSignedChallenge(userID: session.userID, deviceID: deviceID, challenge: challenge, signature: signature, caller: caller)
         guard key.protection == .biometry else { return session.aal }
-        if session.aal >= 2 { return 2 }
         return try elevate(sessionID: session.sessionID, factor: "device_key", caller: caller)
     }
 

@@ -226,7 +226,7 @@ public final class IdentityService: Sendable {
             throw IdentityError.invalidField("factor", "factor must be sms, voice, email or device_key")
         }
         let now = clock.now()
-        let elevated = try store.elevate(sessionID: sessionID, now: now) { session in
+        let elevated = try store.elevate(sessionID: sessionID, now: now, seenSince: now - settings.sessionIdleSeconds) { session in
             [event(session.userID, "factor.passed", factor, device: session.deviceID, caller, now),
              event(session.userID, "session.elevated", "aal2", device: session.deviceID, caller, now)]
         }

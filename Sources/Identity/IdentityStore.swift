@@ -332,13 +332,14 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    /// Lifts a session to aal 2 and trusts its device for its user. False when the session is
-    /// unknown, revoked or past `now` (absolute expiry).
-    public func elevate(sessionID: String, now: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
+    /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was) and trusts its device
+    /// for its user. Nil when the session is unknown, revoked, past its absolute expiry, or not
+    /// seen since `seenSince` (idle).
+    public func elevate(sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
         try database.write { c in
             guard let row = try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(sessionID)]) else { return nil }
             var session = try Self.session(row)
-            guard session.revokedAt == nil, session.expiresAt > now else { return nil }
+            guard session.revokedAt == nil, session.expiresAt > now, session.lastSeenAt > seenSince else { return nil }
             _ = try c.run("UPDATE sessions SET aal = 2, aal2_at = ?, last_seen_at = ? WHERE session_id = ?", [.integer(now), .integer(now), .text(sessionID)])
             _ = try c.run("UPDATE devices SET trusted_at = ? WHERE user_id = ? AND device_id = ? AND trusted_at IS NULL",
                           [.integer(now), .text(session.userID), .text(session.deviceID)])

@@ -209,8 +209,14 @@ final class SessionLifecycleTests: IdentityTestCase {
         assertReason("invalid_params") { try service.elevate(sessionID: session.sessionID, factor: "carrier-pigeon", caller: caller) }
         try service.logout(token: session.session, caller: caller)
         assertReason("not_found") { try service.elevate(sessionID: session.sessionID, factor: "sms", caller: caller) }
+        let idle = try login()
+        clock.advance(601)
+        assertReason("not_found") { try service.elevate(sessionID: idle.sessionID, factor: "sms", caller: caller) }
         let other = try login()
-        clock.advance(3601)
+        for _ in 0..<8 {
+            clock.advance(500)
+            _ = try? service.introspect(token: other.session)
+        }
         assertReason("not_found") { try service.elevate(sessionID: other.sessionID, factor: "sms", caller: caller) }
     }
 
