@@ -118,7 +118,7 @@ extension IdentityService {
             try store.record([event(userID, "factor.failed", "device_key", device: deviceID, caller, now)])
             throw IdentityError.invalidCredentials("the signature does not verify with this device's key")
         }
-        try store.markKeyUsed(keyID: key.keyID, now: now, events: [event(userID, "key.used", key.protection.rawValue, device: deviceID, caller, now)])
+        try store.markKeyUsed(keyID: key.keyID, now: now, events: [event(userID, "factor.passed", "device_key", device: deviceID, caller, now)])
         return key
     }
 

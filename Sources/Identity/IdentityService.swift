@@ -227,8 +227,8 @@ public final class IdentityService: Sendable {
         }
         let now = clock.now()
         let elevated = try store.elevate(sessionID: sessionID, now: now, seenSince: now - settings.sessionIdleSeconds) { session in
-            [event(session.userID, "factor.passed", factor, device: session.deviceID, caller, now),
-             event(session.userID, "session.elevated", "aal2", device: session.deviceID, caller, now)]
+            // The service that checked the factor records `factor.passed` itself (see `record`).
+            [event(session.userID, "session.elevated", factor, device: session.deviceID, caller, now)]
         }
         guard elevated != nil else { throw IdentityError.notFound("no such active session") }
         return 2
