@@ -1,13 +1,29 @@
 import Foundation
+import Identity
 import LineProtocol
 import Secrets
 import ServiceKit
 import Storage
 
 /// Benches of whole flows, each next to its ceiling measured in the same run.
+/// `login`: password logins through the gateway at the production scrypt cost, next to the
+/// bare scrypt verifications/s of this machine (all cores, same run): the ceiling, since a
+/// login is one scrypt verify plus a small write.
 enum LoginBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("login bench lands with the identity service")
+        let settings = environment.settings
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let scrypt = try LoginBenchmark.scryptVerificationsPerSecond(parameters: .interactive, threads: cores, seconds: settings.seconds)
+        report.ceiling("scrypt verify ln=15 (\(cores) threads)", perSecond: scrypt)
+        let gateway = try environment.gateway
+        let user = try LoginBenchmark.registerUser(gateway: gateway)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { _ in try LineClient(gateway) }) { client, iteration in
+            let answer = try client.result("identity.login", [
+                "username": .string(user.username), "password": .string(user.password), "device_id": .string("bench-device-\(iteration % 4)"),
+            ])
+            guard answer["session"]?.stringValue?.hasPrefix("lks_") == true else { throw OutboxError(message: "login gave no session") }
+        }
+        report.row("login via gateway c=\(settings.connections)", result, ratioTo: ("scrypt", scrypt))
     }
 }
 
