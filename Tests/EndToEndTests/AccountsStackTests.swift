@@ -128,6 +128,13 @@ final class AccountsStackTests: StackTestCase {
         let elapsed = Date().timeIntervalSince(started)
         print("bench: \(Int(Double(counts.succeeded) / elapsed)) confirmed transfers/s through the gateway "
             + "(\(workers) connections, \(counts.succeeded) confirmed, \(counts.failed) failed \(counts.failureReasons), \(String(format: "%.1f", elapsed)) s)")
+        for service in ["accounts", "verification", "identity"] {
+            let methods = try direct(service).result("\(service).metrics", [:])["methods"]?.objectValue ?? [:]
+            let latencies = methods.keys.sorted().filter { !$0.hasSuffix("metrics") && !$0.hasSuffix("health") }.map { name in
+                "\(name) n=\(methods[name]?["count"]?.text ?? "?") p50=\(methods[name]?["p50_us"]?.text ?? "?")us p99=\(methods[name]?["p99_us"]?.text ?? "?")us"
+            }
+            print("bench: \(service): \(latencies.joined(separator: "; "))")
+        }
         XCTAssertEqual(try accounts.result("accounts.audit", [:]), ["ok": true, "breaches": []])
     }
 
