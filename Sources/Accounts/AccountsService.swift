@@ -83,14 +83,33 @@ public final class AccountsService: Sendable {
         // The code goes out first, so the transfer is recorded in one write, already bound to it.
         // If this process dies in between, nothing is recorded and the same key simply starts over.
         let requestID = try startCode(userID: userID, payload: candidate.verificationPayload, context: context)
-        let outcome = try store.createTransfer(NewTransfer(
-            id: candidate.id, userID: userID, from: request.from, to: request.to, amountMinor: request.amountMinor,
-            currency: settings.currency, idempotencyKey: request.idempotencyKey, now: now, expiresAt: candidate.expiresAt,
-            requestID: requestID))
+        let outcome: CreateOutcome
+        do {
+            outcome = try store.createTransfer(NewTransfer(
+                id: candidate.id, userID: userID, from: request.from, to: request.to, amountMinor: request.amountMinor,
+                currency: settings.currency, idempotencyKey: request.idempotencyKey, now: now, expiresAt: candidate.expiresAt,
+                requestID: requestID))
+        } catch {
+            withdraw(requestID: requestID, context: context)
+            throw error
+        }
+        if case .created(let transfer) = outcome { return TransferTicket(transfer: transfer) }
+        // Not recorded: a twin request won the key, or the funds went meanwhile. Its code would
+        // otherwise block the user's phone (one live code per phone) until it expires.
+        withdraw(requestID: requestID, context: context)
         switch outcome {
         case .created(let transfer), .existing(let transfer): return TransferTicket(transfer: transfer)
         case .insufficientFunds: throw AccountsError.insufficientFunds
         case .conflict(let message): throw AccountsError.conflict(message)
+        }
+    }
+
+    /// Best effort: cancels a code that no recorded transfer uses.
+    private func withdraw(requestID: String, context: CallContext?) {
+        do {
+            try verification.cancel(requestID: requestID, context: context)
+        } catch {
+            context?.logger.warning("could not cancel an unused code", ["verification.request_id": .string(requestID)])
         }
     }
 

@@ -52,6 +52,18 @@ final class LedgerTests: AccountsTestCase {
         try assertAuditClean()
     }
 
+    func testCodeIsWithdrawnWhenTheFundsGoBeforeTheTransferIsRecorded() throws {
+        try fund("u1", .checking, 100)
+        let first = try transfer("u1", .checking, .saving, 100)
+        let service = self.service!
+        let firstCode = code(for: first)
+        verification.afterStart = { _ = try? service.confirm(userID: "u1", transferID: first.id, code: firstCode, context: nil) }
+        assertThrows(.insufficientFunds) { _ = try transfer("u1", .checking, .saving, 100) }
+        XCTAssertEqual(verification.request("vr_fake_2")?.cancelled, true, "the unused code is cancelled")
+        XCTAssertEqual(try balance("u1", .checking), 0)
+        try assertAuditClean()
+    }
+
     func testInvalidRequestsAreRefused() throws {
         try fund("u1", .checking, 100)
         assertThrows(.invalidParams(field: "to", message: "from and to must be different accounts")) {

@@ -20,11 +20,22 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
     private var requests: [String: Request] = [:]
     private var counter = 0
     var failStart: RPCError?
+    /// Runs after a code is started, before `start` returns (to race the caller).
+    var afterStart: (@Sendable () -> Void)?
     /// Like the real service: one live (pending) code per user's phone.
     var oneLiveCodePerUser = false
     private(set) var startCount = 0
 
     func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
+        let id = try startLocked(userID: userID, payload: payload)
+        if let afterStart {
+            self.afterStart = nil
+            afterStart()
+        }
+        return id
+    }
+
+    private func startLocked(userID: String, payload: [String: JSON]) throws(RPCError) -> String {
         lock.lock()
         defer { lock.unlock() }
         if let failStart { throw failStart }
