@@ -258,6 +258,15 @@ final class LedgerTests: AccountsTestCase {
         XCTAssertTrue(kinds.isSuperset(of: ["unbalanced_pair", "balance_mismatch", "negative_balance"]), "\(kinds)")
     }
 
+    func testAuditFindsADoneTransferWithoutItsLedgerRows() throws {
+        try fund("u1", .checking, 1_000)
+        let pending = try transfer("u1", .checking, .saving, 100)
+        _ = try service.confirm(userID: "u1", transferID: pending.id, code: code(for: pending), context: nil)
+        try store.database.write { c in try c.run("DELETE FROM ledger WHERE transfer_id = ?", [.text(pending.id)]) }
+        let kinds = Set(try service.audit().map(\.kind))
+        XCTAssertEqual(kinds, ["state_ledger_mismatch", "balance_mismatch"])
+    }
+
     func testDatabaseRefusesANegativeBalance() throws {
         try fund("u1", .checking, 10)
         XCTAssertThrowsError(try store.database.write { c in
