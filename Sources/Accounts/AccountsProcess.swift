@@ -26,7 +26,7 @@ public enum AccountsProcess {
         let store = try SQLiteLedgerStore(
             path: try host.dataFile("accounts.sqlite"), groupCommitMax: try configuration.int(groupCommitMax, range: 1...10_000))
         let verification = RPCVerification(client: try host.client(for: "verification", option: CommonOptions.verification))
-        let service = AccountsService(store: store, verification: verification, settings: settings)
+        let service = AccountsService(store: store, verification: verification, settings: settings, metrics: host.metrics)
         let sessions = SessionResolver(identity: try host.client(for: "identity", option: CommonOptions.identity))
         AccountsRoutes.register(on: host.router, service: service, sessions: sessions)
         host.addHealthCheck {

@@ -41,11 +41,14 @@ public final class AccountsService: Sendable {
     public let settings: AccountsSettings
     let verification: VerificationPort
     let clock: @Sendable () -> Int64
+    /// Outcome counters (`accounts.metrics` -> `counters`), when the service runs in a host.
+    let metrics: Metrics?
 
     public init(
         store: LedgerStore, verification: VerificationPort, settings: AccountsSettings = .init(),
-        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }, metrics: Metrics? = nil
     ) {
+        self.metrics = metrics
         self.store = store
         self.verification = verification
         self.settings = settings
@@ -93,7 +96,10 @@ public final class AccountsService: Sendable {
             withdraw(requestID: requestID, context: context)
             throw error
         }
-        if case .created(let transfer) = outcome { return TransferTicket(transfer: transfer) }
+        if case .created(let transfer) = outcome {
+            metrics?.increment("transfers.created")
+            return TransferTicket(transfer: transfer)
+        }
         // Not recorded: a twin request won the key, or the funds went meanwhile. Its code would
         // otherwise block the user's phone (one live code per phone) until it expires.
         withdraw(requestID: requestID, context: context)
@@ -130,10 +136,12 @@ public final class AccountsService: Sendable {
         switch cancelled {
         case .success:
             try store.cancel(transferID: superseded.id)
+            metrics?.increment("transfers.superseded")
         case .failure(let refusal) where refusal.reason == Reason.conflict.rawValue:
             break  // it finished meanwhile (maybe verified by a confirm in flight): leave that transfer be
         case .failure(let refusal) where refusal.reason == Reason.notFound.rawValue:
             try store.cancel(transferID: superseded.id)
+            metrics?.increment("transfers.superseded")
         case .failure(let refusal):
             throw refusal
         }
@@ -154,6 +162,7 @@ public final class AccountsService: Sendable {
         }
         if clock() >= transfer.expiresAt {
             try store.markExpired(transferID: transferID)
+            metrics?.increment("transfers.expired")
             throw AccountsError.expired
         }
         guard let requestID = transfer.requestID else { throw AccountsError.notFound }
@@ -173,6 +182,7 @@ public final class AccountsService: Sendable {
         switch error.reason {
         case Reason.expired.rawValue, Reason.notFound.rawValue:
             try store.markExpired(transferID: transferID)
+            metrics?.increment("transfers.expired")
             throw AccountsError.expired
         case Reason.conflict.rawValue where error.data?["status"]?.stringValue == "verified":
             return  // verified earlier, see below
@@ -188,8 +198,12 @@ public final class AccountsService: Sendable {
 
     private func finish(transferID: String, userID: String) throws -> [AccountBalance] {
         switch try store.complete(transferID: transferID, userID: userID, now: clock()) {
-        case .done(let balances): return balances
-        case .insufficientFunds: throw AccountsError.insufficientFunds
+        case .done(let balances):
+            metrics?.increment("confirms.done")
+            return balances
+        case .insufficientFunds:
+            metrics?.increment("transfers.failed_insufficient_funds")
+            throw AccountsError.insufficientFunds
         case .expired: throw AccountsError.expired
         case .notFound: throw AccountsError.notFound
         case .notPending(.cancelled): throw AccountsError.conflict("a newer transfer replaced this one")
@@ -225,7 +239,9 @@ public final class AccountsService: Sendable {
             id: "dp_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, account: account, amountMinor: amountMinor,
             currency: settings.currency, idempotencyKey: idempotencyKey, now: clock(), maxBalanceMinor: settings.maxBalanceMinor))
         switch outcome {
-        case .balance(let balance): return balance
+        case .balance(let balance):
+            metrics?.increment("deposits")
+            return balance
         case .conflict(let message): throw AccountsError.conflict(message)
         case .balanceTooLarge:
             throw AccountsError.invalidParams(field: "amount", message: "the balance would exceed \(settings.maxBalanceMinor) minor units")

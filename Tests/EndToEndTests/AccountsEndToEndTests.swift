@@ -90,6 +90,10 @@ final class AccountsEndToEndTests: XCTestCase {
         XCTAssertEqual(older["next"], .null)
 
         XCTAssertEqual(try client.result("accounts.audit", [:]), ["ok": true, "breaches": []])
+        let counters = try client.result("accounts.metrics", [:])["counters"]
+        XCTAssertEqual(counters?["transfers.created"], 1)
+        XCTAssertEqual(counters?["confirms.done"], 1)
+        XCTAssertNotNil(try client.result("accounts.health", [:])["checks"]?["ledger"]?["writes"])
         XCTAssertEqual(accounts.terminate(), 0)
     }
 
