@@ -37,6 +37,8 @@ final class ResetStackEndToEndTests: StackTestCase {
         XCTAssertEqual(try unknown.outcome.get(), ["ok": true])
 
         let mail = try XCTUnwrap(waitForMails(to: "dave@example.com", count: 1).first)
+        // Within 60 s a second request answers the same and sends nothing.
+        XCTAssertEqual(try gateway.result("reset.request", ["email": "dave@example.com"]), ["ok": true])
         XCTAssertTrue(mails(to: "nobody@example.com").isEmpty)
         XCTAssertEqual(mail["channel"], "email")
         let text = try XCTUnwrap(mail["text"]?.stringValue)
@@ -61,7 +63,8 @@ final class ResetStackEndToEndTests: StackTestCase {
         assertError(try gateway.call("reset.complete", ["token": .string(token), "password": "another long password"]), "invalid_token")
 
         let notices = waitForMails(to: "dave@example.com", count: 2)
-        XCTAssertEqual(notices.last?["subject"], "Your Latchkey password was changed")
+        XCTAssertEqual(notices.map { $0["subject"]?.stringValue ?? "" }, ["Reset your Latchkey password", "Your Latchkey password was changed"])
+        XCTAssertEqual(try direct("reset").result("reset.metrics")["counters"]?["reset.refused"], 1)
         XCTAssertFalse(stack.member("reset").log.contains(String(token.dropFirst(4))), "the token reached reset's log")
         XCTAssertFalse(stack.member("gateway").log.contains(String(token.dropFirst(4))), "the token reached the gateway's log")
     }
