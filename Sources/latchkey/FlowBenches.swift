@@ -113,8 +113,20 @@ enum BenchUser {
     }
 }
 
+/// `reset`: `reset.request` through the gateway, each for a fresh address (the answer never
+/// waits for the lookup or the mail, by design), next to `gateway.ping` on the same connections.
 enum ResetBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("reset bench lands with the reset service")
+        let settings = environment.settings
+        let gateway = try environment.gateway
+        let single = BenchSettings(connections: settings.connections, inflight: 1, seconds: settings.seconds, asJSON: settings.asJSON)
+        let ping = try LoadGenerator.pipelined(endpoint: gateway, method: "gateway.ping", params: nil, settings: single)
+        report.row("gateway.ping c=\(settings.connections)", ping)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in (try LineClient(gateway), index) }) { state, iteration in
+            let (client, index) = state
+            let answer = try client.result("reset.request", ["email": .string("bench-\(index)-\(iteration)@example.com")])
+            guard answer["ok"] == true else { throw OutboxError(message: "reset.request did not answer ok") }
+        }
+        report.row("reset.request via gateway c=\(settings.connections)", result, ratioTo: ("ping", ping.perSecond))
     }
 }
