@@ -75,7 +75,8 @@ public final class RPCClient: @unchecked Sendable {
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (Result<JSON, RPCError>, SocketAddress?) -> Void
     ) {
-        loop.execute { [self] in
+        // On the loop thread (the gateway forwarding) go straight on; elsewhere hop to the loop.
+        let start: @Sendable () -> Void = { [self] in
             let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
             if replicaID != nil && pinned == nil {
                 learnReplicaIDs()
@@ -93,6 +94,7 @@ public final class RPCClient: @unchecked Sendable {
                 completion(outcome, target.address)
             }
         }
+        if loop.isInLoopThread { start() } else { loop.execute(start) }
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.

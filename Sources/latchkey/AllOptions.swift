@@ -1,11 +1,13 @@
 import Delivery
 import ServiceKit
+import Verification
 
 /// Every configuration option of every executable, for `latchkey options` and the drift check.
 enum AllOptions {
     static var catalog: [ConfigOption] {
         var seen = Set<String>()
-        return (CommonOptions.all + DeliveryOptions.all + [CallCommand.gatewayOption] + UpCommand.options)
+        return (CommonOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all
+            + [CallCommand.gatewayOption] + UpCommand.options + BenchCommand.options)
             .filter { seen.insert($0.name).inserted }
     }
 }
