@@ -229,3 +229,55 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(try client.exchange(RawHTTPClient.post("/v1/t/echo", #"{"after":1}"#)).json?["result"]?["after"], 1)
     }
 }
+
+/// `gateway.ping` through the same dispatcher behind both doors, in one run: one keep-alive
+/// connection, one request at a time (latency-bound), then 16 pipelined. Prints requests/s.
+final class HTTPThroughputTests: XCTestCase {
+    func testPingRequestsPerSecondOverHTTPAndOverTheLineProtocol() throws {
+        let http = try TestHTTPServer()
+        defer { http.stop() }
+        let loop = try EventLoop()
+        let rpcServer = RPCServer(
+            loop: loop, limits: ServerLimits(), dispatcher: http.dispatcher, logger: Logger(service: "test", sink: LogSink()),
+            replicaID: "test", trustsCallerMeta: false)
+        let address = try rpcServer.listen(on: Endpoint(host: "127.0.0.1", port: 0))
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            loop.run()
+            finished.signal()
+        }.start()
+        defer {
+            loop.execute { rpcServer.drain { loop.stop() } }
+            finished.wait()
+        }
+        let seconds = 1.0
+        let httpClient = try RawHTTPClient(http.endpoint)
+        let request = RawHTTPClient.post("/v1/gateway/ping", "{}")
+        let httpRate = try measure(seconds) { XCTAssertEqual(try httpClient.exchange(request).status, 200) }
+        let pipelined = String(repeating: request, count: 16)
+        let httpPipelinedRate = try measure(seconds) {
+            try httpClient.send(pipelined)
+            for _ in 0..<16 { _ = try httpClient.readResponse() }
+        } * 16
+        let lineClient = try LineClient(Endpoint(host: "127.0.0.1", port: address.port))
+        let lineRate = try measure(seconds) { XCTAssertEqual(try lineClient.result("gateway.ping"), ["pong": true]) }
+        let line = Array(#"{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}"#.utf8) + [10]
+        let linePipelined = Array([[UInt8]](repeating: line, count: 16).joined())
+        let linePipelinedRate = try measure(seconds) {
+            try lineClient.sendRaw(linePipelined)
+            for _ in 0..<16 { _ = try lineClient.readLine() }
+        } * 16
+        print("gateway.ping requests/s, one connection: HTTP \(Int(httpRate)), line \(Int(lineRate)); 16 pipelined: HTTP \(Int(httpPipelinedRate)), line \(Int(linePipelinedRate))")
+        XCTAssertGreaterThan(httpRate, 100)
+    }
+
+    private func measure(_ seconds: Double, _ body: () throws -> Void) throws -> Double {
+        let started = MonotonicClock.nowMicroseconds()
+        var count = 0
+        while Double(MonotonicClock.nowMicroseconds() - started) < seconds * 1_000_000 {
+            try body()
+            count += 1
+        }
+        return Double(count) / (Double(MonotonicClock.nowMicroseconds() - started) / 1_000_000)
+    }
+}

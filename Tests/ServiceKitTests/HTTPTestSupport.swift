@@ -200,8 +200,10 @@ final class RawHTTPClient: @unchecked Sendable {
     /// The next response, or nil when the server closed the connection first.
     func readResponse(headRequest: Bool = false) throws -> RawResponse? {
         var headEnd: Int?
+        var scanned = 0
         while headEnd == nil {
-            headEnd = Self.find([13, 10, 13, 10], in: buffer)
+            headEnd = Self.find([13, 10, 13, 10], in: buffer, from: scanned)
+            scanned = max(0, buffer.count - 3)
             if headEnd == nil { guard try fill() else { return nil } }
         }
         let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
@@ -242,9 +244,9 @@ final class RawHTTPClient: @unchecked Sendable {
         }
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for index in 0...(haystack.count - needle.count) where haystack[index] == needle[0] {
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
+        for index in start...(haystack.count - needle.count) where haystack[index] == needle[0] {
             if Array(haystack[index..<(index + needle.count)]) == needle { return index }
         }
         return nil

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import LineProtocol
 
@@ -255,7 +256,17 @@ enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    static func now() -> String { format(seconds: WallClock.nowSeconds()) }
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cached: (seconds: Int64, text: String) = (0, "")
+
+    /// The current date, formatted at most once a second.
+    static func now() -> String {
+        let seconds = WallClock.nowSeconds()
+        lock.lock()
+        defer { lock.unlock() }
+        if cached.seconds != seconds { cached = (seconds, format(seconds: seconds)) }
+        return cached.text
+    }
 
     static func format(seconds: Int64) -> String {
         var time = time_t(seconds)

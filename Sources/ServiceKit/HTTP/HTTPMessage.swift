@@ -53,8 +53,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
+    /// ASCII case-insensitive equality without allocating (field names are tokens: ASCII).
     static func same(_ left: String, _ right: String) -> Bool {
-        left.utf8.count == right.utf8.count && left.lowercased() == right.lowercased()
+        left.utf8.count == right.utf8.count && left.utf8.elementsEqual(right.utf8) { lower($0) == lower($1) }
+    }
+
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }
 
