@@ -96,11 +96,11 @@ final class HTTPEndToEndTests: StackTestCase {
     }
 
     func testLoginAndTransferOverCurl() throws {
-        let userID = try register("payer", password: "payer correct horse battery")
+        let userID = try register("payer", password: "plum orchard maple 42")
         let accounts = try direct("accounts")
         _ = try accounts.result("accounts.deposit", ["user_id": .string(userID), "account": "checking", "amount": 500_000, "idempotency_key": "seed-1"])
 
-        let login = try post("/v1/identity/login", ["username": "payer", "password": "payer correct horse battery", "device_id": "iphone-1"])
+        let login = try post("/v1/identity/login", ["username": "payer", "password": "plum orchard maple 42", "device_id": "iphone-1"])
         XCTAssertEqual(login.status, 200)
         let session = try XCTUnwrap(login.body?["result"]?["session"]?.stringValue)
         XCTAssertEqual(try curl(["-X", "POST", base + "/v1/accounts/balances"]).status, 401)

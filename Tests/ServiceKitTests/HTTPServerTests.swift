@@ -177,6 +177,22 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertTrue(third.isClosedByServer())
     }
 
+    func testConnectionsFromOneAddressBeyondItsLimitGet503AndTheSlotIsFreedOnClose() throws {
+        var limits = HTTPLimits()
+        limits.maxConnectionsPerAddress = 1
+        let server = try TestHTTPServer(limits: limits)
+        defer { server.stop() }
+        var first: RawHTTPClient? = try RawHTTPClient(server.endpoint)
+        XCTAssertEqual(try first?.exchange(RawHTTPClient.get("/healthz")).status, 200)
+        let second = try RawHTTPClient(server.endpoint)
+        XCTAssertEqual(try second.readResponse()?.status, 503)
+        first = nil
+        let deadline = MonotonicClock.nowMilliseconds() + 2000
+        while server.connectionCount > 0 && MonotonicClock.nowMilliseconds() < deadline { usleep(20_000) }
+        let third = try RawHTTPClient(server.endpoint)
+        XCTAssertEqual(try third.exchange(RawHTTPClient.get("/healthz")).status, 200)
+    }
+
     func testExpectContinueGets100BeforeTheBody() throws {
         let server = try TestHTTPServer()
         defer { server.stop() }

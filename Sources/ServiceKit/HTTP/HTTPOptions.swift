@@ -7,6 +7,7 @@ public enum HTTPOptions {
     public static let maxHeaderCount = ConfigOption("http-max-headers", default: "64", help: "most HTTP header fields in one request (431 beyond)")
     public static let maxBodyBytes = ConfigOption("http-max-body-bytes", default: "65536", help: "largest HTTP request body in bytes (413 beyond)")
     public static let maxConnections = ConfigOption("http-max-connections", default: "4096", help: "open HTTP connections (503 and close beyond)")
+    public static let maxConnectionsPerAddress = ConfigOption("http-max-connections-per-address", default: "256", help: "open HTTP connections from one client address (503 and close beyond)")
     public static let maxPipelinedRequests = ConfigOption("http-max-pipelined", default: "16", help: "pipelined HTTP requests handled at once per connection before reading pauses")
     public static let headerTimeoutMilliseconds = ConfigOption("http-header-timeout-ms", default: "10000", help: "a request head must arrive within this long of its first byte (408 and close)")
     public static let bodyTimeoutMilliseconds = ConfigOption("http-body-timeout-ms", default: "10000", help: "a request body must arrive within this long of its head (408 and close)")
@@ -18,7 +19,8 @@ public enum HTTPOptions {
     public static let trustedProxies = ConfigOption("trusted-proxies", help: "peer addresses whose X-Forwarded-For is believed, comma-separated (unset: none)")
 
     public static let all: [ConfigOption] = [
-        listen, maxRequestLineBytes, maxHeaderBytes, maxHeaderCount, maxBodyBytes, maxConnections, maxPipelinedRequests,
+        listen, maxRequestLineBytes, maxHeaderBytes, maxHeaderCount, maxBodyBytes, maxConnections, maxConnectionsPerAddress,
+        maxPipelinedRequests,
         headerTimeoutMilliseconds, bodyTimeoutMilliseconds, idleTimeoutMilliseconds, writeTimeoutMilliseconds,
         requestTimeoutMilliseconds, aasaAppIDs, aasaPaths, trustedProxies,
     ]
@@ -43,6 +45,7 @@ extension HTTPLimits {
         parser.maxHeaderCount = try configuration.int(HTTPOptions.maxHeaderCount, range: 4...10_000)
         parser.maxBodyBytes = try configuration.int(HTTPOptions.maxBodyBytes, range: 0...(64 << 20))
         maxConnections = try configuration.int(HTTPOptions.maxConnections, range: 1...1_000_000)
+        maxConnectionsPerAddress = try configuration.int(HTTPOptions.maxConnectionsPerAddress, range: 1...1_000_000)
         maxPipelinedRequests = try configuration.int(HTTPOptions.maxPipelinedRequests, range: 1...10_000)
         headerTimeoutMilliseconds = Int64(try configuration.int(HTTPOptions.headerTimeoutMilliseconds, range: 100...3_600_000))
         bodyTimeoutMilliseconds = Int64(try configuration.int(HTTPOptions.bodyTimeoutMilliseconds, range: 100...3_600_000))

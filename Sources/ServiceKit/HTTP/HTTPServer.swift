@@ -5,6 +5,8 @@ import LineProtocol
 public struct HTTPLimits: Sendable, Equatable {
     public var parser = HTTPParserLimits()
     public var maxConnections = 4096
+    /// Open connections from one client address (the TCP peer).
+    public var maxConnectionsPerAddress = 256
     /// Pipelined requests handled at once on one connection before reading pauses.
     public var maxPipelinedRequests = 16
     /// A request head must be complete this long after its first byte: 408 then close.
@@ -51,7 +53,7 @@ public protocol HTTPHandler: AnyObject, Sendable {
 public final class HTTPServer: @unchecked Sendable {
     public enum State: Sendable { case idle, listening, draining, stopped }
 
-    public typealias TransportFactory = (Socket) throws -> Transport
+    public typealias TransportFactory = @Sendable (Socket) throws -> Transport
 
     public let loop: EventLoop
     public let limits: HTTPLimits
@@ -63,6 +65,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     private var listener: HTTPListener?
     private var connections: [Int32: HTTPConnection] = [:]
+    private var connectionsPerAddress: [String: Int] = [:]
     public private(set) var state: State = .idle
     private var drainCompletion: (() -> Void)?
 
@@ -100,7 +103,10 @@ public final class HTTPServer: @unchecked Sendable {
     public var inflightCount: Int { connections.values.reduce(0) { $0 + $1.inflightCount } }
 
     func accepted(_ socket: Socket, peer: SocketAddress) {
-        guard state == .listening, connections.count < limits.maxConnections else {
+        let address = peer.host
+        guard state == .listening, connections.count < limits.maxConnections,
+            connectionsPerAddress[address, default: 0] < limits.maxConnectionsPerAddress
+        else {
             // Best effort, plain text: a TLS client will just see the connection close.
             if transportFactory == nil {
                 let response = HTTPResponse.error(503, reason: "overloaded", "too many connections")
@@ -124,6 +130,7 @@ public final class HTTPServer: @unchecked Sendable {
         do {
             try channel.activate()
             connections[socket.fd] = connection
+            connectionsPerAddress[address, default: 0] += 1
         } catch {
             transport?.close()
             socket.close()
@@ -131,7 +138,11 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     func connectionClosed(_ connection: HTTPConnection) {
-        connections.removeValue(forKey: connection.channel.socket.fd)
+        guard connections.removeValue(forKey: connection.channel.socket.fd) != nil else { return }
+        if let address = connection.channel.peer?.host {
+            let remaining = connectionsPerAddress[address, default: 1] - 1
+            connectionsPerAddress[address] = remaining > 0 ? remaining : nil
+        }
         finishDrainIfDone()
     }
 
