@@ -216,13 +216,16 @@ extension HTTPRequestParser {
         case .success(let value): start = value
         }
         var headers = HTTPHeaders()
+        var facts = FramingFields()
         for line in lines.dropFirst() {
             switch parseField(line) {
             case .failure(let failure): return .failure(failure)
-            case .success(let (name, value)): headers.add(name, value)
+            case .success(let (name, value)):
+                facts.note(name, value)
+                headers.add(name, value)
             }
         }
-        return interpret(method: start.method, target: start.target, version: start.version, headers: headers, limits: limits)
+        return interpret(method: start.method, target: start.target, version: start.version, headers: headers, facts: facts, limits: limits)
     }
 
     private static func splitLines(_ head: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
@@ -312,23 +315,42 @@ extension HTTPRequestParser {
         return .success((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self).trimmingHTTPWhitespace()))
     }
 
+    /// The fields that decide framing and connection handling, gathered in the one pass over the head.
+    struct FramingFields {
+        var hosts = 0
+        var contentLengths: [String] = []
+        var transferEncoding = false
+        var expectations: [String] = []
+        var connectionTokens: [String] = []
+
+        mutating func note(_ name: String, _ value: String) {
+            switch name.utf8.count {
+            case 4 where HTTPHeaders.same(name, "Host"): hosts += 1
+            case 6 where HTTPHeaders.same(name, "Expect"): expectations.append(value)
+            case 10 where HTTPHeaders.same(name, "Connection"):
+                connectionTokens += value.split(separator: ",").map { $0.trimmingHTTPWhitespace().lowercased() }
+            case 14 where HTTPHeaders.same(name, "Content-Length"): contentLengths.append(value)
+            case 17 where HTTPHeaders.same(name, "Transfer-Encoding"): transferEncoding = true
+            default: break
+            }
+        }
+    }
+
     /// The semantic checks that keep framing unambiguous: one Host, one plain Content-Length,
     /// no Transfer-Encoding; and the keep-alive decision.
     private static func interpret(
-        method: String, target: String, version: HTTPVersion, headers: HTTPHeaders, limits: HTTPParserLimits
+        method: String, target: String, version: HTTPVersion, headers: HTTPHeaders, facts: FramingFields, limits: HTTPParserLimits
     ) -> Result<ParsedHead, HTTPParseFailure> {
-        let hosts = headers.values("Host")
-        if hosts.count > 1 || (version == .http1_1 && hosts.isEmpty) {
+        if facts.hosts > 1 || (version == .http1_1 && facts.hosts == 0) {
             return .failure(HTTPParseFailure(400, "exactly one Host header is required"))
         }
-        let lengths = headers.values("Content-Length")
-        if headers.contains("Transfer-Encoding") {
-            if !lengths.isEmpty { return .failure(HTTPParseFailure(400, "both Content-Length and Transfer-Encoding")) }
+        if facts.transferEncoding {
+            if !facts.contentLengths.isEmpty { return .failure(HTTPParseFailure(400, "both Content-Length and Transfer-Encoding")) }
             return .failure(HTTPParseFailure(501, "Transfer-Encoding is not supported; send Content-Length"))
         }
-        if lengths.count > 1 { return .failure(HTTPParseFailure(400, "more than one Content-Length")) }
+        if facts.contentLengths.count > 1 { return .failure(HTTPParseFailure(400, "more than one Content-Length")) }
         var contentLength = 0
-        if let text = lengths.first {
+        if let text = facts.contentLengths.first {
             let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
             guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ digits.contains($0) }), let value = Int(text) else {
                 return .failure(HTTPParseFailure(400, "malformed Content-Length"))
@@ -337,17 +359,17 @@ extension HTTPRequestParser {
             contentLength = value
         }
         var expectsContinue = false
-        if let expectation = headers["Expect"] {
-            guard expectation.lowercased() == "100-continue", headers.values("Expect").count == 1 else {
+        if let expectation = facts.expectations.first {
+            guard expectation.lowercased() == "100-continue", facts.expectations.count == 1 else {
                 return .failure(HTTPParseFailure(417, "only Expect: 100-continue is supported"))
             }
             expectsContinue = version == .http1_1
         }
         let keepAlive: Bool
-        if headers.hasToken("close", in: "Connection") {
+        if facts.connectionTokens.contains("close") {
             keepAlive = false
         } else if version == .http1_0 {
-            keepAlive = headers.hasToken("keep-alive", in: "Connection")
+            keepAlive = facts.connectionTokens.contains("keep-alive")
         } else {
             keepAlive = true
         }
