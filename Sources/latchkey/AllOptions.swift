@@ -1,4 +1,5 @@
 import Delivery
+import Identity
 import ServiceKit
 import Verification
 
@@ -6,7 +7,7 @@ import Verification
 enum AllOptions {
     static var catalog: [ConfigOption] {
         var seen = Set<String>()
-        return (CommonOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all
+        return (CommonOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all
             + [CallCommand.gatewayOption] + UpCommand.options + BenchCommand.options)
             .filter { seen.insert($0.name).inserted }
     }
