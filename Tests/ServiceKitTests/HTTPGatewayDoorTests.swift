@@ -68,6 +68,7 @@ final class HTTPGatewayDoorTests: XCTestCase {
         XCTAssertEqual(response.json?["result"]?["session"], "lks_abc")
         let call = try XCTUnwrap(server.dispatcher.recorded.last)
         XCTAssertEqual(call.request.method, "identity.whoami")
+        XCTAssertEqual(response.headers["X-Request-Id"], call.context.requestID, "the id in the logs")
 
         XCTAssertEqual(try post("/v1/identity/whoami", #"{"session":"lks_body"}"#).json?["result"]?["session"], "lks_body")
         XCTAssertEqual(try post("/v1/identity/whoami", #"{"session":"lks_abc"}"#, headers: ["Authorization: Bearer lks_abc"]).status, 200)

@@ -71,15 +71,17 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
     }
 
     public func handle(_ request: HTTPRequest, context: HTTPRequestContext, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let requestID = context.requestID
         guard let (route, allowed) = route(for: request.path) else {
-            respond(Self.finish(.error(404, reason: "not_found", "no such path"), route: nil))
+            respond(Self.finish(.error(404, reason: "not_found", "no such path"), route: nil, requestID: requestID))
             return
         }
         guard allowed.contains(request.method) else {
-            respond(Self.finish(.error(405, reason: "method_not_allowed", "method not allowed here", headers: ["Allow": allowed.joined(separator: ", ")]), route: route))
+            let refused = HTTPResponse.error(405, reason: "method_not_allowed", "method not allowed here", headers: ["Allow": allowed.joined(separator: ", ")])
+            respond(Self.finish(refused, route: route, requestID: requestID))
             return
         }
-        let reply: @Sendable (HTTPResponse) -> Void = { respond(Self.finish($0, route: route)) }
+        let reply: @Sendable (HTTPResponse) -> Void = { respond(Self.finish($0, route: route, requestID: requestID)) }
         switch route {
         case .appSiteAssociation:
             guard let aasaBody else { return reply(.error(404, reason: "not_found", "no app is configured")) }
@@ -283,9 +285,11 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
     }
 
-    /// Headers every door response carries; reset routes also never leak their URL as a referrer.
-    static func finish(_ response: HTTPResponse, route: Route?) -> HTTPResponse {
+    /// Headers every door response carries (`X-Request-Id` is the id the gateway's access log
+    /// and the services' logs carry); reset routes also never leak their URL as a referrer.
+    static func finish(_ response: HTTPResponse, route: Route?, requestID: String) -> HTTPResponse {
         var response = response
+        response.headers.set("X-Request-Id", requestID)
         if response.headers["Cache-Control"] == nil { response.headers.set("Cache-Control", "no-store") }
         response.headers.set("X-Content-Type-Options", "nosniff")
         switch route {
