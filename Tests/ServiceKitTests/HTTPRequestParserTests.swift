@@ -205,4 +205,34 @@ final class HTTPRequestParserTests: XCTestCase {
         XCTAssertEqual(parsed.first?.path, "/")
         XCTAssertEqual(parsed.first?.headers["x-name"], "caf\u{E9}")
     }
+
+    func testRandomMutationsOfValidRequestsNeverCrashAndAlwaysEndInARequestOrAFailure() {
+        var generator = SystemRandomNumberGenerator()
+        let valid = bytes(pipeline)
+        let interesting: [UInt8] = [0x00, 0x0D, 0x0A, 0x20, 0x09, 0x3A, 0x2C, 0x7F, 0xFF, UInt8(ascii: "0"), UInt8(ascii: "-")]
+        for _ in 0..<2000 {
+            var input = valid
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let index = Int.random(in: 0..<input.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: input[index] = interesting.randomElement(using: &generator)!
+                case 1: input.insert(interesting.randomElement(using: &generator)!, at: index)
+                default: input.remove(at: index)
+                }
+            }
+            var parser = HTTPRequestParser()
+            parser.append(input)
+            var count = 0
+            while let event = parser.next() {
+                count += 1
+                XCTAssertLessThan(count, 100)
+                if case .failure(let failure) = event {
+                    XCTAssertTrue([400, 413, 414, 417, 431, 501, 505].contains(failure.status), "\(failure)")
+                    XCTAssertNil(parser.next(), "nothing after a failure")
+                    break
+                }
+            }
+            XCTAssertLessThanOrEqual(parser.bufferedByteCount, input.count)
+        }
+    }
 }
