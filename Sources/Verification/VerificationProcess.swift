@@ -7,7 +7,7 @@ public enum VerificationProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(
             name: "verification", defaultPort: 7402, arguments: arguments, environment: environment,
-            extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options)
+            extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options + SMTPOptions.all)
         let configuration = host.configuration
         let settings = try VerificationSettings(replicaID: host.replicaID, configuration: configuration)
         // Replicas may share a volume (`docker compose --scale`): each keeps its own file,
@@ -15,7 +15,9 @@ public enum VerificationProcess {
         let fileName = host.replicaID == "verification" ? "verification.sqlite" : "verification-\(host.replicaID).sqlite"
         let store = try SQLiteVerificationStore(path: try host.dataFile(fileName))
         let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
-        let providers = try ProviderFactory.make(configuration: configuration, logger: host.logger)
+        // E-mail codes go through the same SMTP client as reset mails when --smtp-url is set.
+        let smtp = (configuration.string(DeliveryOptions.smtpURL) ?? "").isEmpty ? nil : try SMTPProvider(configuration: configuration, logger: host.logger)
+        let providers = try ProviderFactory.make(configuration: configuration, logger: host.logger, emailProvider: smtp)
         let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         VerificationMethods(service: service, identity: identity).register(on: host.router)

@@ -1,5 +1,7 @@
+import Accounts
 import Delivery
 import Identity
+import Reset
 import ServiceKit
 import Verification
 
@@ -7,7 +9,7 @@ import Verification
 enum AllOptions {
     static var catalog: [ConfigOption] {
         var seen = Set<String>()
-        return (CommonOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all
+        return (CommonOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all + AccountsProcess.options + ResetOptions.all + SMTPOptions.all
             + [CallCommand.gatewayOption] + UpCommand.options + BenchCommand.options)
             .filter { seen.insert($0.name).inserted }
     }

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Identity
 import LineProtocol
@@ -59,14 +60,73 @@ enum VerifyBench {
     }
 }
 
+/// `transfer`: the seed's transfer flow through the gateway (transfer -> SMS code from the
+/// outbox -> confirm), one user per connection, next to the bare SQLite commit rate with
+/// synchronous=FULL measured on the same disk in the same run (the ceiling).
 enum TransferBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("transfer bench lands with the accounts service")
+        let settings = environment.settings
+        let stack = try environment.stack()
+        let probeDirectory = stack.options.dataDirectory + "/commit-probe"
+        try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
+        let ceiling = try CommitProbe.commitsPerSecond(directory: probeDirectory, count: 2000, synchronous: .full)
+        report.ceiling("sqlite commit, synchronous=FULL", perSecond: ceiling)
+        let gateway = stack.gateway
+        let accounts = stack.endpoint("accounts")
+        let outbox = OutboxReader(path: stack.outboxPath)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
+            try BenchUser.fundedSession(index: index, gateway: gateway, accounts: accounts)
+        }) { user, iteration in
+            let (client, session) = user
+            let ticket = try client.result("accounts.transfer", [
+                "session": .string(session), "from": "checking", "to": "saving", "amount": 1,
+                "idempotency_key": .string("bench-\(iteration)"),
+            ])
+            guard let transferID = ticket["transfer_id"]?.stringValue, let requestID = ticket["request_id"]?.stringValue else {
+                throw OutboxError(message: "transfer gave no transfer_id/request_id")
+            }
+            let code = try outbox.code(for: requestID)
+            let done = try client.result("accounts.confirm", ["session": .string(session), "transfer_id": .string(transferID), "code": .string(code)])
+            guard done["status"] == "done" else { throw OutboxError(message: "confirm did not book the transfer") }
+        }
+        report.row("transfer+confirm via gateway c=\(settings.connections)", result, ratioTo: ("commit", ceiling))
     }
 }
 
+/// A registered, logged-in and funded user per bench connection.
+enum BenchUser {
+    static func fundedSession(index: Int, gateway: Endpoint, accounts: Endpoint) throws -> (LineClient, String) {
+        let client = try LineClient(gateway)
+        let name = "bench\(index)x" + Base64URL.encode(SecureRandom.bytes(4)).lowercased().filter { $0.isLetter || $0.isNumber }
+        let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
+        let registered = try client.result("identity.register", [
+            "username": .string(name), "password": .string(password), "email": .string("\(name)@example.com"),
+            "phone": .string(String(format: "+1555%03d%04d", 200 + index % 800, index)),
+        ])
+        guard let userID = registered["user_id"]?.stringValue else { throw OutboxError(message: "register gave no user_id") }
+        _ = try LineClient(accounts).result("accounts.deposit", [
+            "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(name)"),
+        ])
+        let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": "bench"])
+        guard let session = login["session"]?.stringValue else { throw OutboxError(message: "login gave no session") }
+        return (client, session)
+    }
+}
+
+/// `reset`: `reset.request` through the gateway, each for a fresh address (the answer never
+/// waits for the lookup or the mail, by design), next to `gateway.ping` on the same connections.
 enum ResetBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("reset bench lands with the reset service")
+        let settings = environment.settings
+        let gateway = try environment.gateway
+        let single = BenchSettings(connections: settings.connections, inflight: 1, seconds: settings.seconds, asJSON: settings.asJSON)
+        let ping = try LoadGenerator.pipelined(endpoint: gateway, method: "gateway.ping", params: nil, settings: single)
+        report.row("gateway.ping c=\(settings.connections)", ping)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in (try LineClient(gateway), index) }) { state, iteration in
+            let (client, index) = state
+            let answer = try client.result("reset.request", ["email": .string("bench-\(index)-\(iteration)@example.com")])
+            guard answer["ok"] == true else { throw OutboxError(message: "reset.request did not answer ok") }
+        }
+        report.row("reset.request via gateway c=\(settings.connections)", result, ratioTo: ("ping", ping.perSecond))
     }
 }
