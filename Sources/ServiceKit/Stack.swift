@@ -74,6 +74,13 @@ public final class Stack: @unchecked Sendable {
     }
 
     public var gateway: Endpoint { endpoint("gateway") }
+
+    /// The gateway's HTTP door, read from its `http.listen` log line; nil when it is off.
+    public var httpGateway: Endpoint? {
+        let log = member("gateway").log
+        guard let range = log.range(of: "\"http.listen\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return nil }
+        return Endpoint(String(log[range.upperBound..<end]))
+    }
     public var outboxPath: String { (options.dataDirectory as NSString).appendingPathComponent("outbox.jsonl") }
 
     public func member(_ service: String, replica: Int = 0) -> Member {
@@ -100,6 +107,9 @@ public final class Stack: @unchecked Sendable {
         environment["LATCHKEY_REPLICA_ID"] = replicaID
         for dependency in ["identity", "verification", "accounts", "reset"] where members.contains(where: { $0.service == dependency }) {
             environment["LATCHKEY_\(dependency.uppercased())"] = replicaList(dependency)
+        }
+        if service == "gateway" && environment["LATCHKEY_HTTP_LISTEN"] == nil {
+            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.useDefaultPorts ? 7480 : 0)"
         }
         let arguments = ["--listen", "\(options.host):\(port)"]
         let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")

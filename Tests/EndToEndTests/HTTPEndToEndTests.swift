@@ -11,16 +11,12 @@ final class HTTPEndToEndTests: StackTestCase {
     private var base = ""
 
     override func stackOptions(_ options: inout Stack.Options) {
-        options.environment["LATCHKEY_HTTP_LISTEN"] = "127.0.0.1:0"
         options.environment["LATCHKEY_AASA_APP_IDS"] = "ABCDE12345.com.example.bank"
     }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let log = stack.member("gateway").log
-        guard let range = log.range(of: "\"http.listen\":\""), let end = log[range.upperBound...].firstIndex(of: "\""),
-            let endpoint = Endpoint(String(log[range.upperBound..<end]))
-        else { throw XCTSkip("the gateway does not run the HTTP door (HTTPGatewayDoor.listen) in this build") }
+        let endpoint = try XCTUnwrap(stack.httpGateway, "the gateway runs the HTTP door on an ephemeral port")
         base = "http://\(endpoint.description)"
     }
 
