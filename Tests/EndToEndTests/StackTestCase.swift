@@ -38,12 +38,20 @@ class StackTestCase: XCTestCase {
 
     /// The code in the newest outbox message for `requestID` (voice texts speak it digit by digit).
     func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
+        try Self.code(outboxPath: stack.outboxPath, for: requestID, channel: channel, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// The same, from any thread: reads the outbox at `outboxPath` until the message arrives.
+    static func code(outboxPath: String, for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while Date() < deadline {
-            if let message = outbox().last(where: { $0["request_id"]?.stringValue == requestID && $0["channel"]?.stringValue == channel }),
-                let text = message["text"]?.stringValue
+            let text = (try? String(contentsOfFile: outboxPath, encoding: .utf8)) ?? ""
+            let messages = text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+            if let message = messages.last(where: { $0["request_id"]?.stringValue == requestID && $0["channel"]?.stringValue == channel }),
+                let body = message["text"]?.stringValue
             {
-                return try XCTUnwrap(Self.code(in: text, spoken: channel == "voice"), text)
+                guard let code = code(in: body, spoken: channel == "voice") else { throw MissingMessage(description: "no code in: \(body)") }
+                return code
             }
             usleep(50_000)
         }
