@@ -33,16 +33,9 @@ final class AccountsStackTests: StackTestCase {
     }
 
     private func smsCode(for requestID: String) throws -> (code: String, text: String) {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if let text = outbox().last(where: { $0["request_id"]?.stringValue == requestID })?["text"]?.stringValue {
-                let expression = try NSRegularExpression(pattern: "\\b(\\d{4,10})\\b")
-                let match = try XCTUnwrap(expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)), text)
-                return (String(text[Range(match.range(at: 1), in: text)!]), text)
-            }
-            usleep(50_000)
-        }
-        throw XCTSkip("no SMS for \(requestID): verification is not available yet")
+        let code = try code(for: requestID)
+        let text = try XCTUnwrap(outbox().last(where: { $0["request_id"]?.stringValue == requestID })?["text"]?.stringValue)
+        return (code, text)
     }
 
     func testSeedTransferFlowThroughTheGateway() throws {
@@ -81,92 +74,4 @@ final class AccountsStackTests: StackTestCase {
                     "not_found")
         XCTAssertEqual(try accounts.result("accounts.audit", [:]), ["ok": true, "breaches": []])
     }
-
-    /// Confirmed transfers per second through the gateway with every real service (each transfer:
-    /// transfer + SMS in the outbox + confirm). Runs only with `LATCHKEY_BENCH=1`.
-    func testConfirmedTransfersPerSecondThroughTheGateway() throws {
-        try XCTSkipUnless(ProcessInfo.processInfo.environment["LATCHKEY_BENCH"] == "1", "set LATCHKEY_BENCH=1 to measure")
-        let workers = 8
-        let gateway = try gateway()
-        let accounts = try direct("accounts")
-        var sessions: [String] = []
-        for index in 0..<workers {
-            let (session, userID) = try signIn(gateway, username: "bench\(index)x\(UInt16.random(in: 0...UInt16.max))", phone: "+1555555\(String(format: "%04d", 200 + index))")
-            _ = try accounts.result("accounts.deposit", [
-                "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": "bench",
-            ])
-            sessions.append(session)
-        }
-        let endpoint = stack.gateway
-        let signedIn = sessions
-        let outboxPath = stack.outboxPath
-        let counts = CountBox()
-        let seconds = 5.0
-        let deadline = Date().addingTimeInterval(seconds)
-        let started = Date()
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            guard let client = try? LineClient(endpoint) else { return }
-            var round = 0
-            while Date() < deadline {
-                round += 1
-                guard let ticket = try? client.result("accounts.transfer", [
-                    "session": .string(signedIn[worker]), "from": "checking", "to": "saving", "amount": 1,
-                    "idempotency_key": .string("b\(round)"),
-                ]), let transferID = ticket["transfer_id"]?.stringValue, let requestID = ticket["request_id"]?.stringValue,
-                    let code = Self.code(outboxPath: outboxPath, requestID: requestID),
-                    let confirmed = try? client.call("accounts.confirm", [
-                        "session": .string(signedIn[worker]), "transfer_id": .string(transferID), "code": .string(code),
-                    ])
-                else { counts.fail(nil); continue }
-                if case .failure(let error) = confirmed.outcome {
-                    counts.fail(error.reason)
-                    continue
-                }
-                counts.succeed()
-            }
-        }
-        let elapsed = Date().timeIntervalSince(started)
-        print("bench: \(Int(Double(counts.succeeded) / elapsed)) confirmed transfers/s through the gateway "
-            + "(\(workers) connections, \(counts.succeeded) confirmed, \(counts.failed) failed \(counts.failureReasons), \(String(format: "%.1f", elapsed)) s)")
-        for service in ["accounts", "verification", "identity"] {
-            let methods = try direct(service).result("\(service).metrics", [:])["methods"]?.objectValue ?? [:]
-            let latencies = methods.keys.sorted().filter { !$0.hasSuffix("metrics") && !$0.hasSuffix("health") }.map { name in
-                "\(name) n=\(methods[name]?["count"]?.text ?? "?") p50=\(methods[name]?["p50_us"]?.text ?? "?")us p99=\(methods[name]?["p99_us"]?.text ?? "?")us"
-            }
-            print("bench: \(service): \(latencies.joined(separator: "; "))")
-        }
-        XCTAssertEqual(try accounts.result("accounts.audit", [:]), ["ok": true, "breaches": []])
-    }
-
-    /// The code from the outbox, reading only its tail (the file grows during the run).
-    private static func code(outboxPath: String, requestID: String) -> String? {
-        for _ in 0..<200 {
-            if let handle = FileHandle(forReadingAtPath: outboxPath) {
-                let size = handle.seekToEndOfFile()
-                handle.seek(toFileOffset: size > 65_536 ? size - 65_536 : 0)
-                let tail = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-                try? handle.close()
-                for line in tail.split(separator: "\n").reversed() where line.contains(requestID) {
-                    guard let message = try? JSONParser.parse(String(line)), let text = message["text"]?.stringValue,
-                        let match = text.range(of: "\\b\\d{4,10}\\b", options: .regularExpression)
-                    else { continue }
-                    return String(text[match])
-                }
-            }
-            usleep(5_000)
-        }
-        return nil
-    }
-}
-
-final class CountBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ok = 0
-    private var bad = 0
-    private var reasons: [String: Int] = [:]
-    func succeed() { lock.lock(); ok += 1; lock.unlock() }
-    func fail(_ reason: String?) { lock.lock(); bad += 1; reasons[reason ?? "no answer or no code", default: 0] += 1; lock.unlock() }
-    var failureReasons: [String: Int] { lock.lock(); defer { lock.unlock() }; return reasons }
-    var succeeded: Int { lock.lock(); defer { lock.unlock() }; return ok }
-    var failed: Int { lock.lock(); defer { lock.unlock() }; return bad }
 }
