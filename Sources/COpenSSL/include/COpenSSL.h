@@ -1,1 +1,2 @@
 int lk_openssl_placeholder(void);
+#include "lk_tls.h"
