@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "ResetMain", dependencies: ["Reset"], path: "Sources/reset", swiftSettings: strict),
         .executableTarget(
             name: "LatchkeyMain",
-            dependencies: ["ServiceKit", "Secrets", "Storage", "Identity", "Accounts"],
+            dependencies: ["ServiceKit", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway"],
             path: "Sources/latchkey", swiftSettings: strict),
 
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),

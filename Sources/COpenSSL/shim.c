@@ -1,1 +1,51 @@
-int lk_openssl_placeholder(void) { return 0; }
+#include "COpenSSL.h"
+#include <string.h>
+
+EVP_PKEY *lk_EVP_PKEY_from_ec_public_point(const char *group, const unsigned char *point, size_t len) {
+    EVP_PKEY *pkey = NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    OSSL_PARAM params[3];
+    if (ctx == NULL) return NULL;
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)group, 0);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)point, len);
+    params[2] = OSSL_PARAM_construct_end();
+    if (EVP_PKEY_fromdata_init(ctx) != 1
+        || EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) != 1) {
+        EVP_PKEY_free(pkey);
+        pkey = NULL;
+    }
+    EVP_PKEY_CTX_free(ctx);
+    return pkey;
+}
+
+EVP_PKEY *lk_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
+
+void lk_OPENSSL_free(void *addr) { OPENSSL_free(addr); }
+
+int lk_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+int lk_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+int lk_ERR_print_last(char *buf, size_t len) {
+    int count = 0;
+    size_t used = 0;
+    unsigned long code;
+    if (buf != NULL && len > 0) buf[0] = '\0';
+    while ((code = ERR_get_error()) != 0) {
+        char one[256];
+        ERR_error_string_n(code, one, sizeof one);
+        count++;
+        if (buf == NULL || len == 0) continue;
+        size_t need = strlen(one) + (used > 0 ? 2 : 0);
+        if (used + need + 1 > len) continue; /* keep draining; text stays truncated */
+        if (used > 0) { memcpy(buf + used, "; ", 2); used += 2; }
+        memcpy(buf + used, one, strlen(one));
+        used += strlen(one);
+        buf[used] = '\0';
+    }
+    return count;
+}

@@ -1,6 +1,6 @@
-import COpenSSL
 import Foundation
 import LineProtocol
+import Secrets
 import ServiceKit
 
 /// What `identity.introspect` said about a session.
@@ -50,7 +50,7 @@ public final class SessionCache: @unchecked Sendable {
         self.maxEntries = maxEntries
     }
 
-    public static func key(forToken token: String) -> [UInt8] { SHA256Digest.of(Array(token.utf8)) }
+    public static func key(forToken token: String) -> [UInt8] { SHA256.hash(token) }
 
     public func lookup(token: String, nowMilliseconds: Int64 = MonotonicClock.nowMilliseconds()) -> SessionInfo? {
         guard ttlMilliseconds > 0 else { return nil }
@@ -106,18 +106,5 @@ public final class SessionCache: @unchecked Sendable {
 
     private func pruneLocked(nowMilliseconds: Int64) {
         entries = entries.filter { nowMilliseconds - $0.value.storedMilliseconds < ttlMilliseconds }
-    }
-}
-
-/// SHA-256 through OpenSSL's EVP interface.
-enum SHA256Digest {
-    static func of(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let status = bytes.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha256(), nil)
-        }
-        precondition(status == 1 && length == 32, "EVP_Digest(SHA-256) failed")
-        return digest
     }
 }

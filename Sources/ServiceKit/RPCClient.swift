@@ -54,6 +54,7 @@ public final class RPCClient: @unchecked Sendable {
         }
         for target in targets where !addresses.contains(target.address) { target.retire() }
         targets = kept
+        learnReplicaIDs()
     }
 
     /// The addresses currently known, and whether each is taking calls.
@@ -67,35 +68,64 @@ public final class RPCClient: @unchecked Sendable {
     // MARK: Calling
 
     /// Calls `method`; `completion` runs on the loop thread exactly once.
-    /// `address` pins the call to one replica; `excluding` skips replicas (for a safe retry).
+    /// `address` or `replicaID` pins the call to one replica (state that lives in one replica,
+    /// like a verification request); `excluding` skips replicas (for a safe retry).
     public func call(
         _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
-        address: SocketAddress? = nil, excluding: Set<SocketAddress> = [],
+        address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (Result<JSON, RPCError>, SocketAddress?) -> Void
     ) {
         loop.execute { [self] in
-            guard let target = pickTarget(address: address, excluding: excluding) else {
+            let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
+            if replicaID != nil && pinned == nil {
+                learnReplicaIDs()
+                completion(.failure(RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])), nil)
+                return
+            }
+            guard let target = pickTarget(address: pinned, excluding: excluding) else {
                 completion(.failure(RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])), nil)
                 return
             }
-            nextCallID &+= 1
-            let request = RPCRequest(method: method, params: params, id: .int(nextCallID), meta: meta)
+            let callID = takeCallID()
+            let request = RPCRequest(method: method, params: params, id: .int(callID), meta: meta)
             let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-            target.send(request, callID: nextCallID, deadlineMilliseconds: deadline) { outcome in
+            target.send(request, callID: callID, deadlineMilliseconds: deadline) { outcome in
                 completion(outcome, target.address)
             }
         }
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.
-    public func callAndWait(_ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000) throws(RPCError) -> JSON {
+    public func callAndWait(
+        _ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
+    ) throws(RPCError) -> JSON {
         precondition(!loop.isInLoopThread, "callAndWait would deadlock the event loop")
         let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
         let box = OutcomeBox()
-        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout) { outcome, _ in
+        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome, _ in
             box.set(outcome)
         }
         return try box.wait().get()
+    }
+
+    /// Asks every known address for its `replica_id` (`<service>.health`), so calls can be
+    /// pinned by replica. Runs on its own when an address is first seen; loop thread.
+    private func learnReplicaIDs() {
+        for target in targets where target.replicaID == nil { target.learnReplicaID() }
+    }
+
+    /// The replica ids learned so far, by address. For health pages and tests.
+    public func replicaIDs(completion: @escaping @Sendable ([SocketAddress: String]) -> Void) {
+        loop.execute { [self] in
+            var known: [SocketAddress: String] = [:]
+            for target in targets { if let id = target.replicaID { known[target.address] = id } }
+            completion(known)
+        }
+    }
+
+    fileprivate func takeCallID() -> Int64 {
+        nextCallID &+= 1
+        return nextCallID
     }
 
     private func pickTarget(address: SocketAddress?, excluding: Set<SocketAddress>) -> UpstreamTarget? {
@@ -130,6 +160,9 @@ final class UpstreamTarget {
     private var nextConnection = 0
     var downUntilMilliseconds: Int64 = 0
     private var consecutiveFailures = 0
+    /// The replica's own name, learned from its health answer; it survives restarts on the same address.
+    var replicaID: String?
+    private var learning = false
 
     init(address: SocketAddress, client: RPCClient) {
         self.address = address
@@ -148,6 +181,18 @@ final class UpstreamTarget {
             connection = connections[nextConnection]
         }
         connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
+    }
+
+    func learnReplicaID() {
+        guard !learning else { return }
+        learning = true
+        let request = RPCRequest(method: "\(client.service).health", params: nil, id: .int(client.takeCallID()))
+        let deadline = MonotonicClock.nowMilliseconds() + 2000
+        let callID = request.id!.intValue!
+        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
+            learning = false
+            if case .success(let health) = outcome, let id = health["replica_id"]?.stringValue { replicaID = id }
+        }
     }
 
     func connectionSucceeded() {

@@ -45,7 +45,8 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
             let reason = outcome.failureReason
             metrics.record(method: request.method, microseconds: elapsed, errorReason: reason)
             if route.execution == .pool {
-                context.logger.info("request", [
+                // Per-request lines are debug here: the gateway writes the access log.
+                context.logger.debug("request", [
                     "rpc.method": .string(request.method), "rpc.duration_us": .int(elapsed),
                     "rpc.reason": reason.map(JSON.string) ?? .null,
                 ])

@@ -6,9 +6,9 @@ public struct TLSError: Error, Sendable, CustomStringConvertible {
     public let description: String
 
     init(_ what: String) {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let code = lk_tls_take_error(&buffer, buffer.count)
-        let detail = code == 0 ? "" : ": " + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var buffer = [CChar](repeating: 0, count: 512)
+        let count = lk_ERR_print_last(&buffer, buffer.count)
+        let detail = count == 0 ? "" : ": " + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         description = what + detail
     }
 }
@@ -21,7 +21,7 @@ public final class TLSServerContext: @unchecked Sendable {
     public init(certificateChainFile: String, privateKeyFile: String) throws(TLSError) {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new failed") }
         self.context = context
-        guard lk_tls_ctx_require_tls12(context) == 1 else { throw TLSError("cannot require TLS 1.2") }
+        guard lk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else { throw TLSError("cannot require TLS 1.2") }
         lk_tls_ctx_set_nonblocking_modes(context)
         guard SSL_CTX_use_certificate_chain_file(context, certificateChainFile) == 1 else {
             throw TLSError("cannot load certificate chain \(certificateChainFile)")

@@ -16,7 +16,8 @@ public final class WorkerPool: @unchecked Sendable {
         precondition(threadCount > 0 && maxQueued > 0)
         self.maxQueued = maxQueued
         for index in 0..<threadCount {
-            let thread = Thread { [unowned self] in self.workLoop() }
+            // Each thread keeps the pool alive until `shutdown()` lets it return.
+            let thread = Thread { self.workLoop() }
             thread.name = "\(name)-\(index)"
             thread.stackSize = 1 << 20
             threads.append(thread)

@@ -1,1 +1,0 @@
-// Delivery: placeholder until the target lands.

@@ -1,1 +1,0 @@
-// Secrets: placeholder until the target lands.

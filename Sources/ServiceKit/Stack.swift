@@ -1,0 +1,207 @@
+import Foundation
+import Glibc
+
+/// The whole Latchkey stack as real child processes: identity, verification (one or more
+/// replicas), accounts, reset, then the gateway, each started once the ones it calls listen.
+/// Used by `latchkey up`, `latchkey bench` and the end-to-end tests.
+public final class Stack: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Where the executables are (the directory of `latchkey` or of the test bundle).
+        public var binDirectory: String
+        public var dataDirectory: String
+        public var host = "127.0.0.1"
+        /// Fixed ports (gateway 7400 ... reset 7404) or 0 for ephemeral ones.
+        public var useDefaultPorts = false
+        public var verificationReplicas = 1
+        /// Extra environment for every process (e.g. `LATCHKEY_SCRYPT_LOG_N`).
+        public var environment: [String: String] = [:]
+        /// Extra environment per service name.
+        public var serviceEnvironment: [String: [String: String]] = [:]
+        /// Pass each process's stderr through to ours (for `latchkey up`); otherwise it goes to a log file.
+        public var inheritStandardError = false
+
+        public init(binDirectory: String, dataDirectory: String) {
+            self.binDirectory = binDirectory
+            self.dataDirectory = dataDirectory
+        }
+    }
+
+    public final class Member: @unchecked Sendable {
+        public let service: String
+        public let replicaID: String
+        public fileprivate(set) var endpoint: Endpoint
+        public fileprivate(set) var process: Process
+        let arguments: [String]
+        let environment: [String: String]
+        public let logPath: String
+
+        init(service: String, replicaID: String, endpoint: Endpoint, process: Process, arguments: [String], environment: [String: String], logPath: String) {
+            self.service = service
+            self.replicaID = replicaID
+            self.endpoint = endpoint
+            self.process = process
+            self.arguments = arguments
+            self.environment = environment
+            self.logPath = logPath
+        }
+
+        /// Everything the process wrote to stderr so far (structured log lines).
+        public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    }
+
+    public let options: Options
+    public private(set) var members: [Member] = []
+
+    public static let defaultPorts = ["gateway": 7400, "identity": 7401, "verification": 7402, "accounts": 7403, "reset": 7404]
+    public static let startOrder = ["identity", "verification", "accounts", "reset", "gateway"]
+
+    private init(options: Options) { self.options = options }
+
+    /// Starts every process and waits until each listens. On failure, stops what started.
+    public static func start(_ options: Options) throws -> Stack {
+        let stack = Stack(options: options)
+        do {
+            try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
+            for service in startOrder {
+                let replicas = service == "verification" ? options.verificationReplicas : 1
+                for index in 0..<replicas { try stack.launch(service: service, index: index) }
+            }
+        } catch {
+            stack.stop()
+            throw error
+        }
+        return stack
+    }
+
+    public var gateway: Endpoint { endpoint("gateway") }
+    public var outboxPath: String { (options.dataDirectory as NSString).appendingPathComponent("outbox.jsonl") }
+
+    public func member(_ service: String, replica: Int = 0) -> Member {
+        members.filter { $0.service == service }[replica]
+    }
+
+    public func endpoint(_ service: String, replica: Int = 0) -> Endpoint { member(service, replica: replica).endpoint }
+
+    /// The comma-separated replica list of a service, as the other processes are told.
+    public func replicaList(_ service: String) -> String {
+        members.filter { $0.service == service }.map(\.endpoint.description).joined(separator: ",")
+    }
+
+    private func launch(service: String, index: Int) throws {
+        let replicaID = index == 0 ? service : "\(service)-\(index + 1)"
+        let port = options.useDefaultPorts ? (Self.defaultPorts[service]! + (index == 0 ? 0 : 10 * index)) : 0
+        var dataDirectory = options.dataDirectory
+        if index > 0 { dataDirectory = (dataDirectory as NSString).appendingPathComponent(replicaID) }
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(options.environment) { _, new in new }
+        environment.merge(options.serviceEnvironment[service] ?? [:]) { _, new in new }
+        environment["LATCHKEY_DATA_DIR"] = dataDirectory
+        environment["LATCHKEY_OUTBOX"] = outboxPath
+        environment["LATCHKEY_REPLICA_ID"] = replicaID
+        for dependency in ["identity", "verification", "accounts", "reset"] where members.contains(where: { $0.service == dependency }) {
+            environment["LATCHKEY_\(dependency.uppercased())"] = replicaList(dependency)
+        }
+        let arguments = ["--listen", "\(options.host):\(port)"]
+        let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
+        let process = try spawn(service: service, arguments: arguments, environment: environment, logPath: logPath)
+        let bound = try waitForListening(process: process, logPath: logPath, service: replicaID)
+        members.append(Member(
+            service: service, replicaID: replicaID, endpoint: bound, process: process,
+            arguments: ["--listen", bound.description], environment: environment, logPath: logPath))
+    }
+
+    private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: (options.binDirectory as NSString).appendingPathComponent(service))
+        process.arguments = arguments
+        process.environment = environment
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Reads the process's log until its `listening` line gives the bound address.
+    private func waitForListening(process: Process, logPath: String, service: String, timeoutSeconds: Double = 20) throws -> Endpoint {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        let marker = "\"net.listen\":\""
+        while Date() < deadline {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let range = log.range(of: marker) {
+                let rest = log[range.upperBound...]
+                if let end = rest.firstIndex(of: "\""), let endpoint = Endpoint(String(rest[..<end])) {
+                    if options.inheritStandardError { FileHandle.standardError.write(Data(log.utf8)) }
+                    return endpoint
+                }
+            }
+            if !process.isRunning {
+                throw ConfigurationError("\(service) exited with status \(process.terminationStatus) before listening:\n\(log)")
+            }
+            usleep(20_000)
+        }
+        throw ConfigurationError("\(service) did not start listening within \(Int(timeoutSeconds)) s")
+    }
+
+    // MARK: Faults and lifecycle
+
+    /// Sends a signal (SIGKILL by default) to one process and waits for it to end.
+    public func kill(_ service: String, replica: Int = 0, signal: Int32 = SIGKILL) {
+        let member = member(service, replica: replica)
+        guard member.process.isRunning else { return }
+        Glibc.kill(member.process.processIdentifier, signal)
+        member.process.waitUntilExit()
+    }
+
+    /// SIGTERM, wait, and return the exit status (0 after a clean drain).
+    @discardableResult
+    public func terminate(_ service: String, replica: Int = 0) -> Int32 {
+        kill(service, replica: replica, signal: SIGTERM)
+        return member(service, replica: replica).process.terminationStatus
+    }
+
+    /// Starts a stopped process again on the same address, with the same data.
+    public func restart(_ service: String, replica: Int = 0) throws {
+        let member = member(service, replica: replica)
+        precondition(!member.process.isRunning, "restart of a running \(service)")
+        let process = try spawn(service: service, arguments: member.arguments, environment: member.environment, logPath: member.logPath)
+        let before = member.log.components(separatedBy: "\"msg\":\"listening\"").count
+        let deadline = Date().addingTimeInterval(20)
+        while member.log.components(separatedBy: "\"msg\":\"listening\"").count == before {
+            guard process.isRunning, Date() < deadline else {
+                throw ConfigurationError("\(service) did not restart:\n\(member.log)")
+            }
+            usleep(20_000)
+        }
+        member.process = process
+    }
+
+    /// SIGTERM to every process, the gateway first, and waits for each.
+    public func stop() {
+        for member in members.reversed() where member.process.isRunning {
+            Glibc.kill(member.process.processIdentifier, SIGTERM)
+        }
+        for member in members.reversed() {
+            let deadline = Date().addingTimeInterval(15)
+            while member.process.isRunning && Date() < deadline { usleep(10_000) }
+            if member.process.isRunning {
+                Glibc.kill(member.process.processIdentifier, SIGKILL)
+                member.process.waitUntilExit()
+            }
+        }
+    }
+
+    /// The directory holding the executables next to the running binary (or test bundle).
+    public static func siblingBinaryDirectory() -> String {
+        var path = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // A test bundle runs as `.../debug/LatchkeyPackageTests.xctest`; executables sit beside it.
+        while path.pathComponents.count > 1 {
+            path.deleteLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: path.appendingPathComponent("gateway").path) { return path.path }
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+    }
+}

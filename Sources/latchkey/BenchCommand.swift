@@ -1,0 +1,145 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+
+/// `latchkey bench SCENARIO`: measures throughput and latency. Starts its own stack on
+/// ephemeral ports in a temporary directory unless `--address` names a running gateway.
+/// Every scenario prints its ceiling (or baseline) measured in the same run next to it.
+enum BenchCommand {
+    static let connections = ConfigOption("connections", default: "8", help: "bench: concurrent connections")
+    static let inflight = ConfigOption("inflight", default: "1", help: "bench: pipelined requests per connection (ping only)")
+    static let seconds = ConfigOption("seconds", default: "5", help: "bench: seconds per measurement")
+    static let target = ConfigOption("target", default: "both", help: "bench ping: gateway, a service name, or both")
+    static let address = ConfigOption("address", help: "bench: a running gateway to measure instead of a fresh stack")
+    static let json = ConfigOption("json", default: "false", help: "bench: print JSON lines instead of a table")
+    static let options = [connections, inflight, seconds, target, address, json]
+
+    static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
+        let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
+        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all") }
+        let settings = BenchSettings(
+            connections: try configuration.int(connections, range: 1...10_000),
+            inflight: try configuration.int(inflight, range: 1...1000),
+            seconds: Double(try configuration.int(seconds, range: 1...3600)),
+            asJSON: try configuration.bool(json))
+        let environment = BenchEnvironment(settings: settings, explicitGateway: configuration.isSet(address) ? try configuration.endpoint(address) : nil)
+        defer { environment.shutdown() }
+        let report = BenchReport(asJSON: settings.asJSON)
+        let scenarios = scenario == "all" ? ["ping", "login", "verify", "transfer", "reset"] : [scenario]
+        for name in scenarios {
+            switch name {
+            case "ping": try PingBench.run(environment, target: configuration.string(target) ?? "both", report: report)
+            case "login": try LoginBench.run(environment, report: report)
+            case "verify": try VerifyBench.run(environment, report: report)
+            case "transfer": try TransferBench.run(environment, report: report)
+            case "reset": try ResetBench.run(environment, report: report)
+            default: throw ConfigurationError("unknown scenario \(name)")
+            }
+        }
+        return 0
+    }
+}
+
+struct BenchSettings: Sendable {
+    let connections: Int
+    let inflight: Int
+    let seconds: Double
+    let asJSON: Bool
+}
+
+/// The stack under measurement: a fresh one in a temporary directory, or a given gateway.
+final class BenchEnvironment: @unchecked Sendable {
+    let settings: BenchSettings
+    private let explicitGateway: Endpoint?
+    private var ownStack: Stack?
+    private var temporaryDirectory: String?
+
+    init(settings: BenchSettings, explicitGateway: Endpoint?) {
+        self.settings = settings
+        self.explicitGateway = explicitGateway
+    }
+
+    /// The stack, started on first use (scrypt at its production cost: logins are measured for real).
+    func stack() throws -> Stack {
+        if let ownStack { return ownStack }
+        let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        temporaryDirectory = directory
+        var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory)
+        options.environment["LATCHKEY_MAX_CONNECTIONS"] = "20000"
+        let stack = try Stack.start(options)
+        ownStack = stack
+        return stack
+    }
+
+    var gateway: Endpoint {
+        get throws { try explicitGateway ?? stack().gateway }
+    }
+
+    /// A service's own address: only known when the bench started the stack.
+    func direct(_ service: String) throws -> Endpoint {
+        guard explicitGateway == nil else { throw ConfigurationError("direct targets need the bench's own stack (drop --address)") }
+        return try stack().endpoint(service)
+    }
+
+    var outboxPath: String? { ownStack?.outboxPath }
+
+    func shutdown() {
+        ownStack?.stop()
+        if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
+    }
+}
+
+/// Prints one row per measurement: a table, or JSON lines with `--json`.
+final class BenchReport {
+    private let asJSON: Bool
+    private var printedHeader = false
+
+    init(asJSON: Bool) { self.asJSON = asJSON }
+
+    func row(_ name: String, _ result: LoadResult, ratioTo ceiling: (label: String, perSecond: Double)? = nil) {
+        if asJSON {
+            var fields: [String: JSON] = [
+                "scenario": .string(name), "per_second": .double(result.perSecond.rounded()),
+                "p50_us": .int(result.p50Microseconds), "p99_us": .int(result.p99Microseconds),
+                "operations": .int(Int64(result.operations)), "errors": .int(Int64(result.errors)),
+            ]
+            if let ceiling {
+                fields["ceiling"] = .string(ceiling.label)
+                fields["ceiling_per_second"] = .double(ceiling.perSecond.rounded())
+                fields["ratio"] = .double((result.perSecond / ceiling.perSecond * 1000).rounded() / 1000)
+            }
+            print(JSON.object(fields).text)
+            return
+        }
+        if !printedHeader {
+            print("scenario".padded(34) + "ops/s".leftPadded(10) + "p50".leftPadded(10) + "p99".leftPadded(10) + "errors".leftPadded(8) + "  vs ceiling")
+            printedHeader = true
+        }
+        var line = name.padded(34) + String(format: "%.0f", result.perSecond).leftPadded(10)
+        line += formatMicroseconds(result.p50Microseconds).leftPadded(10) + formatMicroseconds(result.p99Microseconds).leftPadded(10)
+        line += String(result.errors).leftPadded(8)
+        if let ceiling { line += String(format: "  %.2f of %@ (%.0f/s)", result.perSecond / ceiling.perSecond, ceiling.label, ceiling.perSecond) }
+        print(line)
+        if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
+        fflush(nil)
+    }
+
+    func ceiling(_ name: String, perSecond: Double) {
+        if asJSON {
+            print(JSON.object(["ceiling": .string(name), "per_second": .double(perSecond.rounded())]).text)
+        } else {
+            print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (ceiling, same machine, same run)")
+        }
+        fflush(nil)
+    }
+
+    private func formatMicroseconds(_ value: Int64) -> String {
+        value >= 10_000 ? String(format: "%.1fms", Double(value) / 1000) : "\(value)us"
+    }
+}
+
+extension String {
+    func padded(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
+    func leftPadded(_ width: Int) -> String { count >= width ? " " + self : String(repeating: " ", count: width - count) + self }
+}

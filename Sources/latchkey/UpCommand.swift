@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import LineProtocol
+import Secrets
+import ServiceKit
+
+/// `latchkey up [--demo]`: the whole stack on 127.0.0.1:7400-7404 with data in ./.latchkey,
+/// logs followed on stderr. A child that dies is reported and the stack stops: nothing is
+/// restarted silently. Ctrl-C / SIGTERM stops every child and exits 0.
+enum UpCommand {
+    static let demo = ConfigOption("demo", default: "false", help: "`latchkey up` also creates the seed app's demo user")
+    static let demoPassword = ConfigOption("demo-password", help: "the demo user's password (default: generated and printed)")
+    static let options = [demo, demoPassword]
+
+    static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
+        let configuration = try Configuration(arguments: arguments, environment: environment, options: options + [CommonOptions.dataDirectory])
+        var stackOptions = Stack.Options(
+            binDirectory: Stack.siblingBinaryDirectory(),
+            dataDirectory: configuration.string(CommonOptions.dataDirectory) ?? "./.latchkey")
+        stackOptions.useDefaultPorts = true
+        let stack = try Stack.start(stackOptions)
+        let follower = LogFollower(paths: stack.members.map(\.logPath))
+        print("Latchkey is up. Data in \(stackOptions.dataDirectory); messages go to \(stack.outboxPath)")
+        for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
+        print("Try: latchkey call gateway.ping   or   nc \(stack.gateway.host) \(stack.gateway.port)")
+        if try configuration.bool(demo) {
+            do {
+                try DemoUser.create(stack: stack, password: configuration.string(demoPassword))
+            } catch {
+                print("demo user not created: \(error)")
+            }
+        }
+        fflush(nil)
+        return waitUntilStopped(stack: stack, follower: follower)
+    }
+
+    private static func waitUntilStopped(stack: Stack, follower: LogFollower) -> Int32 {
+        while true {
+            follower.pump()
+            if StopFlag.requested {
+                print("stopping...")
+                stack.stop()
+                follower.pump()
+                return 0
+            }
+            if let dead = stack.members.first(where: { !$0.process.isRunning }) {
+                print("\(dead.replicaID) exited with status \(dead.process.terminationStatus); stopping the stack")
+                stack.stop()
+                follower.pump()
+                return 1
+            }
+            usleep(100_000)
+        }
+    }
+}
+
+/// Set from the signal handlers below; read by the wait loop.
+enum StopFlag {
+    nonisolated(unsafe) static var requested = false
+
+    static func install() {
+        signal(SIGINT) { _ in StopFlag.requested = true }
+        signal(SIGTERM) { _ in StopFlag.requested = true }
+    }
+}
+
+/// Copies what the children append to their log files onto our stderr.
+final class LogFollower {
+    private var offsets: [String: UInt64] = [:]
+    private let paths: [String]
+
+    init(paths: [String]) {
+        self.paths = paths
+        StopFlag.install()
+    }
+
+    func pump() {
+        for path in paths {
+            guard let handle = FileHandle(forReadingAtPath: path) else { continue }
+            defer { try? handle.close() }
+            let offset = offsets[path] ?? 0
+            handle.seek(toFileOffset: offset)
+            let data = handle.readDataToEndOfFile()
+            if !data.isEmpty {
+                FileHandle.standardError.write(data)
+                offsets[path] = offset + UInt64(data.count)
+            }
+        }
+    }
+}
+
+/// The seed app's demo user: `demo`, e-mail demo@example.com, phone +15555550100,
+/// SMS verification off, 5,000.00 in checking and 10,000.00 in saving.
+enum DemoUser {
+    static func create(stack: Stack, password: String?) throws {
+        let chosen = password ?? "demo-" + Base64URL.encode(SecureRandom.bytes(12))
+        let gateway = try LineClient(stack.gateway)
+        let registered = try gateway.call("identity.register", [
+            "username": "demo", "password": .string(chosen), "email": "demo@example.com", "phone": "+15555550100",
+        ])
+        let userID: String
+        switch registered.outcome {
+        case .success(let result):
+            guard let id = result["user_id"]?.stringValue else { throw ConfigurationError("register gave no user_id") }
+            userID = id
+        case .failure(let error) where error.reason == Reason.conflict.rawValue:
+            print("demo user already exists (its password is unchanged)")
+            return
+        case .failure(let error):
+            throw ConfigurationError("register failed: \(error.message)")
+        }
+        let accounts = try LineClient(stack.endpoint("accounts"))
+        for (account, amount) in [("checking", 500_000), ("saving", 1_000_000)] {
+            _ = try accounts.result("accounts.deposit", [
+                "user_id": .string(userID), "account": .string(account), "amount": .int(Int64(amount)),
+                "idempotency_key": .string("demo-initial-\(account)"),
+            ])
+        }
+        print("demo user: username demo, password \(chosen) (5,000.00 checking, 10,000.00 saving)")
+    }
+}

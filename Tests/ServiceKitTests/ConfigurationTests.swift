@@ -1,0 +1,49 @@
+import XCTest
+@testable import ServiceKit
+
+final class ConfigurationTests: XCTestCase {
+    let port = ConfigOption("port-number", default: "7", help: "a number")
+    let nameOption = ConfigOption("name", help: "a name")
+
+    func testFlagWinsOverEnvironmentAndEnvironmentOverDefault() throws {
+        let fromEnvironment = try Configuration(arguments: [], environment: ["LATCHKEY_PORT_NUMBER": "9"], options: [port])
+        XCTAssertEqual(try fromEnvironment.int(port), 9)
+        let fromFlag = try Configuration(arguments: ["--port-number", "11"], environment: ["LATCHKEY_PORT_NUMBER": "9"], options: [port])
+        XCTAssertEqual(try fromFlag.int(port), 11)
+        let fromDefault = try Configuration(arguments: [], environment: [:], options: [port])
+        XCTAssertEqual(try fromDefault.int(port), 7)
+    }
+
+    func testEqualsFormAndPositionalArguments() throws {
+        let configuration = try Configuration(arguments: ["call", "--name=x y", "rest"], environment: [:], options: [nameOption])
+        XCTAssertEqual(configuration.string(nameOption), "x y")
+        XCTAssertEqual(configuration.positional, ["call", "rest"])
+    }
+
+    func testUnknownFlagIsRefused() {
+        XCTAssertThrowsError(try Configuration(arguments: ["--nmae", "x"], environment: [:], options: [nameOption])) { error in
+            XCTAssertTrue(String(describing: error).contains("--nmae"))
+        }
+    }
+
+    func testIntegerOutOfRangeOrMalformedIsRefused() throws {
+        let configuration = try Configuration(arguments: ["--port-number", "70000"], environment: [:], options: [port])
+        XCTAssertThrowsError(try configuration.int(port, range: 0...65535))
+        let words = try Configuration(arguments: ["--port-number", "seven"], environment: [:], options: [port])
+        XCTAssertThrowsError(try words.int(port))
+    }
+
+    func testEndpointListsParseAndRejectGarbage() {
+        XCTAssertEqual(Endpoint.list("a:1, b:2")?.map(\.description), ["a:1", "b:2"])
+        XCTAssertEqual(Endpoint("[::1]:7400")?.host, "::1")
+        XCTAssertNil(Endpoint.list("a:1,b"))
+        XCTAssertNil(Endpoint("host:99999"))
+        XCTAssertNil(Endpoint(":80"))
+    }
+
+    func testEnvironmentNamesFollowTheContract() {
+        XCTAssertEqual(CommonOptions.dataDirectory.environmentName, "LATCHKEY_DATA_DIR")
+        XCTAssertEqual(CommonOptions.replicaID.environmentName, "LATCHKEY_REPLICA_ID")
+        XCTAssertEqual(CommonOptions.listen.flag, "--listen")
+    }
+}

@@ -1,0 +1,114 @@
+import LineProtocol
+import XCTest
+@testable import ServiceKit
+
+final class ParamsTests: XCTestCase {
+    func testMissingAndWrongTypesNameTheFieldButNeverTheValue() throws {
+        let params = try Params(["password": 12345, "name": "hunter2-secret"])
+        XCTAssertThrowsError(try params.string("password")) { error in
+            let rpc = error as! RPCError
+            XCTAssertEqual(rpc.reason, "invalid_params")
+            XCTAssertEqual(rpc.data?["field"]?.stringValue, "password")
+            XCTAssertFalse(rpc.message.contains("12345"))
+        }
+        XCTAssertThrowsError(try params.int("name")) { error in
+            XCTAssertFalse((error as! RPCError).message.contains("hunter2"))
+        }
+        XCTAssertThrowsError(try params.string("absent"))
+        XCTAssertNil(try params.optionalString("absent"))
+    }
+
+    func testLimitsLengthAndIntegerRange() throws {
+        let params = try Params(["name": .string(String(repeating: "a", count: 20)), "amount": 0])
+        XCTAssertThrowsError(try params.string("name", maxLength: 10))
+        XCTAssertThrowsError(try params.int("amount", range: 1...100))
+    }
+
+    func testPositionalParamsAreRefused() {
+        XCTAssertThrowsError(try Params(.array([1, 2])))
+        XCTAssertNoThrow(try Params(nil))
+    }
+}
+
+private struct DomainFailure: RPCErrorConvertible {
+    var rpcError: RPCError { RPCError(.notFound, "no such thing") }
+}
+
+private struct SecretBearingFailure: Error {}
+
+final class RouterTests: XCTestCase {
+    private var pool: WorkerPool!
+
+    override func setUp() { pool = WorkerPool(threadCount: 1, maxQueued: 4) }
+    override func tearDown() { pool.shutdown() }
+
+    private func call(_ router: Router, _ method: String, _ params: JSON? = nil) -> Result<JSON, RPCError> {
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        let context = CallContext(method: method, requestID: "t", client: nil, logger: Logger(service: "t", sink: LogSink()), deadlineMilliseconds: .max)
+        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context) { outcome in
+            box.value = outcome
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    func testUnknownMethodIsMethodNotFound() {
+        let router = Router(workers: pool, metrics: Metrics())
+        guard case .failure(let error) = call(router, "nope.nothing") else { return XCTFail("expected an error") }
+        XCTAssertEqual(error.code, -32601)
+    }
+
+    func testDomainErrorsMapAndUnknownErrorsBecomeBareInternal() {
+        let router = Router(workers: pool, metrics: Metrics())
+        router.register("t.domain") { _, _ in throw DomainFailure() }
+        router.register("t.crash") { _, _ in throw SecretBearingFailure() }
+        guard case .failure(let domain) = call(router, "t.domain") else { return XCTFail() }
+        XCTAssertEqual(domain.reason, "not_found")
+        guard case .failure(let crash) = call(router, "t.crash") else { return XCTFail() }
+        XCTAssertEqual(crash.code, -32603)
+        XCTAssertEqual(crash.message, "internal error")
+    }
+
+    func testMetricsCountCallsAndErrorsPerMethod() {
+        let metrics = Metrics()
+        let router = Router(workers: pool, metrics: metrics)
+        router.register("t.ok", execution: .inline) { _, _ in 1 }
+        router.register("t.bad") { _, _ in throw DomainFailure() }
+        _ = call(router, "t.ok")
+        _ = call(router, "t.ok")
+        _ = call(router, "t.bad")
+        let snapshot = metrics.snapshot()
+        XCTAssertEqual(snapshot["methods"]?["t.ok"]?["count"], 2)
+        XCTAssertEqual(snapshot["methods"]?["t.bad"]?["errors"]?["not_found"], 1)
+    }
+}
+
+final class Box: @unchecked Sendable {
+    var value: Result<JSON, RPCError>?
+}
+
+final class WorkerPoolAndHistogramTests: XCTestCase {
+    func testFullQueueRefusesInsteadOfGrowing() {
+        let pool = WorkerPool(threadCount: 1, maxQueued: 2)
+        let gate = DispatchSemaphore(value: 0)
+        XCTAssertTrue(pool.submit { gate.wait() })
+        Thread.sleep(forTimeInterval: 0.05)  // the one worker is now blocked
+        XCTAssertTrue(pool.submit {})
+        XCTAssertTrue(pool.submit {})
+        XCTAssertFalse(pool.submit {}, "a third queued item exceeds maxQueued")
+        gate.signal()
+        pool.shutdown()
+    }
+
+    func testHistogramPercentilesBracketTheTruth() {
+        var histogram = LatencyHistogram()
+        for value in 1...1000 { histogram.record(microseconds: Int64(value)) }
+        let p50 = histogram.percentile(0.5)
+        let p99 = histogram.percentile(0.99)
+        XCTAssertTrue((500...600).contains(p50), "p50 \(p50)")
+        XCTAssertTrue((990...1200).contains(p99), "p99 \(p99)")
+        XCTAssertEqual(LatencyHistogram().percentile(0.5), 0)
+    }
+}
