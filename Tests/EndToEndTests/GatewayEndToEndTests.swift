@@ -1,0 +1,228 @@
+import Foundation
+import Glibc
+import LineProtocol
+import ServiceKit
+import XCTest
+
+/// The gateway executable in front of the real service executables.
+final class GatewayEndToEndTests: XCTestCase {
+    private var launched: [LaunchedProcess] = []
+    private var fakeIdentity: FakeIdentity?
+    private var stack: Stack?
+    private var directory: String!
+
+    override func setUpWithError() throws { directory = try makeScratchDirectory("gateway-e2e") }
+
+    override func tearDown() {
+        for process in launched.reversed() { process.stop() }
+        stack?.stop()
+        fakeIdentity?.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func launch(_ executable: String, name: String, _ arguments: [String]) throws -> LaunchedProcess {
+        let process = try LaunchedProcess(executable, name: name, arguments: arguments, directory: directory)
+        launched.append(process)
+        return process
+    }
+
+    private func startGateway(identity: String, verification: String, accounts: String, reset: String, extra: [String] = []) throws -> LaunchedProcess {
+        try launch("gateway", name: "gateway", [
+            "--identity", identity, "--verification", verification, "--accounts", accounts, "--reset", reset,
+            "--health-interval-ms", "200", "--rate-limits", "auth=0:0,codes=0:0,default=0:0",
+        ] + extra)
+    }
+
+    func testFullStackInternalMethodsAreUnreachableAndHealthListsEveryReplica() throws {
+        var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory + "/stack")
+        options.verificationReplicas = 2
+        let stack = try Stack.start(options)
+        self.stack = stack
+        let health = try waitForReplicas(stack.gateway, service: "verification", count: 2)
+        let client = try LineClient(stack.gateway)
+        XCTAssertEqual(try client.result("gateway.ping"), ["pong": true])
+        let replicaIDs = health["services"]?["verification"]?["replicas"]?.arrayValue?.compactMap { $0["replica_id"]?.stringValue }
+        XCTAssertEqual(Set(replicaIDs ?? []), ["verification", "verification-2"])
+        for service in ["identity", "accounts", "reset"] {
+            _ = try waitForReplicas(stack.gateway, service: service, count: 1)
+        }
+        let internalMethods = [
+            "identity.introspect", "identity.elevate", "identity.revoke_all", "identity.set_password", "identity.user",
+            "identity.find_by_email", "identity.check_password", "identity.record", "accounts.audit", "accounts.deposit",
+            "identity.ping", "identity.health", "identity.metrics", "verification.metrics", "accounts.ping", "reset.health",
+        ]
+        let before = try servedCount(stack.endpoint("identity"), service: "identity", methods: ["unknown", "identity.introspect", "identity.ping"])
+        for method in internalMethods {
+            let answer = try client.call(method, ["session": "lks_x", "user_id": "1", "session_id": "1", "factor": "sms"])
+            XCTAssertEqual(answer.gatewayError?.code, -32601, method)
+        }
+        let after = try servedCount(stack.endpoint("identity"), service: "identity", methods: ["unknown", "identity.introspect", "identity.ping"])
+        XCTAssertEqual(after, before, "nothing internal reached identity")
+        XCTAssertEqual(try client.call("accounts.balances").gatewayError?.reason, "unauthenticated")
+        // The access log: one line per request, never params.
+        XCTAssertTrue(stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#))
+        XCTAssertFalse(stack.member("gateway").log.contains("lks_x"))
+    }
+
+    func testVerificationStartsSpreadAndChecksLandOnTheOwnerReplica() throws {
+        let identity = try FakeIdentity(sessions: ["lks_alice": 1])
+        fakeIdentity = identity
+        let replicaA = try launch("verification", name: "va", ["--replica-id", "va"])
+        let replicaB = try launch("verification", name: "vb", ["--replica-id", "vb"])
+        let gateway = try startGateway(
+            identity: identity.endpoint.description, verification: "\(replicaA.endpoint),\(replicaB.endpoint)",
+            accounts: "127.0.0.1:1", reset: "127.0.0.1:1")
+        _ = try waitForReplicas(gateway.endpoint, service: "verification", count: 2)
+        let counted = ["unknown", "verification.check", "verification.start"]
+        let client = try LineClient(gateway.endpoint)
+        let startA = try servedCount(replicaA.endpoint, service: "verification", methods: counted)
+        let startB = try servedCount(replicaB.endpoint, service: "verification", methods: counted)
+        for index in 0..<9 {
+            let owner = index < 3 ? "va" : "vb"
+            let answer = try client.call("verification.check", ["session": "lks_alice", "request_id": .string("vr_\(owner)_\(index)"), "code": "000000"])
+            XCTAssertNotEqual(answer.gatewayError?.reason, "unavailable")
+        }
+        XCTAssertEqual(try servedCount(replicaA.endpoint, service: "verification", methods: counted) - startA, 3)
+        XCTAssertEqual(try servedCount(replicaB.endpoint, service: "verification", methods: counted) - startB, 6)
+        for _ in 0..<10 { _ = try client.call("verification.start", ["session": "lks_alice", "channel": "sms"]) }
+        XCTAssertEqual(try servedCount(replicaA.endpoint, service: "verification", methods: counted) - startA, 3 + 5)
+        XCTAssertEqual(try servedCount(replicaB.endpoint, service: "verification", methods: counted) - startB, 6 + 5)
+    }
+
+    func testKillNineOfOneIdentityReplicaUnderLoadLosesNoRetryableRequest() throws {
+        let identityA = try launch("identity", name: "id-a", ["--replica-id", "id-a"])
+        let identityB = try launch("identity", name: "id-b", ["--replica-id", "id-b"])
+        let gateway = try startGateway(
+            identity: "\(identityA.endpoint),\(identityB.endpoint)", verification: "127.0.0.1:1", accounts: "127.0.0.1:1", reset: "127.0.0.1:1")
+        _ = try waitForReplicas(gateway.endpoint, service: "identity", count: 2)
+        let tally = LoadTally()
+        let gatewayEndpoint = gateway.endpoint
+        let stopAt = Date().addingTimeInterval(3)
+        let group = DispatchGroup()
+        for worker in 0..<6 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                guard let client = try? LineClient(gatewayEndpoint, timeoutMilliseconds: 5000) else { return tally.record(retryable: true, answer: nil, milliseconds: 0) }
+                var index = 0
+                while Date() < stopAt {
+                    index += 1
+                    // Reads (safe to retry) and writes (never repeated) interleaved.
+                    let retryable = (index + worker) % 2 == 0
+                    let method = retryable ? "identity.challenge" : "identity.login"
+                    let started = MonotonicClock.nowMilliseconds()
+                    let answer = try? client.call(method, ["username": "alice", "device_id": "d1", "password": "x"])
+                    tally.record(retryable: retryable, answer: answer, milliseconds: MonotonicClock.nowMilliseconds() - started)
+                }
+            }.start()
+        }
+        usleep(1_000_000)
+        identityA.kill()
+        group.wait()
+        let summary = tally.summary
+        XCTAssertGreaterThan(summary.retryableTotal, 100)
+        XCTAssertEqual(summary.retryableFailed, 0, "every read was answered by a live replica")
+        XCTAssertEqual(summary.writesOther, 0, "writes get an answer or a fast `unavailable`, nothing else")
+        XCTAssertLessThan(summary.worstMilliseconds, 2000)
+        let health = try LineClient(gateway.endpoint).result("gateway.health")
+        XCTAssertEqual(health["services"]?["identity"]?["up"]?.intValue, 1)
+        XCTAssertEqual(health["status"]?.stringValue, "degraded")
+        print("kill -9 under load: \(summary)")
+    }
+
+    func testTLSListenerOfTheExecutableServesOpenSSLClients() throws {
+        let certificate = directory + "/cert.pem"
+        let key = directory + "/key.pem"
+        let generate = Process()
+        generate.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        generate.arguments = [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-subj", "/CN=localhost", "-days", "1", "-keyout", key, "-out", certificate,
+        ]
+        generate.standardError = FileHandle.nullDevice
+        try generate.run()
+        generate.waitUntilExit()
+        XCTAssertEqual(generate.terminationStatus, 0)
+        let gateway = try startGateway(
+            identity: "127.0.0.1:1", verification: "127.0.0.1:1", accounts: "127.0.0.1:1", reset: "127.0.0.1:1",
+            extra: ["--tls-cert", certificate, "--tls-key", key])
+        let script = """
+            import socket, ssl, sys
+            context = ssl.create_default_context(cafile=sys.argv[2])
+            with socket.create_connection(("127.0.0.1", int(sys.argv[1]))) as raw:
+                with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                    tls.sendall(b'{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}\\n')
+                    data = b""
+                    while b"\\n" not in data:
+                        data += tls.recv(4096)
+                    print(tls.version(), data.decode().strip())
+            """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script, String(gateway.endpoint.port), certificate]
+        let output = Pipe()
+        python.standardOutput = output
+        try python.run()
+        python.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(text.trimmingCharacters(in: .whitespacesAndNewlines), #"TLSv1.3 {"jsonrpc":"2.0","id":1,"result":{"pong":true}}"#)
+    }
+
+    func testSlowlorisAgainstTheExecutableIsCutOffWhileOthersAreServed() throws {
+        let gateway = try startGateway(
+            identity: "127.0.0.1:1", verification: "127.0.0.1:1", accounts: "127.0.0.1:1", reset: "127.0.0.1:1",
+            extra: ["--line-timeout-ms", "500", "--write-timeout-ms", "500"])
+        let slow = try LineClient(gateway.endpoint, timeoutMilliseconds: 3000)
+        try slow.sendRaw(Array(#"{"jsonrpc":"2.0","#.utf8))
+        let other = try LineClient(gateway.endpoint)
+        var worst: Int64 = 0
+        for _ in 0..<50 {
+            let started = MonotonicClock.nowMilliseconds()
+            XCTAssertEqual(try other.result("gateway.ping"), ["pong": true])
+            worst = max(worst, MonotonicClock.nowMilliseconds() - started)
+            usleep(20_000)
+        }
+        XCTAssertLessThan(worst, 100)
+        XCTAssertNil(try? slow.readLine() ?? nil, "the slow client was disconnected")
+    }
+}
+
+/// Counts outcomes of the load in the failover test. Thread-safe.
+final class LoadTally: @unchecked Sendable {
+    struct Summary: CustomStringConvertible {
+        var retryableTotal = 0
+        var retryableFailed = 0
+        var writesTotal = 0
+        var writesUnavailable = 0
+        var writesOther = 0
+        var worstMilliseconds: Int64 = 0
+        var description: String {
+            "reads \(retryableTotal) (failed \(retryableFailed)), writes \(writesTotal) (unavailable \(writesUnavailable), other failures \(writesOther)), worst \(worstMilliseconds) ms"
+        }
+    }
+
+    private let lock = NSLock()
+    private var totals = Summary()
+
+    func record(retryable: Bool, answer: RPCResponse?, milliseconds: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
+        totals.worstMilliseconds = max(totals.worstMilliseconds, milliseconds)
+        // An answer from a replica (a result, or its own error such as method_not_found) counts as served.
+        let reason = answer?.gatewayError?.reason
+        let failedInGateway = answer == nil || reason == "unavailable" || reason == "timeout" || reason == "overloaded"
+        if retryable {
+            totals.retryableTotal += 1
+            if failedInGateway { totals.retryableFailed += 1 }
+        } else {
+            totals.writesTotal += 1
+            if reason == "unavailable" { totals.writesUnavailable += 1 } else if failedInGateway { totals.writesOther += 1 }
+        }
+    }
+
+    var summary: Summary {
+        lock.lock()
+        defer { lock.unlock() }
+        return totals
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+import LineProtocol
+import ServiceKit
+import XCTest
+
+/// One real executable started by a gateway test, on an ephemeral port, killed in `stop`.
+final class LaunchedProcess {
+    let name: String
+    let process: Process
+    let logPath: String
+    let endpoint: Endpoint
+
+    init(_ executable: String, name: String, arguments: [String], directory: String) throws {
+        self.name = name
+        logPath = (directory as NSString).appendingPathComponent("\(name).log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent(executable))
+        process.arguments = ["--listen", "127.0.0.1:0", "--data-dir", (directory as NSString).appendingPathComponent(name)] + arguments
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        let marker = "\"net.listen\":\""
+        var found: Endpoint?
+        while found == nil && Date() < deadline {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let range = log.range(of: marker), let end = log[range.upperBound...].firstIndex(of: "\"") {
+                found = Endpoint(String(log[range.upperBound..<end]))
+            } else if !process.isRunning {
+                throw GatewayTestError("\(name) exited before listening: \(log)")
+            } else {
+                usleep(20_000)
+            }
+        }
+        guard let found else { throw GatewayTestError("\(name) never listened") }
+        endpoint = found
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func kill(signal: Int32 = SIGKILL) {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+    }
+
+    func stop() { kill(signal: SIGTERM) }
+}
+
+struct GatewayTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A scratch directory removed at the end of a test.
+func makeScratchDirectory(_ label: String) throws -> String {
+    let path = NSTemporaryDirectory() + "latchkey-\(label)-\(UInt32.random(in: 0...UInt32.max))"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// An in-process identity that answers only what the gateway needs for session checks
+/// (`identity.introspect`, `identity.health`), until the real identity implements them.
+final class FakeIdentity: @unchecked Sendable {
+    let loop: EventLoop
+    let server: RPCServer
+    let endpoint: Endpoint
+    private let done = DispatchSemaphore(value: 0)
+
+    init(sessions: [String: Int64]) throws {
+        loop = try EventLoop()
+        let router = Router(workers: WorkerPool(threadCount: 1, maxQueued: 100), metrics: Metrics())
+        router.register("identity.introspect", execution: .inline) { params, _ in
+            guard let token = params["session"]?.stringValue, let aal = sessions[token] else {
+                throw RPCError(.unauthenticated, "no such session")
+            }
+            return [
+                "user_id": "u1", "session_id": .string("s-" + token), "device_id": "d1", "aal": .int(aal), "aal2_at": .null,
+                "expires_at": .int(WallClock.nowSeconds() + 3600),
+            ]
+        }
+        router.register("identity.health", execution: .inline) { _, _ in ["status": "ok", "replica_id": "fake-identity"] }
+        server = RPCServer(
+            loop: loop, limits: ServerLimits(), dispatcher: router, logger: Logger(service: "identity", sink: LogSink()),
+            replicaID: "fake-identity", trustsCallerMeta: true)
+        endpoint = Endpoint(host: "127.0.0.1", port: try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port)
+        let thread = Thread { [loop, done] in
+            loop.run()
+            done.signal()
+        }
+        thread.start()
+    }
+
+    func stop() {
+        loop.stop()
+        done.wait()
+    }
+}
+
+extension RPCResponse {
+    var gatewayResult: JSON? { if case .success(let value) = outcome { value } else { nil } }
+    var gatewayError: RPCError? { if case .failure(let value) = outcome { value } else { nil } }
+}
+
+/// Polls `gateway.health` until `service` has `count` replicas up.
+func waitForReplicas(_ gateway: Endpoint, service: String, count: Int, timeoutSeconds: Double = 10) throws -> JSON {
+    let client = try LineClient(gateway)
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while Date() < deadline {
+        let health = try client.result("gateway.health")
+        if (health["services"]?[service]?["up"]?.intValue ?? 0) >= Int64(count) { return health }
+        usleep(50_000)
+    }
+    throw GatewayTestError("\(service) never had \(count) replicas up")
+}
+
+/// Requests a replica served for a method, from its own metrics (unimplemented methods count as `unknown`).
+func servedCount(_ replica: Endpoint, service: String, methods: [String]) throws -> Int64 {
+    let metrics = try LineClient(replica).result("\(service).metrics")
+    return methods.reduce(0) { $0 + (metrics["methods"]?[$1]?["count"]?.intValue ?? 0) }
+}
