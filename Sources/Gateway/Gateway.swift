@@ -1,3 +1,4 @@
+import Foundation
 import LineProtocol
 import ServiceKit
 
@@ -61,6 +62,25 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             gateway?.limiter.prune()
         }
         return gateway
+    }
+
+    // MARK: Doors
+
+    private let contextLock = NSLock()
+    private var contextCounter: UInt64 = 0
+    private let contextPrefix = "gw-\(String(UInt32.random(in: .min ... .max), radix: 16))-"
+
+    /// A call context for a door that is not an `RPCServer` (the HTTP listener): the peer's
+    /// address as the client, a fresh gateway-issued request id, and a deadline. The line
+    /// listener gets the same from `RPCServer` (with `trustsCallerMeta: false`).
+    public func makeContext(method: String, client: String?, timeoutMilliseconds: Int64) -> CallContext {
+        contextLock.lock()
+        contextCounter &+= 1
+        let requestID = contextPrefix + String(contextCounter)
+        contextLock.unlock()
+        return CallContext(
+            method: method, requestID: requestID, client: client, logger: logger.with(["rpc.request_id": .string(requestID)]),
+            deadlineMilliseconds: MonotonicClock.nowMilliseconds() + timeoutMilliseconds)
     }
 
     // MARK: Dispatch

@@ -73,6 +73,13 @@ public enum PolicyTable {
         "gateway.health": MethodPolicy("gateway", .open, group: Group.observe, retry: .safe),
         "gateway.metrics": MethodPolicy("gateway", .open, group: Group.observe, retry: .safe),
 
+        // Inner pings are forwarded (liveness through the hop, and `latchkey bench ping` measures the hop);
+        // inner health and metrics stay private: `gateway.health` summarises them.
+        "identity.ping": MethodPolicy("identity", .open, group: Group.ping, retry: .safe),
+        "verification.ping": MethodPolicy("verification", .open, group: Group.ping, retry: .safe),
+        "accounts.ping": MethodPolicy("accounts", .open, group: Group.ping, retry: .safe),
+        "reset.ping": MethodPolicy("reset", .open, group: Group.ping, retry: .safe),
+
         "identity.register": MethodPolicy("identity", .open, group: Group.auth, retry: .neverSent),
         "identity.login": MethodPolicy("identity", .open, group: Group.auth, retry: .neverSent),
         "identity.logout": MethodPolicy("identity", .session, group: Group.standard, retry: .safe, cacheEffect: .dropCallerSession),

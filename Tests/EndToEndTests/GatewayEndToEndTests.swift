@@ -49,7 +49,7 @@ final class GatewayEndToEndTests: XCTestCase {
         let internalMethods = [
             "identity.introspect", "identity.elevate", "identity.revoke_all", "identity.set_password", "identity.user",
             "identity.find_by_email", "identity.check_password", "identity.record", "accounts.audit", "accounts.deposit",
-            "identity.ping", "identity.health", "identity.metrics", "verification.metrics", "accounts.ping", "reset.health",
+            "identity.health", "identity.metrics", "verification.metrics", "accounts.health", "reset.health",
         ]
         let before = try servedCount(stack.endpoint("identity"), service: "identity", methods: ["unknown", "identity.introspect", "identity.ping"])
         for method in internalMethods {
@@ -59,6 +59,7 @@ final class GatewayEndToEndTests: XCTestCase {
         let after = try servedCount(stack.endpoint("identity"), service: "identity", methods: ["unknown", "identity.introspect", "identity.ping"])
         XCTAssertEqual(after, before, "nothing internal reached identity")
         XCTAssertEqual(try client.call("accounts.balances").gatewayError?.reason, "unauthenticated")
+        XCTAssertEqual(try client.result("identity.ping"), ["pong": true], "inner pings cross the hop")
         // The access log: one line per request, never params.
         XCTAssertTrue(stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#))
         XCTAssertFalse(stack.member("gateway").log.contains("lks_x"))

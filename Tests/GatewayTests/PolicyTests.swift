@@ -9,8 +9,8 @@ final class PolicyTests: XCTestCase {
     static let internalMethods = [
         "identity.introspect", "identity.elevate", "identity.revoke_all", "identity.set_password", "identity.user",
         "identity.find_by_email", "identity.check_password", "identity.record", "accounts.audit", "accounts.deposit",
-        "identity.ping", "identity.health", "identity.metrics", "verification.ping", "verification.health",
-        "accounts.ping", "accounts.metrics", "reset.ping", "reset.health", "gateway.nope", "nodot", "", "identity.",
+        "identity.health", "identity.metrics", "verification.health", "verification.metrics",
+        "accounts.health", "accounts.metrics", "reset.metrics", "reset.health", "gateway.nope", "nodot", "", "identity.",
         ".login", "identity.login.extra",
     ]
 
@@ -143,5 +143,30 @@ final class PolicyTests: XCTestCase {
         for method in design { XCTAssertNotNil(PolicyTable.policy(for: method), method) }
         XCTAssertEqual(PolicyTable.policy(for: "identity.enroll_key")?.access, .stepUp)
         XCTAssertEqual(PolicyTable.policy(for: "accounts.transfer")?.retry, .withIdempotencyKey)
+    }
+}
+
+/// The seam for the HTTP door: the same dispatch path, called without a socket.
+final class DispatchSeamTests: XCTestCase {
+    func testADoorWithoutASocketGetsTheSamePolicy() throws {
+        let loopThread = try LoopThread()
+        defer { loopThread.shutdown() }
+        let gateway = Gateway.make(
+            loop: loopThread.loop, endpoints: ["identity": [Endpoint(host: "127.0.0.1", port: 1)]], settings: .unlimitedForTests,
+            metrics: Metrics(), logger: Logger(service: "gateway", sink: LogSink()))
+        func call(_ method: String, _ params: JSON?) -> Result<JSON, RPCError> {
+            let box = ResultBox<Result<JSON, RPCError>>()
+            let context = gateway.makeContext(method: method, client: "198.51.100.7", timeoutMilliseconds: 2000)
+            XCTAssertTrue(context.requestID.hasPrefix("gw-"))
+            loopThread.loop.execute {
+                gateway.dispatch(RPCRequest(method: method, params: params, id: .int(1)), context: context) { box.set(.success($0)) }
+            }
+            return try! box.wait().get()
+        }
+        XCTAssertEqual(try call("gateway.ping", nil).get(), ["pong": true])
+        guard case .failure(let notFound) = call("identity.introspect", ["session": "x"]) else { return XCTFail("forwarded") }
+        XCTAssertEqual(notFound.code, -32601)
+        guard case .failure(let noSession) = call("accounts.balances", nil) else { return XCTFail("forwarded") }
+        XCTAssertEqual(noSession.reason, "unauthenticated")
     }
 }
