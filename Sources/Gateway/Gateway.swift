@@ -28,27 +28,32 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     public let metrics: Metrics
     public let sessions: SessionCache
     public let limiter: RateLimiter
+    public let accessLog: AccessLog
     private let logger: Logger
 
-    public init(pools: [String: ServicePool], settings: GatewaySettings, metrics: Metrics, logger: Logger) {
+    public init(pools: [String: ServicePool], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog) {
         self.pools = pools
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
+        self.accessLog = accessLog
         sessions = SessionCache(ttlMilliseconds: settings.sessionCacheMilliseconds)
         limiter = RateLimiter(limits: settings.rateLimits)
     }
 
     /// Builds the pools for `endpoints` (service -> replicas) on `loop` and starts health checks,
     /// DNS refreshes and cache pruning on its timers.
-    public static func make(loop: EventLoop, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger) -> Gateway {
+    public static func make(
+        loop: EventLoop, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog
+    ) -> Gateway {
         var pools: [String: ServicePool] = [:]
         for service in PolicyTable.services {
             guard let list = endpoints[service], !list.isEmpty else { continue }
             let client = RPCClient(loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica, logger: logger)
             pools[service] = ServicePool(service: service, client: client, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
         }
-        let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger)
+        let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)
+        loop.scheduleRepeating(everyMilliseconds: 100) { accessLog.flush() }
         let allPools = Array(pools.values)
         for pool in allPools { pool.probe() }
         loop.scheduleRepeating(everyMilliseconds: settings.healthIntervalMilliseconds) {
@@ -89,15 +94,14 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let started = MonotonicClock.nowMicroseconds()
         let policy = PolicyTable.policy(for: request.method)
         let metrics = self.metrics
+        let accessLog = self.accessLog
         let finish: @Sendable (Result<JSON, RPCError>) -> Void = { outcome in
             let elapsed = MonotonicClock.nowMicroseconds() - started
             let reason: String? = if case .failure(let error) = outcome { error.reason ?? "error" } else { nil }
-            metrics.record(method: policy == nil ? "unknown" : request.method, microseconds: elapsed, errorReason: reason)
+            let method = policy == nil ? "unknown" : request.method
+            metrics.record(method: method, microseconds: elapsed, errorReason: reason)
             // The access log: never params, never the session token.
-            context.logger.info("request", [
-                "rpc.method": .string(policy == nil ? "unknown" : request.method), "rpc.reason": reason.map(JSON.string) ?? .null,
-                "rpc.duration_us": .int(elapsed), "net.client": context.client.map(JSON.string) ?? .null,
-            ])
+            accessLog.record(requestID: context.requestID, method: method, reason: reason, durationMicroseconds: elapsed, client: context.client)
             reply(outcome)
         }
         guard let policy else {

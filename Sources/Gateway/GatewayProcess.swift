@@ -49,7 +49,9 @@ public enum GatewayProcess {
         ] {
             endpoints[service] = try configuration.endpoints(option)
         }
-        let gateway = Gateway.make(loop: host.loop, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger)
+        let accessLog = AccessLog(replicaID: host.replicaID)
+        let gateway = Gateway.make(
+            loop: host.loop, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger, accessLog: accessLog)
         var limits = host.limits
         limits.maxConnectionsPerAddress = try configuration.int(GatewayOptions.maxConnectionsPerAddress, range: 1...1_000_000)
         let server = RPCServer(
@@ -65,6 +67,8 @@ public enum GatewayProcess {
         default:
             throw ConfigurationError("--tls-cert and --tls-key go together")
         }
-        return ServiceHost.serve(server: server, endpoint: host.listenEndpoint, host: host)
+        let status = ServiceHost.serve(server: server, endpoint: host.listenEndpoint, host: host)
+        accessLog.flush()
+        return status
     }
 }

@@ -41,6 +41,8 @@ public final class ServicePool: @unchecked Sendable {
     private let lock = NSLock()
     private var replicas: [SocketAddress: ReplicaStatus] = [:]
     private var order: [SocketAddress] = []
+    /// Recomputed on every state change so the per-request read is one copy.
+    private var outOfRotation: Set<SocketAddress> = []
 
     public init(service: String, client: RPCClient, healthTimeoutMilliseconds: Int64, logger: Logger) {
         self.service = service
@@ -78,6 +80,12 @@ public final class ServicePool: @unchecked Sendable {
         for address in addresses where replicas[address] == nil { replicas[address] = ReplicaStatus(address: address) }
         for address in order where !addresses.contains(address) { replicas.removeValue(forKey: address) }
         order = addresses
+        recomputeRotationLocked()
+    }
+
+    private func recomputeRotationLocked() {
+        let down = Set(replicas.values.filter { !$0.inRotation }.map(\.address))
+        outOfRotation = down.count >= replicas.count ? [] : down
     }
 
     private func record(probeOf address: SocketAddress, outcome: Result<JSON, RPCError>) {
@@ -100,6 +108,7 @@ public final class ServicePool: @unchecked Sendable {
             status.lastError = nil
         }
         replicas[address] = status
+        if previous != status.state { recomputeRotationLocked() }
         if previous != status.state && previous != .unknown {
             logger.info("replica state changed", [
                 "upstream.service": .string(service), "upstream.address": .string(address.description),
@@ -116,6 +125,7 @@ public final class ServicePool: @unchecked Sendable {
         status.state = .down
         status.lastError = reason
         replicas[address] = status
+        recomputeRotationLocked()
         logger.warning("replica marked down", [
             "upstream.service": .string(service), "upstream.address": .string(address.description), "upstream.reason": .string(reason),
         ])
@@ -127,8 +137,7 @@ public final class ServicePool: @unchecked Sendable {
     public func addressesOutOfRotation() -> Set<SocketAddress> {
         lock.lock()
         defer { lock.unlock() }
-        let down = Set(replicas.values.filter { !$0.inRotation }.map(\.address))
-        return down.count >= replicas.count ? [] : down
+        return outOfRotation
     }
 
     /// The address whose health reported `replicaID`, if known.

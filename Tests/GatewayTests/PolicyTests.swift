@@ -112,9 +112,14 @@ final class PolicyTests: XCTestCase {
         let client = try gateway.client()
         _ = try client.call("accounts.balances", ["session": "lks_one"])
         _ = try client.call("identity.login", ["username": "alice", "password": "hunter2-secret"])
-        let text = gateway.logSink.capturedText
+        let text = gateway.accessLines.text + gateway.logSink.capturedText
         let lines = text.split(separator: "\n").filter { $0.contains(#""msg":"request""#) }
         XCTAssertEqual(lines.count, 2)
+        for line in lines {
+            let json = try JSONParser.parse(Array(line.utf8), limits: .default)
+            XCTAssertNotNil(json["ts"]?.stringValue)
+            XCTAssertEqual(json["service"]?.stringValue, "gateway")
+        }
         XCTAssertTrue(lines[0].contains(#""rpc.method":"accounts.balances""#))
         XCTAssertTrue(lines[0].contains(#""net.client":"127.0.0.1""#))
         XCTAssertTrue(lines[0].contains("rpc.request_id"))
@@ -153,7 +158,7 @@ final class DispatchSeamTests: XCTestCase {
         defer { loopThread.shutdown() }
         let gateway = Gateway.make(
             loop: loopThread.loop, endpoints: ["identity": [Endpoint(host: "127.0.0.1", port: 1)]], settings: .unlimitedForTests,
-            metrics: Metrics(), logger: Logger(service: "gateway", sink: LogSink()))
+            metrics: Metrics(), logger: Logger(service: "gateway", sink: LogSink()), accessLog: AccessLog(replicaID: "gateway") { _ in })
         func call(_ method: String, _ params: JSON?) -> Result<JSON, RPCError> {
             let box = ResultBox<Result<JSON, RPCError>>()
             let context = gateway.makeContext(method: method, client: "198.51.100.7", timeoutMilliseconds: 2000)

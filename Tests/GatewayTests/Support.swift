@@ -275,11 +275,14 @@ final class GatewayUnderTest {
     let server: RPCServer
     let port: Int
     let logSink = LogSink()
+    let accessLines = CapturedBytes()
 
     init(endpoints: [String: [Endpoint]], settings: GatewaySettings = .unlimitedForTests, limits: ServerLimits = ServerLimits(), configure: ((RPCServer) -> Void)? = nil) throws {
         loopThread = try LoopThread()
         let logger = Logger(service: "gateway", sink: logSink)
-        gateway = Gateway.make(loop: loopThread.loop, endpoints: endpoints, settings: settings, metrics: Metrics(), logger: logger)
+        let captured = accessLines
+        let accessLog = AccessLog(replicaID: "gateway", flushBytes: 1) { captured.append($0) }
+        gateway = Gateway.make(loop: loopThread.loop, endpoints: endpoints, settings: settings, metrics: Metrics(), logger: logger, accessLog: accessLog)
         server = RPCServer(loop: loopThread.loop, limits: limits, dispatcher: gateway, logger: logger, replicaID: "gateway", trustsCallerMeta: false)
         configure?(server)
         let server = self.server
@@ -309,5 +312,21 @@ extension GatewaySettings {
         settings.healthIntervalMilliseconds = 200
         settings.healthTimeoutMilliseconds = 200
         return settings
+    }
+}
+
+/// Bytes an access log wrote, for tests.
+final class CapturedBytes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+    func append(_ more: [UInt8]) {
+        lock.lock()
+        bytes.append(contentsOf: more)
+        lock.unlock()
+    }
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
