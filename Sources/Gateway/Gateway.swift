@@ -169,6 +169,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     // MARK: Sessions
 
+    private let introspectionLock = NSLock()
+    /// Introspections in flight, by token hash: concurrent requests with one token share one call.
+    private var introspectionWaiters: [[UInt8]: [@Sendable (Result<SessionInfo, RPCError>) -> Void]] = [:]
+
     private func resolveSession(token: String, context: CallContext, completion: @escaping @Sendable (Result<SessionInfo, RPCError>) -> Void) {
         if let cached = sessions.lookup(token: token) {
             completion(.success(cached))
@@ -178,24 +182,38 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             completion(.failure(RPCError(.unavailable, "identity is unavailable")))
             return
         }
+        let key = SessionCache.key(forToken: token)
+        introspectionLock.lock()
+        if introspectionWaiters[key] != nil {
+            introspectionWaiters[key]!.append(completion)
+            introspectionLock.unlock()
+            return
+        }
+        introspectionWaiters[key] = [completion]
+        introspectionLock.unlock()
         let sessions = self.sessions
         let request = RPCRequest(method: "identity.introspect", params: ["session": .string(token)], id: nil)
-        call(identity, request, retrySafe: true, pinned: nil, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { outcome in
+        call(identity, request, retrySafe: true, pinned: nil, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { [self] outcome in
+            let resolved: Result<SessionInfo, RPCError>
             switch outcome {
             case .success(let result):
-                guard let info = SessionInfo(introspection: result) else {
-                    completion(.failure(RPCError(.unavailable, "identity answered an unexpected introspection")))
-                    return
+                if let info = SessionInfo(introspection: result) {
+                    sessions.store(token: token, info: info)
+                    resolved = .success(info)
+                } else {
+                    resolved = .failure(RPCError(.unavailable, "identity answered an unexpected introspection"))
                 }
-                sessions.store(token: token, info: info)
-                completion(.success(info))
             case .failure(let error) where error.reason == Reason.unauthenticated.rawValue:
-                completion(.failure(Self.unauthenticated))
+                resolved = .failure(Self.unauthenticated)
             case .failure(let error) where error.reason == Reason.timeout.rawValue:
-                completion(.failure(error))
+                resolved = .failure(error)
             case .failure:
-                completion(.failure(RPCError(.unavailable, "cannot check the session now")))
+                resolved = .failure(RPCError(.unavailable, "cannot check the session now"))
             }
+            introspectionLock.lock()
+            let waiters = introspectionWaiters.removeValue(forKey: key) ?? []
+            introspectionLock.unlock()
+            for waiter in waiters { waiter(resolved) }
         }
     }
 

@@ -18,6 +18,8 @@ public struct ReplicaStatus: Sendable {
     public var replicaID: String?
     public var lastCheckedMilliseconds: Int64?
     public var lastError: String?
+    /// The `status` its health reported (`ok`, or what the service says is wrong).
+    public var reportedStatus: String?
 
     public var inRotation: Bool { state != .down }
 
@@ -26,6 +28,7 @@ public struct ReplicaStatus: Sendable {
         object["replica_id"] = replicaID.map(JSON.string) ?? .null
         object["checked_ms_ago"] = lastCheckedMilliseconds.map { .int(MonotonicClock.nowMilliseconds() - $0) } ?? .null
         if let lastError { object["error"] = .string(lastError) }
+        if let reportedStatus { object["status"] = .string(reportedStatus) }
         return .object(object)
     }
 }
@@ -98,6 +101,7 @@ public final class ServicePool: @unchecked Sendable {
         case .success(let result):
             status.state = .up
             status.replicaID = result["replica_id"]?.stringValue ?? status.replicaID
+            status.reportedStatus = result["status"]?.stringValue
             status.lastError = nil
         case .failure(let error) where error.reason == Reason.unavailable.rawValue || error.reason == Reason.timeout.rawValue:
             status.state = .down

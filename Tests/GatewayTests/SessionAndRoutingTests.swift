@@ -193,3 +193,36 @@ final class SessionAndRoutingTests: XCTestCase {
         XCTAssertNotNil(try client.call("gateway.ping").result, "the gateway itself stays responsive")
     }
 }
+
+final class PoolAndCoalescingTests: XCTestCase {
+    func testConcurrentRequestsWithOneTokenShareOneIntrospection() throws {
+        let loopThread = try LoopThread()
+        defer { loopThread.shutdown() }
+        let identity = try FakeService(service: "identity", replicaID: "identity-1", loopThread: loopThread)
+        identity.addSession(token: "lks_burst", sessionID: "s", aal: 1)
+        let gateway = try GatewayUnderTest(endpoints: ["identity": [identity.endpoint]])
+        defer { gateway.shutdown() }
+        let client = try gateway.client()
+        // One line, twenty requests: dispatched together, before any introspection returns.
+        let batch = "[" + (1...20).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"identity.keys","params":{"session":"lks_burst"}}"# }.joined(separator: ",") + "]\n"
+        XCTAssertTrue(client.send(raw: batch))
+        let answer = try XCTUnwrap(client.readLine())
+        XCTAssertEqual(answer.components(separatedBy: "identity.keys").count - 1, 20)
+        XCTAssertEqual(identity.log.count("identity.introspect"), 1)
+    }
+
+    func testReplicaNamesAreResolvedAndHealthReportsTheirStatus() throws {
+        let loopThread = try LoopThread()
+        defer { loopThread.shutdown() }
+        let reset = try FakeService(service: "reset", replicaID: "reset-7", loopThread: loopThread)
+        let gateway = try GatewayUnderTest(endpoints: ["reset": [Endpoint(host: "localhost", port: reset.port)]])
+        defer { gateway.shutdown() }
+        try gateway.waitUntilUp("reset", replicas: 1)
+        gateway.gateway.pools["reset"]!.refreshAddresses()
+        usleep(200_000)
+        let replicas = gateway.gateway.healthJSON["services"]?["reset"]?["replicas"]?.arrayValue ?? []
+        let live = replicas.first { $0["replica_id"]?.stringValue == "reset-7" }
+        XCTAssertEqual(live?["status"]?.stringValue, "ok")
+        XCTAssertEqual(try gateway.client().call("reset.validate", ["token": "lkr_x"]).result?["replica"]?.stringValue, "reset-7")
+    }
+}
