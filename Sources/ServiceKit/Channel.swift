@@ -56,7 +56,8 @@ public final class Channel: EventHandler, @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Queues bytes and writes as much as the kernel takes now.
+    /// Queues bytes; they are written at the end of this loop iteration, together with
+    /// anything else queued meanwhile (or at once when the buffer passes the high-water mark).
     public func write(_ bytes: [UInt8]) {
         guard state == .open, !bytes.isEmpty else { return }
         if outboundOffset == outbound.count {
@@ -64,8 +65,20 @@ public final class Channel: EventHandler, @unchecked Sendable {
             outboundOffset = 0
         }
         outbound.append(contentsOf: bytes)
-        flush()
-        if isAboveHighWater { wasAboveHighWater = true }
+        if isAboveHighWater {
+            wasAboveHighWater = true
+            flush()
+        } else if !flushScheduledThisIteration {
+            flushScheduledThisIteration = true
+            loop.scheduleFlush(self)
+        }
+    }
+
+    private var flushScheduledThisIteration = false
+
+    func flushScheduled() {
+        flushScheduledThisIteration = false
+        if state != .closed { flush() }
     }
 
     private func flush() {
@@ -168,7 +181,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public func closeAfterFlush() {
         guard state == .open else { return }
         state = .closing
-        if pendingOutboundBytes == 0 { finishClose() } else { updateInterest() }
+        if pendingOutboundBytes == 0 { finishClose() } else { flush() }
     }
 
     /// Closes now, dropping unsent output.

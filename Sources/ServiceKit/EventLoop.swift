@@ -29,6 +29,9 @@ public final class EventLoop: @unchecked Sendable {
     private var wakePending = false
     private var stopRequested = false
     private var loopThreadID: pthread_t?
+    /// Channels with output queued during this iteration; flushed once at its end, so many
+    /// answers to one peer leave in one `send`.
+    private var channelsToFlush: [Channel] = []
     /// One read buffer per loop: channels read into it and hand the bytes on at once.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -149,8 +152,22 @@ public final class EventLoop: @unchecked Sendable {
             }
             runTasks()
             runDueTimers()
+            flushChannels()
         }
         runTasks()
+        flushChannels()
+    }
+
+    /// Called by a channel the first time it queues output in an iteration.
+    func scheduleFlush(_ channel: Channel) {
+        channelsToFlush.append(channel)
+    }
+
+    private func flushChannels() {
+        // Bounded: flushing cannot schedule more flushes (a channel flushes all it has).
+        let pending = channelsToFlush
+        channelsToFlush.removeAll(keepingCapacity: true)
+        for channel in pending { channel.flushScheduled() }
     }
 
     private func runTasks() {

@@ -75,37 +75,26 @@ public final class RPCClient: @unchecked Sendable {
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (Result<JSON, RPCError>, SocketAddress?) -> Void
     ) {
-        // On the loop thread (the gateway forwarding), start at once: no task queue, no wake-up.
-        if loop.isInLoopThread {
-            startCall(method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID, excluding: excluding, completion: completion)
-            return
+        // On the loop thread (the gateway forwarding) go straight on; elsewhere hop to the loop.
+        let start: @Sendable () -> Void = { [self] in
+            let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
+            if replicaID != nil && pinned == nil {
+                learnReplicaIDs()
+                completion(.failure(RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])), nil)
+                return
+            }
+            guard let target = pickTarget(address: pinned, excluding: excluding) else {
+                completion(.failure(RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])), nil)
+                return
+            }
+            let callID = takeCallID()
+            let request = RPCRequest(method: method, params: params, id: .int(callID), meta: meta)
+            let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
+            target.send(request, callID: callID, deadlineMilliseconds: deadline) { outcome in
+                completion(outcome, target.address)
+            }
         }
-        loop.execute { [self] in
-            startCall(method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID, excluding: excluding, completion: completion)
-        }
-    }
-
-    private func startCall(
-        _ method: String, params: JSON?, meta: [String: JSON]?, timeoutMilliseconds: Int64,
-        address: SocketAddress?, replicaID: String?, excluding: Set<SocketAddress>,
-        completion: @escaping @Sendable (Result<JSON, RPCError>, SocketAddress?) -> Void
-    ) {
-        let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
-        if replicaID != nil && pinned == nil {
-            learnReplicaIDs()
-            completion(.failure(RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])), nil)
-            return
-        }
-        guard let target = pickTarget(address: pinned, excluding: excluding) else {
-            completion(.failure(RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])), nil)
-            return
-        }
-        let callID = takeCallID()
-        let request = RPCRequest(method: method, params: params, id: .int(callID), meta: meta)
-        let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-        target.send(request, callID: callID, deadlineMilliseconds: deadline) { outcome in
-            completion(outcome, target.address)
-        }
+        if loop.isInLoopThread { start() } else { loop.execute(start) }
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.

@@ -10,6 +10,7 @@ let usage = """
       latchkey call METHOD ['{"json":"params"}'] [--gateway HOST:PORT]
       latchkey bench SCENARIO [--connections N] [--inflight K] [--seconds S] [--target T] [--address HOST:PORT] [--json]
                      scenarios: ping, login, verify, transfer, reset, all
+      latchkey backup SOURCE.sqlite DEST.sqlite      online backup of a live service database
       latchkey options                               every configuration variable, as a Markdown table
 
     """
@@ -25,6 +26,7 @@ do {
     case "call": exit(try CallCommand.run(arguments: rest, environment: environment))
     case "bench": exit(try BenchCommand.run(arguments: rest, environment: environment))
     case "options": exit(OptionsCommand.run())
+    case "backup": exit(try BackupCommand.run(arguments: rest))
     case "help", "--help", "-h":
         print(usage, terminator: "")
         exit(0)

@@ -1,0 +1,31 @@
+import CSQLite
+import Glibc
+
+extension Database {
+    /// A consistent copy of the SQLite file at `source`, which another process may be writing,
+    /// through SQLite's online backup API (never a file copy of a live WAL database). For the
+    /// operator's `latchkey backup`; opens no migrations, so it works on any service's file.
+    public static func backup(databaseAt source: String, to destination: String) throws(StorageError) {
+        guard access(source, R_OK) == 0 else { throw .io("cannot read \(source)") }
+        let temporary = destination + ".partial-\(getpid())"
+        unlink(temporary)
+        defer { unlink(temporary) }
+        do {
+            let sourceHandle = try Connection.openPlain(path: source)
+            defer { sqlite3_close_v2(sourceHandle) }
+            sqlite3_busy_timeout(sourceHandle, 5000)
+            let destinationHandle = try Connection.openPlain(path: temporary)
+            defer { sqlite3_close_v2(destinationHandle) }
+            guard let backup = sqlite3_backup_init(destinationHandle, "main", sourceHandle, "main") else {
+                throw Connection.error(destinationHandle, sqlite3_errcode(destinationHandle))
+            }
+            let step = sqlite3_backup_step(backup, -1)
+            let finish = sqlite3_backup_finish(backup)
+            if step != SQLITE_DONE { throw StorageError.from(code: step, message: "backup step failed") }
+            if finish != SQLITE_OK { throw Connection.error(destinationHandle, finish) }
+        }
+        guard rename(temporary, destination) == 0 else {
+            throw .io("cannot move backup into place: \(String(cString: strerror(errno)))")
+        }
+    }
+}
