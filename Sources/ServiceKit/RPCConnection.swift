@@ -163,7 +163,10 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
             complete(token: token, outcome: .failure(RPCError(.timeout, "\(entry.method) took longer than \(limits.requestTimeoutMilliseconds) ms")))
         }
         guard channel.state == .open else { return }
-        if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
+        if channel.transport.isHandshaking && now - channel.lastReadMilliseconds > limits.lineTimeoutMilliseconds {
+            server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "handshake_timeout"])
+            channel.close()
+        } else if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "line_timeout"])
             channel.close()
         } else if channel.pendingOutboundBytes > 0 && now - channel.lastWriteProgressMilliseconds > limits.writeTimeoutMilliseconds {

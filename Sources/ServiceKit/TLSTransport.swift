@@ -61,6 +61,8 @@ final class TLSTransport: Transport {
 
     deinit { SSL_free(ssl) }
 
+    var isHandshaking: Bool { SSL_is_init_finished(ssl) != 1 }
+
     /// Fills as much of `buffer` as OpenSSL has decrypted or can decrypt now, so no record is
     /// left waiting inside OpenSSL while epoll sees nothing new on the socket.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> IOResult<Int> {

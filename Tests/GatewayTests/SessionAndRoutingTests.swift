@@ -179,6 +179,49 @@ final class SessionAndRoutingTests: XCTestCase {
         XCTAssertLessThan(MonotonicClock.nowMilliseconds() - started, 1000)
     }
 
+    func testATransferMovesToAnotherReplicaOnlyWhenItCarriesAnIdempotencyKey() throws {
+        let replicas = try ["accounts-a", "accounts-b", "accounts-c"].map {
+            try FakeService(service: "accounts", replicaID: $0, loopThread: loopThread)
+        }
+        for replica in replicas { replica.handlerDelayMilliseconds = 400 }
+        let gateway = try start(["identity": [identity.endpoint], "accounts": replicas.map(\.endpoint)])
+        try gateway.waitUntilUp("accounts", replicas: 3)
+        let client = try gateway.client()
+        func inFlight(_ line: String) throws -> FakeService {
+            XCTAssertTrue(client.send(raw: line + "\n"))
+            usleep(150_000)
+            return try XCTUnwrap(replicas.first { $0.log.count("accounts.transfer") == 1 && $0.log.lastContext != nil && !$0.crashed })
+        }
+        // Sent, then its replica dies: with a key, the service deduplicates, so the gateway moves it.
+        let first = try inFlight(#"{"jsonrpc":"2.0","id":1,"method":"accounts.transfer","params":{"session":"lks_alice","amount":5,"idempotency_key":"k1"}}"#)
+        try first.crash()
+        let keyed = try XCTUnwrap(client.readLine())
+        XCTAssertTrue(keyed.contains(#""served":"accounts.transfer""#), keyed)
+        XCTAssertFalse(keyed.contains(first.replicaID), keyed)
+        // Without a key it could run twice: the client gets `unavailable`, fast.
+        for replica in replicas where !replica.crashed { replica.resetLog() }
+        let second = try inFlight(#"{"jsonrpc":"2.0","id":2,"method":"accounts.transfer","params":{"session":"lks_alice","amount":5}}"#)
+        let started = MonotonicClock.nowMilliseconds()
+        try second.crash()
+        let unkeyed = try XCTUnwrap(client.readLine())
+        XCTAssertTrue(unkeyed.contains(#""reason":"unavailable""#), unkeyed)
+        XCTAssertLessThan(MonotonicClock.nowMilliseconds() - started, 1000)
+        XCTAssertEqual(replicas.filter { !$0.crashed }.map { $0.log.count("accounts.transfer") }, [0], "never repeated elsewhere")
+    }
+
+    func testVerificationCallsAreNotMovedWhenTheOwnerIsDown() throws {
+        let replicaA = try FakeService(service: "verification", replicaID: "va", loopThread: loopThread)
+        let replicaB = try FakeService(service: "verification", replicaID: "vb", loopThread: loopThread)
+        let gateway = try start(["identity": [identity.endpoint], "verification": [replicaA.endpoint, replicaB.endpoint]])
+        try gateway.waitUntilUp("verification", replicas: 2)
+        try replicaA.crash()
+        let client = try gateway.client()
+        let answer = try client.call("verification.status", ["session": "lks_alice", "request_id": "vr_va_1"])
+        XCTAssertEqual(answer.reason, "unavailable", "state lives on va; vb cannot answer for it")
+        XCTAssertEqual(replicaB.log.count("verification.status"), 0)
+        XCTAssertEqual(try client.call("verification.start", ["session": "lks_alice"]).result?["replica"]?.stringValue, "vb")
+    }
+
     func testSilentUpstreamGivesTimeoutInBoundedTime() throws {
         identity.handlerDelayMilliseconds = 3000
         var settings = GatewaySettings.unlimitedForTests

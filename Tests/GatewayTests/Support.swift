@@ -142,6 +142,13 @@ final class CallLog: @unchecked Sendable {
     private var counts: [String: Int] = [:]
     private(set) var lastContext: CallContext?
 
+    func reset() {
+        lock.lock()
+        counts = [:]
+        lastContext = nil
+        lock.unlock()
+    }
+
     func record(_ method: String, _ context: CallContext) {
         lock.lock()
         counts[method, default: 0] += 1
@@ -254,8 +261,13 @@ final class FakeService: @unchecked Sendable {
 
     var endpoint: Endpoint { Endpoint(host: "127.0.0.1", port: port) }
 
+    private(set) var crashed = false
+
+    func resetLog() { log.reset() }
+
     /// Stops listening and drops every connection at once (like a crash, as seen from outside).
     func crash() throws {
+        crashed = true
         let server = self.server
         try loopThread.sync {
             server.drain {}

@@ -19,7 +19,9 @@ final class TLSTests: XCTestCase {
         ]).status
         XCTAssertEqual(status, 0)
         let context = try TLSServerContext(certificateChainFile: directory + "/cert.pem", privateKeyFile: directory + "/key.pem")
-        gateway = try GatewayUnderTest(endpoints: ["identity": [Endpoint(host: "127.0.0.1", port: 1)]]) { server in
+        var limits = ServerLimits()
+        limits.lineTimeoutMilliseconds = 500
+        gateway = try GatewayUnderTest(endpoints: ["identity": [Endpoint(host: "127.0.0.1", port: 1)]], limits: limits) { server in
             server.makeTransport = { socket in try context.makeTransport(for: socket) }
         }
     }
@@ -91,6 +93,16 @@ final class TLSTests: XCTestCase {
         let plain = try TestLineClient(port: port, timeoutMilliseconds: 2000)
         _ = plain.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}"# + "\n")
         XCTAssertFalse(plain.readLine()?.contains("pong") ?? false)
+    }
+
+    func testAClientThatNeverFinishesTheHandshakeIsCutOff() throws {
+        let stalled = try TestLineClient(port: gateway!.port, timeoutMilliseconds: 3000)
+        let started = MonotonicClock.nowMilliseconds()
+        XCTAssertTrue(stalled.send(raw: "\u{16}\u{03}\u{01}"))
+        XCTAssertTrue(stalled.waitForClose())
+        let elapsed = MonotonicClock.nowMilliseconds() - started
+        XCTAssertGreaterThanOrEqual(elapsed, 400)
+        XCTAssertLessThan(elapsed, 2000)
     }
 
     func testOpenSSLSClientWorksAsADebuggingClient() throws {
