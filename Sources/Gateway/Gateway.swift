@@ -15,6 +15,8 @@ public struct GatewaySettings: Sendable {
     /// Forward attempts per request when retrying is safe (first try included).
     public var maxAttempts = 3
     public var rateLimits = RateLimits.defaults
+    /// Sent as `meta.token` to every service when set (`--service-token`); never accepted from clients.
+    public var serviceToken: String?
 
     public init() {}
 }
@@ -50,6 +52,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         for service in PolicyTable.services {
             guard let list = endpoints[service], !list.isEmpty else { continue }
             let client = RPCClient(loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica, logger: logger)
+            client.serviceToken = settings.serviceToken
             pools[service] = ServicePool(service: service, client: client, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
         }
         let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)

@@ -26,6 +26,7 @@ public enum GatewayOptions {
         settings.healthTimeoutMilliseconds = min(settings.healthIntervalMilliseconds, 1000)
         settings.resolveIntervalMilliseconds = Int64(try configuration.int(resolveIntervalMilliseconds, range: 100...3_600_000))
         settings.connectionsPerReplica = try configuration.int(connectionsPerReplica, range: 1...64)
+        settings.serviceToken = configuration.string(CommonOptions.serviceToken)
         if let text = configuration.string(rateLimits) {
             guard let limits = RateLimits.parse(text) else {
                 throw ConfigurationError("--rate-limits must be group=rate:burst,... with groups ping, observe, auth, codes, reset, default")

@@ -100,6 +100,10 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
         let token = takeToken()
         let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
         pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
+        guard server.carriesServiceToken(request) else {
+            complete(token: token, outcome: .failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only")))
+            return
+        }
         let context = server.makeContext(for: request, peer: channel.peer, deadlineMilliseconds: deadline)
         let loop = channel.loop
         server.dispatcher.dispatch(request, context: context) { [weak self] outcome in

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import Secrets
 
 /// A line-protocol JSON-RPC server on one event loop: accepts connections up to the limit,
 /// runs an `RPCConnection` on each, and drives their timers. Lifecycle:
@@ -24,6 +25,19 @@ public final class RPCServer: @unchecked Sendable {
     private var connectionsPerHost: [String: Int] = [:]
     /// Wraps each accepted socket (for example in TLS). Set before `listen`; nil means plain TCP.
     public var makeTransport: (@Sendable (Socket) throws -> Transport)?
+    /// When set (`--service-token`), requests whose `meta.token` differs are refused with
+    /// `unauthenticated` before dispatch. Never set on the public gateway listener.
+    public var requiredServiceToken: String? {
+        didSet { requiredServiceTokenBytes = requiredServiceToken.map { Array($0.utf8) } }
+    }
+    private var requiredServiceTokenBytes: [UInt8]?
+
+    /// False when a service token is required and `request` does not carry it (constant-time compare).
+    func carriesServiceToken(_ request: RPCRequest) -> Bool {
+        guard let required = requiredServiceTokenBytes else { return true }
+        guard let given = request.meta?["token"]?.stringValue else { return false }
+        return constantTimeEquals(Array(given.utf8), required)
+    }
     public private(set) var state: State = .idle
     private var drainCompletion: (() -> Void)?
 

@@ -132,6 +132,25 @@ final class GatewayEndToEndTests: XCTestCase {
         print("kill -9 under load: \(summary)")
     }
 
+    func testServiceTokenGuardsTheInternalLinks() throws {
+        let identity = try launch("identity", name: "identity", ["--service-token", "internal-secret-1"])
+        let gateway = try startGateway(
+            identity: identity.endpoint.description, verification: "127.0.0.1:1", accounts: "127.0.0.1:1", reset: "127.0.0.1:1",
+            extra: ["--service-token", "internal-secret-1"])
+        let health = try waitForReplicas(gateway.endpoint, service: "identity", count: 1)
+        XCTAssertEqual(health["services"]?["identity"]?["replicas"]?.arrayValue?.first?["replica_id"]?.stringValue, "identity")
+        XCTAssertEqual(try LineClient(gateway.endpoint).result("identity.ping"), ["pong": true])
+        // Straight to the service: without the token, or with a wrong one, nothing is served.
+        let direct = try LineClient(identity.endpoint)
+        XCTAssertEqual(try direct.call("identity.ping").gatewayError?.reason, "unauthenticated")
+        try direct.send(Array(#"{"jsonrpc":"2.0","id":2,"method":"identity.ping","meta":{"token":"internal-secret-2"}}"#.utf8))
+        XCTAssertTrue(String(decoding: try XCTUnwrap(try direct.readLine()), as: UTF8.self).contains("unauthenticated"))
+        try direct.send(Array(#"{"jsonrpc":"2.0","id":3,"method":"identity.ping","meta":{"token":"internal-secret-1"}}"#.utf8))
+        XCTAssertTrue(String(decoding: try XCTUnwrap(try direct.readLine()), as: UTF8.self).contains("pong"))
+        XCTAssertFalse(identity.log.contains("internal-secret"), "the token never reaches a log")
+        XCTAssertFalse(gateway.log.contains("internal-secret"))
+    }
+
     func testTLSListenerOfTheExecutableServesOpenSSLClients() throws {
         let certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"

@@ -140,19 +140,25 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
 final class CallLog: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
-    private(set) var lastContext: CallContext?
+    private var lastSeen: CallContext?
+
+    var lastContext: CallContext? {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastSeen
+    }
 
     func reset() {
         lock.lock()
         counts = [:]
-        lastContext = nil
+        lastSeen = nil
         lock.unlock()
     }
 
     func record(_ method: String, _ context: CallContext) {
         lock.lock()
         counts[method, default: 0] += 1
-        lastContext = context
+        lastSeen = context
         lock.unlock()
     }
 
