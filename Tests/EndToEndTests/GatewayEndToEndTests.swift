@@ -66,6 +66,67 @@ final class GatewayEndToEndTests: XCTestCase {
         XCTAssertFalse(stack.member("gateway").log.contains("lks_x"))
     }
 
+    /// DESIGN.md's public methods and what they need, checked against the real gateway in front of
+    /// real verification, accounts and reset (identity is faked for `introspect` until it lands).
+    static let publicMethods: [(method: String, needs: String)] = [
+        ("identity.register", "open"), ("identity.login", "open"), ("identity.logout", "session"),
+        ("identity.sessions", "session"), ("identity.revoke", "session"), ("identity.preferences", "session"),
+        ("identity.challenge", "open"), ("identity.enroll_key", "step_up"), ("identity.verify_key", "session"),
+        ("identity.key_login", "open"), ("identity.keys", "session"), ("identity.revoke_key", "session"),
+        ("verification.start", "session"), ("verification.check", "session"), ("verification.cancel", "session"),
+        ("verification.next", "session"), ("accounts.balances", "session"), ("accounts.transfer", "session"),
+        ("accounts.confirm", "session"), ("accounts.history", "session"), ("reset.request", "open"),
+        ("reset.validate", "open"), ("reset.complete", "open"),
+    ]
+
+    func testEveryPublicMethodIsEnforcedInFrontOfTheRealServices() throws {
+        let identityMethods = Self.publicMethods.map(\.method).filter { $0.hasPrefix("identity.") }
+        let identity = try FakeIdentity(sessions: ["lks_aal1": 1, "lks_aal2": 2], servedMethods: identityMethods)
+        fakeIdentity = identity
+        let verification = try launch("verification", name: "verification", ["--replica-id", "v1"])
+        let accounts = try launch("accounts", name: "accounts", [])
+        let reset = try launch("reset", name: "reset", [])
+        let gateway = try startGateway(
+            identity: identity.endpoint.description, verification: verification.endpoint.description,
+            accounts: accounts.endpoint.description, reset: reset.endpoint.description)
+        _ = try waitForReplicas(gateway.endpoint, service: "verification", count: 1)
+        let client = try LineClient(gateway.endpoint)
+        let replicas = ["verification": verification.endpoint, "accounts": accounts.endpoint, "reset": reset.endpoint]
+        func served(_ method: String) throws -> Int64 {
+            let service = String(method.split(separator: ".")[0])
+            guard let endpoint = replicas[service] else { return 0 }
+            return try servedCount(endpoint, service: service, methods: ["unknown", method])
+        }
+        for (method, needs) in Self.publicMethods {
+            let before = try served(method)
+            let anonymous = try client.call(method, ["request_id": "vr_v1_1"])
+            let aal1 = try client.call(method, ["session": "lks_aal1", "request_id": "vr_v1_1"])
+            let aal2 = try client.call(method, ["session": "lks_aal2", "request_id": "vr_v1_1"])
+            let refusals = [anonymous, aal1, aal2].map { $0.gatewayError?.reason }
+            switch needs {
+            case "open":
+                XCTAssertFalse(refusals.contains { $0 == "unauthenticated" || $0 == "step_up_required" }, method)
+            case "session":
+                XCTAssertEqual(refusals[0], "unauthenticated", method)
+                XCTAssertFalse(refusals[1...].contains { $0 == "unauthenticated" || $0 == "step_up_required" }, method)
+            default:
+                XCTAssertEqual(refusals[0], "unauthenticated", method)
+                XCTAssertEqual(refusals[1], "step_up_required", method)
+                XCTAssertNotEqual(refusals[2], "step_up_required", method)
+            }
+            for answer in [anonymous, aal1, aal2] {
+                XCTAssertNotEqual(answer.gatewayError?.reason, "unavailable", method)
+                XCTAssertNotEqual(answer.gatewayError?.reason, "rate_limited", method)
+            }
+            if method.hasPrefix("identity.") {
+                let forwarded = [anonymous, aal1, aal2].filter { $0.gatewayResult?["served"]?.stringValue == method }.count
+                XCTAssertEqual(forwarded, ["open": 3, "session": 2, "step_up": 1][needs], method)
+            } else {
+                XCTAssertEqual(try served(method) - before, ["open": 3, "session": 2, "step_up": 1][needs]!, method)
+            }
+        }
+    }
+
     func testVerificationStartsSpreadAndChecksLandOnTheOwnerReplica() throws {
         let identity = try FakeIdentity(sessions: ["lks_alice": 1])
         fakeIdentity = identity

@@ -70,9 +70,14 @@ final class FakeIdentity: @unchecked Sendable {
     let endpoint: Endpoint
     private let done = DispatchSemaphore(value: 0)
 
-    init(sessions: [String: Int64]) throws {
+    init(sessions: [String: Int64], servedMethods: [String] = []) throws {
         loop = try EventLoop()
         let router = Router(workers: WorkerPool(threadCount: 1, maxQueued: 100), metrics: Metrics())
+        for method in servedMethods {
+            router.register(method, execution: .inline) { _, context in
+                ["served": .string(method), "client": context.client.map(JSON.string) ?? .null]
+            }
+        }
         router.register("identity.introspect", execution: .inline) { params, _ in
             guard let token = params["session"]?.stringValue, let aal = sessions[token] else {
                 throw RPCError(.unauthenticated, "no such session")
@@ -92,6 +97,9 @@ final class FakeIdentity: @unchecked Sendable {
             done.signal()
         }
         thread.start()
+        let running = DispatchSemaphore(value: 0)
+        loop.execute { running.signal() }
+        running.wait()
     }
 
     func stop() {

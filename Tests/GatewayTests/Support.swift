@@ -108,6 +108,8 @@ final class LoopThread: @unchecked Sendable {
             done.signal()
         }
         thread.start()
+        // Wait until the loop runs (and knows its thread) before anyone asks `isInLoopThread`.
+        _ = try sync { true }
     }
 
     func shutdown() {
