@@ -56,14 +56,14 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             pools[service] = ServicePool(service: service, client: client, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
         }
         let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)
-        loop.scheduleRepeating(everyMilliseconds: 100) { accessLog.flush() }
-        let allPools = Array(pools.values)
-        for pool in allPools { pool.probe() }
-        loop.scheduleRepeating(everyMilliseconds: settings.healthIntervalMilliseconds) {
-            for pool in allPools { pool.probe() }
+        // Timers hold the gateway weakly: the loop keeps its timers forever, and the pools hold the loop.
+        loop.scheduleRepeating(everyMilliseconds: 100) { [weak accessLog] in accessLog?.flush() }
+        for pool in pools.values { pool.probe() }
+        loop.scheduleRepeating(everyMilliseconds: settings.healthIntervalMilliseconds) { [weak gateway] in
+            for pool in gateway?.pools.values ?? [:].values { pool.probe() }
         }
-        loop.scheduleRepeating(everyMilliseconds: settings.resolveIntervalMilliseconds) {
-            for pool in allPools { pool.refreshAddresses() }
+        loop.scheduleRepeating(everyMilliseconds: settings.resolveIntervalMilliseconds) { [weak gateway] in
+            for pool in gateway?.pools.values ?? [:].values { pool.refreshAddresses() }
         }
         loop.scheduleRepeating(everyMilliseconds: 10_000) { [weak gateway] in
             gateway?.sessions.prune()

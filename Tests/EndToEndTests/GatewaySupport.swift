@@ -26,7 +26,7 @@ final class LaunchedProcess {
         let marker = "\"net.listen\":\""
         var found: Endpoint?
         while found == nil && Date() < deadline {
-            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let log = readTextFile(logPath)
             if let range = log.range(of: marker), let end = log[range.upperBound...].firstIndex(of: "\"") {
                 found = Endpoint(String(log[range.upperBound..<end]))
             } else if !process.isRunning {
@@ -39,7 +39,7 @@ final class LaunchedProcess {
         endpoint = found
     }
 
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    var log: String { readTextFile(logPath) }
 
     func kill(signal: Int32 = SIGKILL) {
         guard process.isRunning else { return }
@@ -48,6 +48,22 @@ final class LaunchedProcess {
     }
 
     func stop() { kill(signal: SIGTERM) }
+}
+
+/// A whole file as text, through plain read(2): FoundationEssentials' `String(contentsOfFile:)`
+/// leaks its buffer when the file is empty (LeakSanitizer reports it), and logs start empty.
+func readTextFile(_ path: String) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 struct GatewayTestError: Error, CustomStringConvertible {
@@ -102,10 +118,23 @@ final class FakeIdentity: @unchecked Sendable {
         running.wait()
     }
 
+    /// Stops the loop; the loop and its handlers stay referenced until the process exits.
     func stop() {
+        let server = self.server
+        let stopped = DispatchSemaphore(value: 0)
+        loop.execute {
+            server.drain {}
+            server.forceClose()
+            stopped.signal()
+        }
+        stopped.wait()
         loop.stop()
         done.wait()
+        FakeIdentity.keptAlive.keep(self)
     }
+
+    /// Loops keep their handlers forever (by design): keep stopped fakes reachable until exit.
+    static let keptAlive = KeptObjects()
 }
 
 extension RPCResponse {
@@ -129,4 +158,15 @@ func waitForReplicas(_ gateway: Endpoint, service: String, count: Int, timeoutSe
 func servedCount(_ replica: Endpoint, service: String, methods: [String]) throws -> Int64 {
     let metrics = try LineClient(replica).result("\(service).metrics")
     return methods.reduce(0) { $0 + (metrics["methods"]?[$1]?["count"]?.intValue ?? 0) }
+}
+
+final class KeptObjects: @unchecked Sendable {
+    private let lock = NSLock()
+    private var objects: [AnyObject] = []
+
+    func keep(_ object: AnyObject) {
+        lock.lock()
+        objects.append(object)
+        lock.unlock()
+    }
 }

@@ -110,8 +110,11 @@ final class LoopThread: @unchecked Sendable {
         thread.start()
         // Wait until the loop runs (and knows its thread) before anyone asks `isInLoopThread`.
         _ = try sync { true }
+        KeptAlive.shared.keep(self)
     }
 
+    /// Stops the loop. The loop and what is registered on it stay referenced until the process
+    /// exits (loops keep their handlers and timers forever, by design), so they are not leaks.
     func shutdown() {
         loop.stop()
         done.wait()
@@ -296,12 +299,13 @@ final class GatewayUnderTest {
     let port: Int
     let logSink = LogSink()
     let accessLines = CapturedBytes()
+    let accessLog: AccessLog
 
     init(endpoints: [String: [Endpoint]], settings: GatewaySettings = .unlimitedForTests, limits: ServerLimits = ServerLimits(), configure: ((RPCServer) -> Void)? = nil) throws {
         loopThread = try LoopThread()
         let logger = Logger(service: "gateway", sink: logSink)
         let captured = accessLines
-        let accessLog = AccessLog(replicaID: "gateway", flushBytes: 1) { captured.append($0) }
+        accessLog = AccessLog(replicaID: "gateway", flushBytes: 1) { captured.append($0) }
         gateway = Gateway.make(loop: loopThread.loop, endpoints: endpoints, settings: settings, metrics: Metrics(), logger: logger, accessLog: accessLog)
         server = RPCServer(loop: loopThread.loop, limits: limits, dispatcher: gateway, logger: logger, replicaID: "gateway", trustsCallerMeta: false)
         configure?(server)
@@ -311,7 +315,15 @@ final class GatewayUnderTest {
 
     func client(timeoutMilliseconds: Int = 5000) throws -> TestLineClient { try TestLineClient(port: port, timeoutMilliseconds: timeoutMilliseconds) }
 
-    func shutdown() { loopThread.shutdown() }
+    func shutdown() {
+        let server = self.server
+        try? loopThread.sync {
+            server.drain {}
+            server.forceClose()
+        }
+        accessLog.flush()
+        loopThread.shutdown()
+    }
 
     /// Waits until every replica of `service` has answered a health probe.
     func waitUntilUp(_ service: String, replicas: Int, timeoutMilliseconds: Int64 = 5000) throws {
@@ -348,5 +360,18 @@ final class CapturedBytes: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Objects that live until the test process exits.
+final class KeptAlive: @unchecked Sendable {
+    static let shared = KeptAlive()
+    private let lock = NSLock()
+    private var objects: [AnyObject] = []
+
+    func keep(_ object: AnyObject) {
+        lock.lock()
+        objects.append(object)
+        lock.unlock()
     }
 }
