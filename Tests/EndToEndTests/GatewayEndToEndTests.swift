@@ -18,6 +18,10 @@ final class GatewayEndToEndTests: XCTestCase {
         stack?.stop()
         fakeIdentity?.stop()
         try? FileManager.default.removeItem(atPath: directory)
+        // XCTest keeps test case objects alive: let go of what they hold.
+        launched = []
+        stack = nil
+        fakeIdentity = nil
     }
 
     private func launch(_ executable: String, name: String, _ arguments: [String]) throws -> LaunchedProcess {
@@ -201,13 +205,16 @@ final class GatewayEndToEndTests: XCTestCase {
         let health = try waitForReplicas(gateway.endpoint, service: "identity", count: 1)
         XCTAssertEqual(health["services"]?["identity"]?["replicas"]?.arrayValue?.first?["replica_id"]?.stringValue, "identity")
         XCTAssertEqual(try LineClient(gateway.endpoint).result("identity.ping"), ["pong": true])
-        // Straight to the service: without the token, or with a wrong one, nothing is served.
+        // Straight to the service: without the token, or with a wrong one, nothing is served
+        // (ping and health stay open for orchestrator health checks).
         let direct = try LineClient(identity.endpoint)
-        XCTAssertEqual(try direct.call("identity.ping").gatewayError?.reason, "unauthenticated")
-        try direct.send(Array(#"{"jsonrpc":"2.0","id":2,"method":"identity.ping","meta":{"token":"internal-secret-2"}}"#.utf8))
+        XCTAssertEqual(try direct.call("identity.metrics").gatewayError?.reason, "unauthenticated")
+        XCTAssertEqual(try direct.call("identity.introspect", ["session": "lks_x"]).gatewayError?.reason, "unauthenticated")
+        try direct.send(Array(#"{"jsonrpc":"2.0","id":2,"method":"identity.metrics","meta":{"token":"internal-secret-2"}}"#.utf8))
         XCTAssertTrue(String(decoding: try XCTUnwrap(try direct.readLine()), as: UTF8.self).contains("unauthenticated"))
-        try direct.send(Array(#"{"jsonrpc":"2.0","id":3,"method":"identity.ping","meta":{"token":"internal-secret-1"}}"#.utf8))
-        XCTAssertTrue(String(decoding: try XCTUnwrap(try direct.readLine()), as: UTF8.self).contains("pong"))
+        try direct.send(Array(#"{"jsonrpc":"2.0","id":3,"method":"identity.metrics","meta":{"token":"internal-secret-1"}}"#.utf8))
+        XCTAssertTrue(String(decoding: try XCTUnwrap(try direct.readLine()), as: UTF8.self).contains("uptime_s"))
+        XCTAssertEqual(try direct.result("identity.health")["status"]?.stringValue, "ok")
         XCTAssertFalse(identity.log.contains("internal-secret"), "the token never reaches a log")
         XCTAssertFalse(gateway.log.contains("internal-secret"))
     }

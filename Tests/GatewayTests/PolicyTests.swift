@@ -31,6 +31,9 @@ final class PolicyTests: XCTestCase {
     override func tearDown() {
         gateway?.shutdown()
         loopThread?.shutdown()
+        gateway = nil
+        loopThread = nil
+        fakes = [:]
     }
 
     func testEveryPublicMethodIsForwardedOnlyWithTheAccessItNeeds() throws {

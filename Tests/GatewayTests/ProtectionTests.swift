@@ -10,7 +10,10 @@ import XCTest
 final class ProtectionTests: XCTestCase {
     private var gateway: GatewayUnderTest?
 
-    override func tearDown() { gateway?.shutdown() }
+    override func tearDown() {
+        gateway?.shutdown()
+        gateway = nil
+    }
 
     private func start(limits: ServerLimits) throws -> GatewayUnderTest {
         // No services needed: gateway.ping answers locally.

@@ -20,6 +20,9 @@ final class SessionAndRoutingTests: XCTestCase {
     override func tearDown() {
         gateway?.shutdown()
         loopThread?.shutdown()
+        gateway = nil
+        loopThread = nil
+        identity = nil
     }
 
     private func start(_ endpoints: [String: [Endpoint]], settings: GatewaySettings = .unlimitedForTests, limits: ServerLimits = ServerLimits()) throws -> GatewayUnderTest {

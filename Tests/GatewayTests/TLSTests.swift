@@ -28,6 +28,7 @@ final class TLSTests: XCTestCase {
 
     override func tearDown() {
         gateway?.shutdown()
+        gateway = nil
         try? FileManager.default.removeItem(atPath: directory)
     }
 
