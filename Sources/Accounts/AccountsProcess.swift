@@ -1,9 +1,39 @@
+import Foundation
+import LineProtocol
 import ServiceKit
 
 /// Builds the accounts service from configuration and serves until SIGTERM.
 public enum AccountsProcess {
+    public static let currency = ConfigOption("currency", default: "USD", help: "ISO 4217 code of every account")
+    public static let maxAmountMinor = ConfigOption(
+        "max-amount-minor", default: "100000000", help: "largest transfer or deposit, in minor units")
+    public static let transferExpirySeconds = ConfigOption(
+        "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long")
+    public static let groupCommitMax = ConfigOption(
+        "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write)")
+    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax]
+
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
-        let host = try ServiceHost(name: "accounts", defaultPort: 7403, arguments: arguments, environment: environment)
+        let host = try ServiceHost(name: "accounts", defaultPort: 7403, arguments: arguments, environment: environment, extraOptions: options)
+        let configuration = host.configuration
+        var settings = AccountsSettings()
+        settings.currency = try configuration.requiredString(currency)
+        guard settings.currency.utf8.count == 3, settings.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {
+            throw ConfigurationError("--currency must be three capital letters (ISO 4217)")
+        }
+        settings.maxAmountMinor = Int64(try configuration.int(maxAmountMinor, range: 1...1_000_000_000_000))
+        settings.transferExpirySeconds = Int64(try configuration.int(transferExpirySeconds, range: 10...86_400))
+        let store = try SQLiteLedgerStore(
+            path: try host.dataFile("accounts.sqlite"), groupCommitMax: try configuration.int(groupCommitMax, range: 1...10_000))
+        let verification = RPCVerification(client: try host.client(for: "verification", option: CommonOptions.verification))
+        let service = AccountsService(store: store, verification: verification, settings: settings, metrics: host.metrics)
+        let sessions = SessionResolver(identity: try host.client(for: "identity", option: CommonOptions.identity))
+        AccountsRoutes.register(on: host.router, service: service, sessions: sessions)
+        host.addHealthCheck {
+            let statistics = store.groupCommitStatistics
+            return ("ledger", ["batches": .int(Int64(statistics.batches)), "writes": .int(Int64(statistics.jobs))])
+        }
+        host.logger.info("ledger open", ["db.synchronous": "FULL", "accounts.currency": .string(settings.currency)])
         return host.run()
     }
 }

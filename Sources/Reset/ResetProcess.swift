@@ -1,9 +1,101 @@
+import Delivery
+import Dispatch
+import Foundation
 import ServiceKit
+
+/// Options of the reset service (documented in protocol/reset.md).
+public enum ResetOptions {
+    public static let tokenTTLSeconds = ConfigOption("reset-token-ttl-s", default: "1800", help: "how long a reset link works, in seconds")
+    public static let linkTemplate = ConfigOption(
+        "reset-link-template", default: LinkTemplate.defaultTemplate,
+        help: "the link mailed, with {token}: a deep link (latchkey://...) or a universal link (https://...)")
+    public static let addressIntervalSeconds = ConfigOption("reset-address-interval-s", default: "60", help: "at most one request per e-mail address in this many seconds")
+    public static let addressPerHour = ConfigOption("reset-address-per-hour", default: "5", help: "requests per e-mail address an hour")
+    public static let clientPerHour = ConfigOption("reset-client-per-hour", default: "20", help: "requests per client address an hour")
+    public static let notifyUnknown = ConfigOption("reset-notify-unknown", default: "false", help: "mail addresses without an account that someone asked")
+    public static let productName = ConfigOption("reset-product-name", default: "Latchkey", help: "the product name in mails")
+    public static let mailWorkers = ConfigOption("reset-mail-workers", default: "2", help: "threads doing lookups and sending mail after the answer")
+    public static let mailQueue = ConfigOption("reset-mail-queue", default: "1000", help: "requests waiting for those threads before new ones are dropped (still answered ok)")
+
+    public static let all = [tokenTTLSeconds, linkTemplate, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown, productName, mailWorkers, mailQueue]
+
+    public static func settings(_ configuration: Configuration) throws -> ResetSettings {
+        var settings = ResetSettings()
+        settings.tokenTTLSeconds = Int64(try configuration.int(tokenTTLSeconds, range: 1...86_400))
+        settings.addressIntervalSeconds = Int64(try configuration.int(addressIntervalSeconds, range: 1...86_400))
+        settings.addressPerHour = try configuration.int(addressPerHour, range: 1...10_000)
+        settings.clientPerHour = try configuration.int(clientPerHour, range: 1...1_000_000)
+        settings.notifyUnknownAddresses = try configuration.bool(notifyUnknown)
+        return settings
+    }
+}
 
 /// Builds the reset service from configuration and serves until SIGTERM.
 public enum ResetProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
-        let host = try ServiceHost(name: "reset", defaultPort: 7404, arguments: arguments, environment: environment)
-        return host.run()
+        let host = try ServiceHost(
+            name: "reset", defaultPort: 7404, arguments: arguments, environment: environment,
+            extraOptions: ResetOptions.all + DeliveryOptions.all + SMTPOptions.all)
+        let configuration = host.configuration
+        let settings = try ResetOptions.settings(configuration)
+        let composer = ResetMailComposer(
+            productName: configuration.string(ResetOptions.productName) ?? "Latchkey",
+            linkTemplate: try LinkTemplate(configuration.string(ResetOptions.linkTemplate) ?? LinkTemplate.defaultTemplate))
+        let store = try SQLiteResetStore(path: host.dataFile("reset.sqlite"))
+        let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
+        // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
+        // stops once answers are out, and mails already promised must still be looked up and sent.
+        let backgroundLoop = try EventLoop()
+        let backgroundIdentity = RPCIdentityDirectory(client: RPCClient(
+            loop: backgroundLoop, service: "identity", endpoints: try configuration.endpoints(CommonOptions.identity), logger: host.logger))
+        let backgroundLoopEnded = DispatchSemaphore(value: 0)
+        Thread {
+            backgroundLoop.run()
+            backgroundLoopEnded.signal()
+        }.start()
+        let mail = try emailProvider(configuration, logger: host.logger)
+        let background = WorkerPool(
+            threadCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64),
+            maxQueued: try configuration.int(ResetOptions.mailQueue, range: 1...1_000_000), name: "reset-mail")
+        let service = ResetService(
+            settings: settings, store: store, identity: identity, mail: mail, composer: composer,
+            background: background, metrics: host.metrics, logger: host.logger, backgroundIdentity: backgroundIdentity)
+        service.register(on: host.router)
+        host.addHealthCheck {
+            let ok = (try? store.database.schemaVersion()) != nil
+            return ("database", ok ? "ok" : "failing")
+        }
+        host.loop.scheduleRepeating(everyMilliseconds: 600_000) {
+            background.submit {
+                let now = WallClock.nowMilliseconds()
+                try? store.prune(requestsBefore: now - 7_200_000, tokensEndedBefore: now - 86_400_000)
+            }
+        }
+        host.logger.info("reset configured", [
+            "delivery.provider": .string(mail.name), "reset.token_ttl_s": .int(settings.tokenTTLSeconds),
+            "reset.notify_unknown": .bool(settings.notifyUnknownAddresses),
+        ])
+        let status = host.run()
+        // Requests were answered `ok` before their mail went out: finish them before exiting.
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
+        while (background.queuedCount > 0 || background.busyCount > 0) && MonotonicClock.nowMilliseconds() < deadline { usleep(10_000) }
+        if background.queuedCount > 0 || background.busyCount > 0 {
+            host.logger.warning("exiting with reset work still queued", ["reset.queued": .int(Int64(background.queuedCount))])
+        }
+        background.shutdown()
+        backgroundLoop.stop()
+        backgroundLoopEnded.wait()
+        return status
+    }
+
+    /// `--delivery smtp` (or any SMS provider name with `--smtp-url` set) sends e-mail through
+    /// SMTP; `outbox` (the default) appends to the outbox file.
+    static func emailProvider(_ configuration: Configuration, logger: Logger) throws -> DeliveryProvider {
+        let delivery = configuration.string(DeliveryOptions.delivery) ?? "outbox"
+        let hasSMTP = !(configuration.string(DeliveryOptions.smtpURL) ?? "").isEmpty
+        if delivery == "smtp" || (delivery != "outbox" && hasSMTP) {
+            return try SMTPProvider(configuration: configuration, logger: logger)
+        }
+        return try OutboxProvider(path: DeliveryOptions.outboxPath(configuration), logger: logger)
     }
 }

@@ -2,7 +2,7 @@
 public enum CommonOptions {
     public static let listen = ConfigOption("listen", help: "HOST:PORT this process listens on")
     public static let dataDirectory = ConfigOption("data-dir", default: "./.latchkey", help: "directory of this process's SQLite file")
-    public static let replicaID = ConfigOption("replica-id", help: "short name of this replica, carried in the ids it issues (default: the service name)")
+    public static let replicaID = ConfigOption("replica-id", help: "short name of this replica, carried in the ids it issues (default: the service name; `auto`: the host name)")
     public static let logLevel = ConfigOption("log-level", default: "info", help: "debug, info, warning or error")
     public static let identity = ConfigOption("identity", default: "127.0.0.1:7401", help: "identity replicas, comma-separated HOST:PORT")
     public static let verification = ConfigOption("verification", default: "127.0.0.1:7402", help: "verification replicas, comma-separated HOST:PORT")

@@ -52,7 +52,7 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
     // MARK: Lines
 
     private func processLines() {
-        if draining { return }
+        // While draining, complete lines already received are still answered; nothing more is read.
         while channel.state == .open && pending.count < server.limits.maxInflightPerConnection && !channel.isAboveHighWater {
             guard let framed = framer.next() else { break }
             switch framed {
@@ -65,7 +65,7 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
             }
         }
         let saturated = pending.count >= server.limits.maxInflightPerConnection || channel.isAboveHighWater
-        if saturated { channel.pauseReading() } else { channel.resumeReading() }
+        if saturated || draining { channel.pauseReading() } else { channel.resumeReading() }
         partialLineSinceMilliseconds = framer.hasPartialLine ? (partialLineSinceMilliseconds ?? MonotonicClock.nowMilliseconds()) : nil
     }
 
@@ -184,7 +184,7 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
     /// During shutdown: finish what is in flight, then close.
     func drain() {
         draining = true
-        channel.pauseReading()
+        processLines()
         closeIfFinished()
     }
 }

@@ -33,7 +33,8 @@ public final class ServiceHost: @unchecked Sendable {
         guard let level = Logger.Level(name: configuration.string(CommonOptions.logLevel) ?? "info") else {
             throw ConfigurationError("--log-level must be debug, info, warning or error")
         }
-        replicaID = try Self.validReplicaID(configuration.string(CommonOptions.replicaID) ?? name)
+        let requestedReplicaID = configuration.string(CommonOptions.replicaID) ?? name
+        replicaID = try Self.validReplicaID(requestedReplicaID == "auto" ? Self.hostReplicaID() : requestedReplicaID)
         logger = Logger(service: name, minimumLevel: level).with(["replica": .string(replicaID)])
         listenEndpoint = configuration.isSet(CommonOptions.listen)
             ? try configuration.endpoint(CommonOptions.listen) : Endpoint(host: "127.0.0.1", port: defaultPort)
@@ -55,6 +56,20 @@ public final class ServiceHost: @unchecked Sendable {
             throw ConfigurationError("--replica-id must be 1-32 characters of a-z, 0-9 and -")
         }
         return value
+    }
+
+    /// `--replica-id auto`: the host name (a container's id under Docker), made safe for ids,
+    /// so replicas started by `docker compose --scale` each get their own name.
+    static func hostReplicaID() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+        let safe = host.unicodeScalars.map { scalar -> Character in
+            let allowed = ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+            return allowed ? Character(scalar) : "-"
+        }
+        let trimmed = String(String(safe).prefix(32))
+        return trimmed.isEmpty ? "replica" : trimmed
     }
 
     /// Creates the data directory if needed and returns the path of a file in it.

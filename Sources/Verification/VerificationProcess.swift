@@ -1,9 +1,82 @@
+import Delivery
+import Foundation
 import ServiceKit
 
 /// Builds the verification service from configuration and serves until SIGTERM.
 public enum VerificationProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
-        let host = try ServiceHost(name: "verification", defaultPort: 7402, arguments: arguments, environment: environment)
+        let host = try ServiceHost(
+            name: "verification", defaultPort: 7402, arguments: arguments, environment: environment,
+            extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options + SMTPOptions.all)
+        let configuration = host.configuration
+        let settings = try VerificationSettings(replicaID: host.replicaID, configuration: configuration)
+        // Replicas may share a volume (`docker compose --scale`): each keeps its own file,
+        // since the requests it starts are its own (their ids name it).
+        let fileName = host.replicaID == "verification" ? "verification.sqlite" : "verification-\(host.replicaID).sqlite"
+        let store = try SQLiteVerificationStore(path: try host.dataFile(fileName))
+        let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
+        // E-mail codes go through the same SMTP client as reset mails when --smtp-url is set.
+        let smtp = (configuration.string(DeliveryOptions.smtpURL) ?? "").isEmpty ? nil : try SMTPProvider(configuration: configuration, logger: host.logger)
+        let providers = try ProviderFactory.make(configuration: configuration, logger: host.logger, emailProvider: smtp)
+        let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
+        let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
+        VerificationMethods(service: service, identity: identity).register(on: host.router)
+        host.addHealthCheck {
+            let ok = (try? store.read { tx in try tx.request(id: "") }) != nil
+            return ("database", ok ? "ok" : "failing")
+        }
+        WorkflowTimer(service: service, host: host, intervalMilliseconds: Int64(try configuration.int(VerificationOptions.tickMilliseconds, range: 10...60_000))).start()
+        host.logger.info("verification ready", [
+            "delivery.sms": .string(providers.sms.name), "delivery.voice": .string(providers.voice.name),
+            "delivery.email": .string(providers.email.name),
+        ])
         return host.run()
+    }
+}
+
+/// Fires due workflow steps: a repeating timer on the event loop hands the scan to the worker
+/// pool (never blocking the loop), at most one scan at a time; prunes old rows hourly.
+final class WorkflowTimer: @unchecked Sendable {
+    private let service: VerificationService
+    private let host: ServiceHost
+    private let intervalMilliseconds: Int64
+    private let lock = NSLock()
+    private var running = false
+    private var lastPruneMilliseconds: Int64 = 0
+
+    init(service: VerificationService, host: ServiceHost, intervalMilliseconds: Int64) {
+        self.service = service
+        self.host = host
+        self.intervalMilliseconds = intervalMilliseconds
+    }
+
+    func start() {
+        host.loop.scheduleRepeating(everyMilliseconds: intervalMilliseconds) { [self] in tick() }
+    }
+
+    private func tick() {
+        lock.lock()
+        guard !running else {
+            lock.unlock()
+            return
+        }
+        running = true
+        lock.unlock()
+        let submitted = host.workers.submit { [self] in
+            service.runDueSteps(logger: host.logger) { work in host.workers.submit(work) }
+            let now = MonotonicClock.nowMilliseconds()
+            if now - lastPruneMilliseconds > 3_600_000 {
+                lastPruneMilliseconds = now
+                service.prune(logger: host.logger)
+            }
+            lock.lock()
+            running = false
+            lock.unlock()
+        }
+        if !submitted {
+            lock.lock()
+            running = false
+            lock.unlock()
+        }
     }
 }

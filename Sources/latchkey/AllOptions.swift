@@ -1,11 +1,16 @@
+import Accounts
 import Delivery
+import Identity
+import Reset
 import ServiceKit
+import Verification
 
 /// Every configuration option of every executable, for `latchkey options` and the drift check.
 enum AllOptions {
     static var catalog: [ConfigOption] {
         var seen = Set<String>()
-        return (CommonOptions.all + DeliveryOptions.all + [CallCommand.gatewayOption] + UpCommand.options)
+        return (CommonOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all + AccountsProcess.options + ResetOptions.all + SMTPOptions.all
+            + [CallCommand.gatewayOption] + UpCommand.options + BenchCommand.options)
             .filter { seen.insert($0.name).inserted }
     }
 }

@@ -67,6 +67,12 @@ final class BenchEnvironment: @unchecked Sendable {
         temporaryDirectory = directory
         var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory)
         options.environment["LATCHKEY_MAX_CONNECTIONS"] = "20000"
+        // The bench plays thousands of users from one address: lift the abuse limits it would trip.
+        for limit in ["PER_NUMBER_10M", "PER_NUMBER_DAY", "PER_USER_10M", "PER_USER_DAY", "PER_CLIENT_10M", "PER_CLIENT_DAY", "GLOBAL_HOUR", "GLOBAL_DAY"] {
+            options.environment["LATCHKEY_VERIFICATION_SENDS_\(limit)"] = "100000000"
+        }
+        options.serviceEnvironment["reset"] = ["LATCHKEY_RESET_CLIENT_PER_HOUR": "1000000"]
+        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,default=0:1"]
         let stack = try Stack.start(options)
         ownStack = stack
         return stack

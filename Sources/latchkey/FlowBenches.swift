@@ -1,30 +1,132 @@
+import Accounts
 import Foundation
+import Identity
 import LineProtocol
 import Secrets
 import ServiceKit
 import Storage
 
 /// Benches of whole flows, each next to its ceiling measured in the same run.
+/// `login`: password logins through the gateway at the production scrypt cost, next to the
+/// bare scrypt verifications/s of this machine (all cores, same run): the ceiling, since a
+/// login is one scrypt verify plus a small write.
 enum LoginBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("login bench lands with the identity service")
+        let settings = environment.settings
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let scrypt = try LoginBenchmark.scryptVerificationsPerSecond(parameters: .interactive, threads: cores, seconds: settings.seconds)
+        report.ceiling("scrypt verify ln=15 (\(cores) threads)", perSecond: scrypt)
+        let gateway = try environment.gateway
+        let user = try LoginBenchmark.registerUser(gateway: gateway)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { _ in try LineClient(gateway) }) { client, iteration in
+            let answer = try client.result("identity.login", [
+                "username": .string(user.username), "password": .string(user.password), "device_id": .string("bench-device-\(iteration % 4)"),
+            ])
+            guard answer["session"]?.stringValue?.hasPrefix("lks_") == true else { throw OutboxError(message: "login gave no session") }
+        }
+        report.row("login via gateway c=\(settings.connections)", result, ratioTo: ("scrypt", scrypt))
     }
 }
 
+/// `verify`: start + check pairs straight to verification (SMS to the outbox, SQLite
+/// synchronous=FULL), each with a fresh number, the code read back from the outbox like a
+/// user reading an SMS. Baseline: `verification.ping` on the same connections, same run.
 enum VerifyBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("verify bench lands with the verification service")
+        let settings = environment.settings
+        let endpoint = try environment.direct("verification")
+        let ping = try LoadGenerator.pipelined(
+            endpoint: endpoint, method: "verification.ping", params: nil,
+            settings: BenchSettings(connections: settings.connections, inflight: 1, seconds: settings.seconds, asJSON: settings.asJSON))
+        report.row("ping direct verification c=\(settings.connections)", ping)
+        guard let outboxPath = environment.outboxPath else { throw ConfigurationError("verify needs the bench's own stack") }
+        let outbox = OutboxReader(path: outboxPath)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in (try LineClient(endpoint), index) }) { state, iteration in
+            let (client, index) = state
+            // A fresh, valid US number per connection and iteration: +1 555 (200+index) xxxx.
+            let number = String(format: "+1555%03d%04d", 200 + index % 800, iteration % 10_000)
+            let started = try client.result("verification.start", [
+                "number": .string(number), "channel": "sms", "purpose": "transaction", "brand": "Bench",
+                "payload": ["bench": .int(Int64(iteration))],
+            ])
+            guard let requestID = started["request_id"]?.stringValue else { throw OutboxError(message: "start gave no request_id") }
+            let code = try outbox.code(for: requestID)
+            let checked = try client.result("verification.check", [
+                "request_id": .string(requestID), "code": .string(code), "payload": ["bench": .int(Int64(iteration))],
+            ])
+            guard checked["status"] == "verified" else { throw OutboxError(message: "check did not verify") }
+        }
+        report.row("verify start+check c=\(settings.connections)", result, ratioTo: ("ping", ping.perSecond))
     }
 }
 
+/// `transfer`: the seed's transfer flow through the gateway (transfer -> SMS code from the
+/// outbox -> confirm), one user per connection, next to the bare SQLite commit rate with
+/// synchronous=FULL measured on the same disk in the same run (the ceiling).
 enum TransferBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("transfer bench lands with the accounts service")
+        let settings = environment.settings
+        let stack = try environment.stack()
+        let probeDirectory = stack.options.dataDirectory + "/commit-probe"
+        try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
+        let ceiling = try CommitProbe.commitsPerSecond(directory: probeDirectory, count: 2000, synchronous: .full)
+        report.ceiling("sqlite commit, synchronous=FULL", perSecond: ceiling)
+        let gateway = stack.gateway
+        let accounts = stack.endpoint("accounts")
+        let outbox = OutboxReader(path: stack.outboxPath)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
+            try BenchUser.fundedSession(index: index, gateway: gateway, accounts: accounts)
+        }) { user, iteration in
+            let (client, session) = user
+            let ticket = try client.result("accounts.transfer", [
+                "session": .string(session), "from": "checking", "to": "saving", "amount": 1,
+                "idempotency_key": .string("bench-\(iteration)"),
+            ])
+            guard let transferID = ticket["transfer_id"]?.stringValue, let requestID = ticket["request_id"]?.stringValue else {
+                throw OutboxError(message: "transfer gave no transfer_id/request_id")
+            }
+            let code = try outbox.code(for: requestID)
+            let done = try client.result("accounts.confirm", ["session": .string(session), "transfer_id": .string(transferID), "code": .string(code)])
+            guard done["status"] == "done" else { throw OutboxError(message: "confirm did not book the transfer") }
+        }
+        report.row("transfer+confirm via gateway c=\(settings.connections)", result, ratioTo: ("commit", ceiling))
     }
 }
 
+/// A registered, logged-in and funded user per bench connection.
+enum BenchUser {
+    static func fundedSession(index: Int, gateway: Endpoint, accounts: Endpoint) throws -> (LineClient, String) {
+        let client = try LineClient(gateway)
+        let name = "bench\(index)x" + Base64URL.encode(SecureRandom.bytes(4)).lowercased().filter { $0.isLetter || $0.isNumber }
+        let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
+        let registered = try client.result("identity.register", [
+            "username": .string(name), "password": .string(password), "email": .string("\(name)@example.com"),
+            "phone": .string(String(format: "+1555%03d%04d", 200 + index % 800, index)),
+        ])
+        guard let userID = registered["user_id"]?.stringValue else { throw OutboxError(message: "register gave no user_id") }
+        _ = try LineClient(accounts).result("accounts.deposit", [
+            "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(name)"),
+        ])
+        let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": "bench"])
+        guard let session = login["session"]?.stringValue else { throw OutboxError(message: "login gave no session") }
+        return (client, session)
+    }
+}
+
+/// `reset`: `reset.request` through the gateway, each for a fresh address (the answer never
+/// waits for the lookup or the mail, by design), next to `gateway.ping` on the same connections.
 enum ResetBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
-        throw ConfigurationError("reset bench lands with the reset service")
+        let settings = environment.settings
+        let gateway = try environment.gateway
+        let single = BenchSettings(connections: settings.connections, inflight: 1, seconds: settings.seconds, asJSON: settings.asJSON)
+        let ping = try LoadGenerator.pipelined(endpoint: gateway, method: "gateway.ping", params: nil, settings: single)
+        report.row("gateway.ping c=\(settings.connections)", ping)
+        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in (try LineClient(gateway), index) }) { state, iteration in
+            let (client, index) = state
+            let answer = try client.result("reset.request", ["email": .string("bench-\(index)-\(iteration)@example.com")])
+            guard answer["ok"] == true else { throw OutboxError(message: "reset.request did not answer ok") }
+        }
+        report.row("reset.request via gateway c=\(settings.connections)", result, ratioTo: ("ping", ping.perSecond))
     }
 }

@@ -93,7 +93,7 @@ final class LogFollower {
 /// SMS verification off, 5,000.00 in checking and 10,000.00 in saving.
 enum DemoUser {
     static func create(stack: Stack, password: String?) throws {
-        let chosen = password ?? "demo-" + Base64URL.encode(SecureRandom.bytes(12))
+        let chosen = password ?? Base64URL.encode(SecureRandom.bytes(12))
         let gateway = try LineClient(stack.gateway)
         let registered = try gateway.call("identity.register", [
             "username": "demo", "password": .string(chosen), "email": "demo@example.com", "phone": "+15555550100",

@@ -47,3 +47,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(CommonOptions.listen.flag, "--listen")
     }
 }
+
+final class ReplicaIDTests: XCTestCase {
+    func testAutoReplicaIDIsTheHostNameMadeSafeForIDs() {
+        let id = ServiceHost.hostReplicaID()
+        XCTAssertFalse(id.isEmpty)
+        XCTAssertLessThanOrEqual(id.count, 32)
+        XCTAssertTrue(id.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }, id)
+    }
+}

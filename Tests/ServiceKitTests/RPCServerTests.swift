@@ -118,6 +118,22 @@ final class RPCServerTests: XCTestCase {
         XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
     }
 
+    func testDrainAnswersLinesAlreadyReceivedButNotYetStarted() throws {
+        var limits = ServerLimits()
+        limits.maxInflightPerConnection = 1
+        let server = try makeServer(limits: limits)
+        let client = try LineClient(server.endpoint)
+        let three = (1...3).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"t.slow","params":{"ms":100}}"# }.joined(separator: "\n") + "\n"
+        try client.sendRaw(Array(three.utf8))
+        usleep(30_000)  // all three lines are in; one runs, two wait behind the in-flight limit
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { server.stop(); stopped.signal() }.start()
+        var answered = Set<Int64>()
+        for _ in 0..<3 { answered.insert(try answer(client)["id"]?.intValue ?? -1) }
+        XCTAssertEqual(answered, [1, 2, 3])
+        XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
+    }
+
     func testTooManyConnectionsGetAnErrorLine() throws {
         var limits = ServerLimits()
         limits.maxConnections = 1

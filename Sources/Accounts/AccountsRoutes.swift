@@ -1,0 +1,58 @@
+import LineProtocol
+import ServiceKit
+
+/// The wire side of the methods: params in, JSON out. Sessions resolve through identity on every call.
+public enum AccountsRoutes {
+    public static func register(on router: Router, service: AccountsService, sessions: SessionResolver) {
+        router.register("accounts.balances") { params, context in
+            let session = try sessions.resolve(params, context)
+            return ["accounts": .array(try service.balances(userID: session.userID).map(\.json))]
+        }
+        router.register("accounts.transfer") { params, context in
+            let session = try sessions.resolve(params, context)
+            let request = TransferRequest(
+                from: try accountName(params, "from"), to: try accountName(params, "to"),
+                amountMinor: try params.int("amount"),
+                idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
+            return try service.transfer(userID: session.userID, request, context: context).json
+        }
+        router.register("accounts.confirm") { params, context in
+            let session = try sessions.resolve(params, context)
+            let transferID = try params.string("transfer_id", maxLength: 64)
+            let code = try params.string("code", maxLength: 32)
+            let balances = try service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)
+            return ["status": "done", "transfer_id": .string(transferID), "accounts": .array(balances.map(\.json))]
+        }
+        router.register("accounts.history") { params, context in
+            let session = try sessions.resolve(params, context)
+            let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.historyMaxLimit)).map { Int($0) }
+            let page = try service.history(userID: session.userID, limit: limit, before: try params.optionalString("before", maxLength: 32))
+            return ["entries": .array(page.entries.map(\.json)), "next": page.next.map(JSON.string) ?? .null]
+        }
+        router.register("accounts.deposit") { params, _ in
+            let userID = try params.string("user_id", maxLength: 128)
+            guard !userID.isEmpty else { throw RPCError.invalidParams("user_id must not be empty", field: "user_id") }
+            let balance = try service.deposit(
+                userID: userID, account: try accountName(params, "account"), amountMinor: try params.int("amount"),
+                idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
+            return ["balance": .int(balance), "currency": .string(service.settings.currency)]
+        }
+        router.register("accounts.audit") { _, _ in
+            let breaches = try service.audit()
+            return ["ok": .bool(breaches.isEmpty), "breaches": .array(breaches.map(\.json))]
+        }
+    }
+
+    static func accountName(_ params: Params, _ key: String) throws(RPCError) -> AccountName {
+        guard let name = AccountName(rawValue: try params.string(key, maxLength: 16)) else {
+            throw RPCError.invalidParams("\(key) must be checking or saving", field: key)
+        }
+        return name
+    }
+
+    static func idempotencyKey(_ params: Params, maxBytes: Int) throws(RPCError) -> String {
+        let key = try params.string("idempotency_key", maxLength: maxBytes)
+        guard !key.isEmpty else { throw RPCError.invalidParams("idempotency_key must not be empty", field: "idempotency_key") }
+        return key
+    }
+}

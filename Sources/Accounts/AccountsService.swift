@@ -1,0 +1,254 @@
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+
+/// What the service needs from the verification service (internal forms, see protocol/internal.md).
+public protocol VerificationPort: Sendable {
+    /// Starts an SMS code bound to `payload`; returns its request id.
+    func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String
+    /// Checks `code` against the request and the same payload; throws verification's error.
+    func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError)
+    /// True when the request is already verified (the code was right earlier).
+    func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool
+    /// Ends a pending request: its code stops working at once.
+    func cancel(requestID: String, context: CallContext?) throws(RPCError)
+}
+
+public struct TransferRequest: Sendable {
+    public let from: AccountName
+    public let to: AccountName
+    public let amountMinor: Int64
+    public let idempotencyKey: String
+}
+
+public struct TransferTicket: Sendable, Equatable {
+    public let transfer: Transfer
+
+    public var json: JSON {
+        [
+            "transfer_id": .string(transfer.id), "request_id": transfer.requestID.map(JSON.string) ?? .null,
+            "status": .string(transfer.state.rawValue), "amount": .int(transfer.amountMinor),
+            "currency": .string(transfer.currency), "from": .string(transfer.from), "to": .string(transfer.to),
+            "expires_at": .int(transfer.expiresAt),
+        ]
+    }
+}
+
+/// The meaning of the accounts methods: typed in, typed out, domain errors. No sockets, no JSON text.
+public final class AccountsService: Sendable {
+    public let store: LedgerStore
+    public let settings: AccountsSettings
+    let verification: VerificationPort
+    let clock: @Sendable () -> Int64
+    /// Outcome counters (`accounts.metrics` -> `counters`), when the service runs in a host.
+    let metrics: Metrics?
+
+    public init(
+        store: LedgerStore, verification: VerificationPort, settings: AccountsSettings = .init(),
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }, metrics: Metrics? = nil
+    ) {
+        self.metrics = metrics
+        self.store = store
+        self.verification = verification
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public func balances(userID: String) throws -> [AccountBalance] {
+        try store.balances(userID: userID).map { balance in
+            balance.currency.isEmpty ? AccountBalance(name: balance.name, balanceMinor: balance.balanceMinor, currency: settings.currency) : balance
+        }
+    }
+
+    /// Validates, records a pending transfer and starts its code. Idempotent by key.
+    public func transfer(userID: String, _ request: TransferRequest, context: CallContext?) throws -> TransferTicket {
+        guard request.from != request.to else {
+            throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
+        }
+        guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
+        }
+        let now = clock()
+        let candidate = NewTransfer(
+            id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
+            amountMinor: request.amountMinor, currency: settings.currency, idempotencyKey: request.idempotencyKey,
+            now: now, expiresAt: now + settings.transferExpirySeconds, requestID: "")
+        // A retry answers from what was recorded, without sending another code.
+        if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey) {
+            guard SQLiteLedgerStore.sameRequest(existing, candidate) else {
+                throw AccountsError.conflict("this idempotency_key was used for a different transfer")
+            }
+            return TransferTicket(transfer: existing)
+        }
+        let from = try store.balances(userID: userID).first { $0.name == request.from.rawValue }
+        guard let from, from.balanceMinor >= request.amountMinor else { throw AccountsError.insufficientFunds }
+        // The code goes out first, so the transfer is recorded in one write, already bound to it.
+        // If this process dies in between, nothing is recorded and the same key simply starts over.
+        let requestID = try startCode(userID: userID, payload: candidate.verificationPayload, context: context)
+        let outcome: CreateOutcome
+        do {
+            outcome = try store.createTransfer(NewTransfer(
+                id: candidate.id, userID: userID, from: request.from, to: request.to, amountMinor: request.amountMinor,
+                currency: settings.currency, idempotencyKey: request.idempotencyKey, now: now, expiresAt: candidate.expiresAt,
+                requestID: requestID))
+        } catch {
+            withdraw(requestID: requestID, context: context)
+            throw error
+        }
+        if case .created(let transfer) = outcome {
+            metrics?.increment("transfers.created")
+            return TransferTicket(transfer: transfer)
+        }
+        // Not recorded: a twin request won the key, or the funds went meanwhile. Its code would
+        // otherwise block the user's phone (one live code per phone) until it expires.
+        withdraw(requestID: requestID, context: context)
+        switch outcome {
+        case .created(let transfer), .existing(let transfer): return TransferTicket(transfer: transfer)
+        case .insufficientFunds: throw AccountsError.insufficientFunds
+        case .conflict(let message): throw AccountsError.conflict(message)
+        }
+    }
+
+    /// Best effort: cancels a code that no recorded transfer uses.
+    private func withdraw(requestID: String, context: CallContext?) {
+        do {
+            try verification.cancel(requestID: requestID, context: context)
+        } catch {
+            context?.logger.warning("could not cancel an unused code", ["verification.request_id": .string(requestID)])
+        }
+    }
+
+    /// Starts the code. Verification allows one live code per phone: when the live one belongs
+    /// to this user's own pending transfer, the new transfer supersedes it (that code is
+    /// cancelled and the old transfer can no longer be confirmed); any other live code (a login)
+    /// is answered `concurrent_verification`.
+    private func startCode(userID: String, payload: [String: JSON], context: CallContext?) throws -> String {
+        let first = Result { () throws(RPCError) -> String in
+            try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
+        }
+        guard case .failure(let error) = first, error.reason == Reason.concurrentVerification.rawValue,
+            let live = error.data?["request_id"]?.stringValue,
+            let superseded = try store.pendingTransfer(userID: userID, requestID: live)
+        else { return try first.get() }
+        // (A typed `catch ... where` here crashes the Swift 6.0 compiler; hence the Result.)
+        let cancelled = Result { () throws(RPCError) in try verification.cancel(requestID: live, context: context) }
+        switch cancelled {
+        case .success:
+            try store.cancel(transferID: superseded.id)
+            metrics?.increment("transfers.superseded")
+        case .failure(let refusal) where refusal.reason == Reason.conflict.rawValue:
+            break  // it finished meanwhile (maybe verified by a confirm in flight): leave that transfer be
+        case .failure(let refusal) where refusal.reason == Reason.notFound.rawValue:
+            try store.cancel(transferID: superseded.id)
+            metrics?.increment("transfers.superseded")
+        case .failure(let refusal):
+            throw refusal
+        }
+        return try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
+    }
+
+    /// Checks the transfer's own code, then books it in one transaction.
+    /// Repeated or concurrent confirms move the money once: the loser sees the same `done`
+    /// result, or `conflict` while the winner's transaction is still in flight.
+    public func confirm(userID: String, transferID: String, code: String, context: CallContext?) throws -> [AccountBalance] {
+        guard let transfer = try store.transfer(id: transferID, userID: userID) else { throw AccountsError.notFound }
+        switch transfer.state {
+        case .done: return try finish(transferID: transferID, userID: userID)
+        case .expired: throw AccountsError.expired
+        case .failed: throw AccountsError.conflict("this transfer failed; start a new one")
+        case .cancelled: throw AccountsError.conflict("a newer transfer replaced this one")
+        case .pending: break
+        }
+        if clock() >= transfer.expiresAt {
+            try store.markExpired(transferID: transferID)
+            metrics?.increment("transfers.expired")
+            throw AccountsError.expired
+        }
+        guard let requestID = transfer.requestID else { throw AccountsError.notFound }
+        let checkError: RPCError?
+        do {
+            try verification.check(requestID: requestID, code: code, payload: transfer.verificationPayload, context: context)
+            checkError = nil
+        } catch {
+            checkError = error
+        }
+        if let checkError { try recover(from: checkError, transferID: transferID, requestID: requestID, context: context) }
+        return try finish(transferID: transferID, userID: userID)
+    }
+
+    /// Maps verification's refusal; returns only when the code is known to be right after all.
+    private func recover(from error: RPCError, transferID: String, requestID: String, context: CallContext?) throws {
+        switch error.reason {
+        case Reason.expired.rawValue, Reason.notFound.rawValue:
+            try store.markExpired(transferID: transferID)
+            metrics?.increment("transfers.expired")
+            throw AccountsError.expired
+        case Reason.conflict.rawValue where error.data?["status"]?.stringValue == "verified":
+            return  // verified earlier, see below
+        case Reason.conflict.rawValue:
+            // Already verified: by a concurrent confirm, or by one whose booking was cut short
+            // (crash). The code was right for this very payload, so booking now is safe and
+            // the state guard keeps it to once.
+            guard try verification.isVerified(requestID: requestID, context: context) else { throw error }
+        default:
+            throw error
+        }
+    }
+
+    private func finish(transferID: String, userID: String) throws -> [AccountBalance] {
+        switch try store.complete(transferID: transferID, userID: userID, now: clock()) {
+        case .done(let balances):
+            metrics?.increment("confirms.done")
+            return balances
+        case .insufficientFunds:
+            metrics?.increment("transfers.failed_insufficient_funds")
+            throw AccountsError.insufficientFunds
+        case .expired: throw AccountsError.expired
+        case .notFound: throw AccountsError.notFound
+        case .notPending(.cancelled): throw AccountsError.conflict("a newer transfer replaced this one")
+        case .notPending: throw AccountsError.conflict("this transfer failed; start a new one")
+        }
+    }
+
+    public func history(userID: String, limit: Int?, before: String?) throws -> HistoryPage {
+        let size = limit ?? settings.historyDefaultLimit
+        guard (1...settings.historyMaxLimit).contains(size) else {
+            throw AccountsError.invalidParams(field: "limit", message: "limit must be between 1 and \(settings.historyMaxLimit)")
+        }
+        var beforeID: Int64?
+        if let before {
+            guard let id = Int64(before), id > 0 else {
+                throw AccountsError.invalidParams(field: "before", message: "before must be a `next` cursor from an earlier page")
+            }
+            beforeID = id
+        }
+        // One extra row tells whether an older page exists.
+        let rows = try store.history(userID: userID, limit: size + 1, beforeLedgerID: beforeID)
+        let entries = Array(rows.prefix(size))
+        let next = rows.count > size ? entries.last.map { String($0.ledgerID) } : nil
+        return HistoryPage(entries: entries, next: next)
+    }
+
+    /// Operator/demo funding from the `external` ledger account. Idempotent by key.
+    public func deposit(userID: String, account: AccountName, amountMinor: Int64, idempotencyKey: String) throws -> Int64 {
+        guard (1...settings.maxAmountMinor).contains(amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
+        }
+        let outcome = try store.deposit(NewDeposit(
+            id: "dp_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, account: account, amountMinor: amountMinor,
+            currency: settings.currency, idempotencyKey: idempotencyKey, now: clock(), maxBalanceMinor: settings.maxBalanceMinor))
+        switch outcome {
+        case .balance(let balance):
+            metrics?.increment("deposits")
+            return balance
+        case .conflict(let message): throw AccountsError.conflict(message)
+        case .balanceTooLarge:
+            throw AccountsError.invalidParams(field: "amount", message: "the balance would exceed \(settings.maxBalanceMinor) minor units")
+        }
+    }
+
+    public func audit() throws -> [Breach] {
+        try store.audit(maxBreaches: 100)
+    }
+}

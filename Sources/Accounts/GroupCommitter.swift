@@ -1,0 +1,103 @@
+import Foundation
+import Storage
+
+/// Group commit: write jobs from many threads share one transaction, so one fsync
+/// (`synchronous=FULL`) covers a whole batch. Leader/follower, no thread of its own: a caller
+/// that finds no leader becomes it; others queue and sleep on their own semaphore (no
+/// thundering herd). The leader takes up to `maxBatch` queued jobs (its own first), runs them in
+/// one `BEGIN IMMEDIATE` ... `COMMIT`, each inside its own SAVEPOINT (a job that throws is rolled
+/// back alone, the others commit), wakes each member with its result, and hands leadership to
+/// the oldest waiting job. A caller returns only after the transaction holding its job has
+/// committed, so an answer always means durable. `maxBatch == 1` is one transaction per job.
+final class GroupCommitter: @unchecked Sendable {
+    private final class Job {
+        let body: (Connection) throws -> Any
+        let wake = DispatchSemaphore(value: 0)
+        var outcome: Result<Any, Error>?  // set by the leader while it runs the batch
+        var result: Result<Any, Error>?  // published under `lock` after the commit
+        init(_ body: @escaping (Connection) throws -> Any) { self.body = body }
+    }
+
+    let database: Database
+    let maxBatch: Int
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var queue: [Job] = []
+    private var leaderActive = false
+    private var batchCount = 0
+    private var jobCount = 0
+
+    init(database: Database, maxBatch: Int) {
+        precondition(maxBatch >= 1, "maxBatch must be at least 1")
+        self.database = database
+        self.maxBatch = maxBatch
+    }
+
+    /// Runs `body` inside a write transaction shared with other callers and returns its value
+    /// once committed. Throws what `body` threw (its writes undone), or the commit's error.
+    @discardableResult
+    func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T {
+        let job = Job { connection in try body(connection) }
+        lock.lock()
+        queue.append(job)
+        let leads = !leaderActive
+        leaderActive = true
+        lock.unlock()
+        if !leads {
+            job.wake.wait()  // woken with a result, or to lead (our job is then first in the queue)
+        }
+        lock.lock()
+        let hasResult = job.result != nil
+        lock.unlock()
+        if !hasResult { lead() }
+        // Safe: the job was built from `body`, whose result is a `T`.
+        return try job.result!.get() as! T
+    }
+
+    /// Runs one batch (the leader's own job first), publishes results, passes leadership on.
+    private func lead() {
+        lock.lock()
+        let batch = Array(queue.prefix(maxBatch))
+        queue.removeFirst(batch.count)
+        lock.unlock()
+        let commitError = run(batch)
+        lock.lock()
+        for member in batch { member.result = commitError.map { .failure($0) } ?? member.outcome }
+        batchCount += 1
+        jobCount += batch.count
+        let next = queue.first
+        if next == nil { leaderActive = false }
+        lock.unlock()
+        for member in batch.dropFirst() { member.wake.signal() }
+        next?.wake.signal()
+    }
+
+    /// (batches, jobs) committed so far: jobs / batches is the mean group size.
+    var statistics: (batches: Int, jobs: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (batchCount, jobCount)
+    }
+
+    /// Runs one batch; returns the error that sank the whole transaction, if any.
+    private func run(_ batch: [Job]) -> Error? {
+        do {
+            try database.write { connection in
+                for job in batch {
+                    try connection.execute("SAVEPOINT job")
+                    do {
+                        job.outcome = .success(try job.body(connection))
+                        try connection.execute("RELEASE SAVEPOINT job")
+                    } catch {
+                        job.outcome = .failure(error)
+                        try connection.execute("ROLLBACK TO SAVEPOINT job")
+                        try connection.execute("RELEASE SAVEPOINT job")
+                    }
+                }
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+}

@@ -1,0 +1,377 @@
+import Foundation
+import LineProtocol
+import Storage
+
+/// Everything the accounts service keeps, behind one seam. Each method is one transaction.
+/// The SQLite implementation below uses SQL that SQLite and PostgreSQL share (bound
+/// parameters, SAVEPOINT, no UPSERT or RETURNING); only the DDL of the migration is SQLite's.
+public protocol LedgerStore: Sendable {
+    func balances(userID: String) throws -> [AccountBalance]
+    func existingTransfer(userID: String, idempotencyKey: String) throws -> Transfer?
+    func createTransfer(_ request: NewTransfer) throws -> CreateOutcome
+    func transfer(id: String, userID: String) throws -> Transfer?
+    func markExpired(transferID: String) throws
+    func cancel(transferID: String) throws
+    func pendingTransfer(userID: String, requestID: String) throws -> Transfer?
+    func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome
+    func deposit(_ request: NewDeposit) throws -> DepositOutcome
+    func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry]
+    func audit(maxBreaches: Int) throws -> [Breach]
+}
+
+public struct NewTransfer: Sendable {
+    public let id: String
+    public let userID: String
+    public let from: AccountName
+    public let to: AccountName
+    public let amountMinor: Int64
+    public let currency: String
+    public let idempotencyKey: String
+    public let now: Int64
+    public let expiresAt: Int64
+    /// The verification already started for this transfer (its code names `id`).
+    public let requestID: String
+
+    var verificationPayload: [String: JSON] {
+        Transfer.verificationPayload(id: id, from: from.rawValue, to: to.rawValue, amountMinor: amountMinor, currency: currency)
+    }
+}
+
+public enum CreateOutcome: Sendable, Equatable {
+    /// A new pending transfer.
+    case created(Transfer)
+    /// Same key, same request: the transfer made before (a retry, or a concurrent twin that won).
+    case existing(Transfer)
+    case insufficientFunds
+    /// Same key, a different request.
+    case conflict(String)
+}
+
+public enum CompleteOutcome: Sendable, Equatable {
+    /// Booked now, or already booked before (a repeated or concurrent confirm): the balances after.
+    case done([AccountBalance])
+    case insufficientFunds
+    case expired
+    case notFound
+    /// Not pending any more (`failed`), so nothing moved.
+    case notPending(TransferState)
+}
+
+public struct NewDeposit: Sendable {
+    public let id: String
+    public let userID: String
+    public let account: AccountName
+    public let amountMinor: Int64
+    public let currency: String
+    public let idempotencyKey: String
+    public let now: Int64
+    public let maxBalanceMinor: Int64
+}
+
+public enum DepositOutcome: Sendable, Equatable {
+    /// The account's balance right after this deposit (the same on a repeat with the same key).
+    case balance(Int64)
+    case conflict(String)
+    case balanceTooLarge
+}
+
+/// The SQLite ledger: one file, WAL, `synchronous=FULL`, writes grouped by `GroupCommitter`.
+public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
+    public let database: Database
+    let committer: GroupCommitter
+
+    public static let migrations: [Migration] = [
+        Migration(version: 1, name: "accounts, transfers, ledger", sql: """
+            CREATE TABLE accounts (
+                id INTEGER PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                balance INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                UNIQUE (user_id, name),
+                CHECK (balance >= 0 OR name = 'external')
+            );
+            CREATE TABLE transfers (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('transfer', 'deposit')),
+                from_account TEXT NOT NULL,
+                to_account TEXT NOT NULL,
+                amount INTEGER NOT NULL CHECK (amount > 0),
+                currency TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed', 'cancelled')),
+                idempotency_key TEXT NOT NULL,
+                request_id TEXT,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                completed_at INTEGER,
+                UNIQUE (user_id, kind, idempotency_key)
+            );
+            CREATE TABLE ledger (
+                id INTEGER PRIMARY KEY,
+                transfer_id TEXT NOT NULL REFERENCES transfers (id),
+                account_id INTEGER NOT NULL REFERENCES accounts (id),
+                amount INTEGER NOT NULL CHECK (amount <> 0),
+                balance_after INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                UNIQUE (transfer_id, account_id)
+            );
+            CREATE INDEX ledger_by_account ON ledger (account_id, id);
+            CREATE INDEX transfers_by_request ON transfers (request_id);
+            """),
+    ]
+
+    /// Opens (creating and migrating) the file at `path`. `groupCommitMax` 1 turns grouping off.
+    public init(path: String, groupCommitMax: Int = 64, readerCount: Int = 4) throws {
+        database = try Database(
+            path: path, options: DatabaseOptions(synchronous: .full, readerCount: readerCount), migrations: Self.migrations)
+        committer = GroupCommitter(database: database, maxBatch: groupCommitMax)
+    }
+
+    /// (batches, jobs) written so far, for metrics.
+    public var groupCommitStatistics: (batches: Int, jobs: Int) { committer.statistics }
+
+    // MARK: Reads
+
+    public func balances(userID: String) throws -> [AccountBalance] {
+        try database.read { c in try Self.balances(c, userID: userID) }
+    }
+
+    /// Both accounts, in the order `checking`, `saving`; one not yet created reads as zero.
+    static func balances(_ c: Connection, userID: String, currency fallback: String? = nil) throws -> [AccountBalance] {
+        let rows = try c.query("SELECT name, balance, currency FROM accounts WHERE user_id = ?", [.text(userID)])
+        var byName: [String: AccountBalance] = [:]
+        for row in rows {
+            let name = try row.string("name")
+            byName[name] = AccountBalance(name: name, balanceMinor: try row.int("balance"), currency: try row.string("currency"))
+        }
+        let currency = fallback ?? byName.values.first?.currency ?? ""
+        return AccountName.allCases.map { name in
+            byName[name.rawValue] ?? AccountBalance(name: name.rawValue, balanceMinor: 0, currency: currency)
+        }
+    }
+
+    public func transfer(id: String, userID: String) throws -> Transfer? {
+        try database.read { c in try Self.transfer(c, id: id, userID: userID) }
+    }
+
+    static let transferColumns = """
+        id, user_id, from_account, to_account, amount, currency, state, idempotency_key, request_id, created_at, expires_at
+        """
+
+    static func transfer(_ c: Connection, id: String, userID: String) throws -> Transfer? {
+        try c.queryOne(
+            "SELECT \(transferColumns) FROM transfers WHERE id = ? AND user_id = ? AND kind = 'transfer'",
+            [.text(id), .text(userID)]
+        ).map(decodeTransfer)
+    }
+
+    static func decodeTransfer(_ row: Row) throws -> Transfer {
+        guard let state = TransferState(rawValue: try row.string("state")) else {
+            throw StorageError.column("transfers.state holds an unknown state")
+        }
+        return Transfer(
+            id: try row.string("id"), userID: try row.string("user_id"), from: try row.string("from_account"),
+            to: try row.string("to_account"), amountMinor: try row.int("amount"), currency: try row.string("currency"),
+            state: state, idempotencyKey: try row.string("idempotency_key"), requestID: try row.optionalString("request_id"),
+            createdAt: try row.int("created_at"), expiresAt: try row.int("expires_at"))
+    }
+
+    public func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry] {
+        precondition(limit > 0)
+        return try database.read { c in
+            let rows = try c.query("""
+                SELECT l.id, l.transfer_id, l.amount, l.balance_after, l.created_at,
+                       a.name AS account, a.currency, c.name AS counterpart
+                FROM ledger l
+                JOIN accounts a ON a.id = l.account_id
+                JOIN ledger lc ON lc.transfer_id = l.transfer_id AND lc.account_id <> l.account_id
+                JOIN accounts c ON c.id = lc.account_id
+                WHERE a.user_id = ? AND l.id < ?
+                ORDER BY l.id DESC
+                LIMIT ?
+                """, [.text(userID), .integer(beforeLedgerID ?? Int64.max), SQLValue(limit)])
+            return try rows.map { row in
+                let amount = try row.int("amount")
+                return HistoryEntry(
+                    ledgerID: try row.int("id"), transferID: try row.string("transfer_id"), account: try row.string("account"),
+                    counterpart: try row.string("counterpart"), amountMinor: abs(amount),
+                    direction: amount < 0 ? "debit" : "credit", balanceAfterMinor: try row.int("balance_after"),
+                    currency: try row.string("currency"), at: try row.int("created_at"))
+            }
+        }
+    }
+
+    // MARK: Writes
+
+    public func existingTransfer(userID: String, idempotencyKey: String) throws -> Transfer? {
+        try database.read { c in try Self.transfer(c, userID: userID, idempotencyKey: idempotencyKey) }
+    }
+
+    static func transfer(_ c: Connection, userID: String, idempotencyKey: String) throws -> Transfer? {
+        try c.queryOne(
+            "SELECT \(transferColumns) FROM transfers WHERE user_id = ? AND kind = 'transfer' AND idempotency_key = ?",
+            [.text(userID), .text(idempotencyKey)]
+        ).map(decodeTransfer)
+    }
+
+    /// Records a pending transfer whose code is already on its way. Checks the key and the
+    /// funds again under the write lock: the earlier look was only a snapshot.
+    public func createTransfer(_ request: NewTransfer) throws -> CreateOutcome {
+        try committer.write { c in
+            if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
+                return Self.sameRequest(existing, request) ? .existing(existing) : .conflict("this idempotency_key was used for a different transfer")
+            }
+            let from = try Self.account(c, userID: request.userID, name: request.from.rawValue, currency: request.currency, now: request.now)
+            guard from.balance >= request.amountMinor else { return .insufficientFunds }
+            try c.run("""
+                INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
+                                       idempotency_key, request_id, created_at, expires_at, completed_at)
+                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, ?, ?, ?, NULL)
+                """, [
+                    .text(request.id), .text(request.userID), .text(request.from.rawValue), .text(request.to.rawValue),
+                    .integer(request.amountMinor), .text(request.currency), .text(request.idempotencyKey),
+                    .text(request.requestID), .integer(request.now), .integer(request.expiresAt),
+                ])
+            guard let created = try Self.transfer(c, id: request.id, userID: request.userID) else {
+                throw StorageError.misuse("inserted transfer not found")
+            }
+            return .created(created)
+        }
+    }
+
+    /// Same accounts, amount and currency: a retry of the same request.
+    public static func sameRequest(_ existing: Transfer, _ request: NewTransfer) -> Bool {
+        existing.from == request.from.rawValue && existing.to == request.to.rawValue
+            && existing.amountMinor == request.amountMinor && existing.currency == request.currency
+    }
+
+    public func cancel(transferID: String) throws {
+        try committer.write { c in
+            try c.run("UPDATE transfers SET state = 'cancelled' WHERE id = ? AND state = 'pending'", [.text(transferID)])
+        }
+    }
+
+    public func pendingTransfer(userID: String, requestID: String) throws -> Transfer? {
+        try database.read { c in
+            try c.queryOne("""
+                SELECT \(Self.transferColumns) FROM transfers
+                WHERE user_id = ? AND request_id = ? AND kind = 'transfer' AND state = 'pending'
+                """, [.text(userID), .text(requestID)]
+            ).map(Self.decodeTransfer)
+        }
+    }
+
+    public func markExpired(transferID: String) throws {
+        try committer.write { c in
+            try c.run("UPDATE transfers SET state = 'expired' WHERE id = ? AND state = 'pending'", [.text(transferID)])
+        }
+    }
+
+    /// The heart of the service: in one transaction, re-check funds, flip the transfer from
+    /// pending to done (guarded, so it happens once), move both balances and write the
+    /// double-entry pair. Either all of it commits or none of it.
+    public func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome {
+        try committer.write { c in
+            guard let transfer = try Self.transfer(c, id: transferID, userID: userID) else { return .notFound }
+            switch transfer.state {
+            case .done: return .done(try Self.balances(c, userID: userID))
+            case .expired: return .expired
+            case .failed, .cancelled: return .notPending(transfer.state)
+            case .pending: break
+            }
+            if now >= transfer.expiresAt {
+                try c.run("UPDATE transfers SET state = 'expired' WHERE id = ? AND state = 'pending'", [.text(transferID)])
+                return .expired
+            }
+            let from = try Self.account(c, userID: userID, name: transfer.from, currency: transfer.currency, now: now)
+            let to = try Self.account(c, userID: userID, name: transfer.to, currency: transfer.currency, now: now)
+            guard from.balance >= transfer.amountMinor else {
+                try c.run("UPDATE transfers SET state = 'failed', completed_at = ? WHERE id = ? AND state = 'pending'",
+                          [.integer(now), .text(transferID)])
+                return .insufficientFunds
+            }
+            let flipped = try c.run(
+                "UPDATE transfers SET state = 'done', completed_at = ? WHERE id = ? AND state = 'pending'",
+                [.integer(now), .text(transferID)])
+            guard flipped == 1 else { throw StorageError.misuse("transfer changed state inside its own transaction") }
+            try Self.book(c, transferID: transferID, debit: from, credit: to, amountMinor: transfer.amountMinor, now: now)
+            return .done(try Self.balances(c, userID: userID))
+        }
+    }
+
+    public func deposit(_ request: NewDeposit) throws -> DepositOutcome {
+        try committer.write { c in
+            if let row = try c.queryOne("""
+                SELECT id, to_account, amount, currency FROM transfers
+                WHERE user_id = ? AND kind = 'deposit' AND idempotency_key = ?
+                """, [.text(request.userID), .text(request.idempotencyKey)])
+            {
+                guard try row.string("to_account") == request.account.rawValue, try row.int("amount") == request.amountMinor,
+                    try row.string("currency") == request.currency
+                else { return .conflict("this idempotency_key was used for a different deposit") }
+                let after = try c.queryOne("""
+                    SELECT l.balance_after FROM ledger l JOIN accounts a ON a.id = l.account_id
+                    WHERE l.transfer_id = ? AND a.user_id = ?
+                    """, [.text(try row.string("id")), .text(request.userID)])
+                return .balance(try after?.int("balance_after") ?? 0)
+            }
+            let external = try Self.account(c, userID: "", name: AccountName.external, currency: request.currency, now: request.now)
+            let target = try Self.account(c, userID: request.userID, name: request.account.rawValue, currency: request.currency, now: request.now)
+            guard target.balance <= request.maxBalanceMinor - request.amountMinor,
+                external.balance >= -request.maxBalanceMinor + request.amountMinor
+            else { return .balanceTooLarge }
+            try c.run("""
+                INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
+                                       idempotency_key, request_id, created_at, expires_at, completed_at)
+                VALUES (?, ?, 'deposit', 'external', ?, ?, ?, 'done', ?, NULL, ?, ?, ?)
+                """, [
+                    .text(request.id), .text(request.userID), .text(request.account.rawValue), .integer(request.amountMinor),
+                    .text(request.currency), .text(request.idempotencyKey), .integer(request.now), .integer(request.now),
+                    .integer(request.now),
+                ])
+            try Self.book(c, transferID: request.id, debit: external, credit: target, amountMinor: request.amountMinor, now: request.now)
+            return .balance(target.balance + request.amountMinor)
+        }
+    }
+
+    struct AccountRow {
+        let id: Int64
+        let balance: Int64
+    }
+
+    /// The account, created (empty) on first use.
+    static func account(_ c: Connection, userID: String, name: String, currency: String, now: Int64) throws -> AccountRow {
+        let select = "SELECT id, balance FROM accounts WHERE user_id = ? AND name = ?"
+        if let row = try c.queryOne(select, [.text(userID), .text(name)]) {
+            return AccountRow(id: try row.int("id"), balance: try row.int("balance"))
+        }
+        try c.run(
+            "INSERT INTO accounts (user_id, name, currency, balance, created_at) VALUES (?, ?, ?, 0, ?)",
+            [.text(userID), .text(name), .text(currency), .integer(now)])
+        guard let row = try c.queryOne(select, [.text(userID), .text(name)]) else {
+            throw StorageError.misuse("inserted account not found")
+        }
+        return AccountRow(id: try row.int("id"), balance: try row.int("balance"))
+    }
+
+    /// Moves `amountMinor` from `debit` to `credit`: both balances (each guarded by the balance
+    /// just read, so a concurrent change would fail loudly rather than be lost) and the ledger pair.
+    static func book(_ c: Connection, transferID: String, debit: AccountRow, credit: AccountRow, amountMinor: Int64, now: Int64) throws {
+        precondition(amountMinor > 0 && debit.id != credit.id)
+        let debitAfter = debit.balance - amountMinor
+        let creditAfter = credit.balance + amountMinor
+        for (account, after) in [(debit, debitAfter), (credit, creditAfter)] {
+            let changed = try c.run(
+                "UPDATE accounts SET balance = ? WHERE id = ? AND balance = ?",
+                [.integer(after), .integer(account.id), .integer(account.balance)])
+            guard changed == 1 else { throw StorageError.misuse("account balance changed under the writer") }
+        }
+        let insert = """
+            INSERT INTO ledger (transfer_id, account_id, amount, balance_after, created_at) VALUES (?, ?, ?, ?, ?)
+            """
+        try c.run(insert, [.text(transferID), .integer(debit.id), .integer(-amountMinor), .integer(debitAfter), .integer(now)])
+        try c.run(insert, [.text(transferID), .integer(credit.id), .integer(amountMinor), .integer(creditAfter), .integer(now)])
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+
+/// `VerificationPort` over the wire: internal `verification.start` / `check` / `status`,
+/// check and status pinned to the replica named in the request id (`vr_<replica>_<random>`).
+public struct RPCVerification: VerificationPort {
+    let client: RPCClient
+
+    public init(client: RPCClient) { self.client = client }
+
+    public func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
+        let answer = try client.callAndWait("verification.start", params: [
+            "user_id": .string(userID), "channel": "sms", "purpose": "transaction",
+            "payload": .object(payload), "code_expiry_s": .int(expirySeconds),
+        ], context: context)
+        guard let requestID = answer["request_id"]?.stringValue, !requestID.isEmpty else {
+            throw RPCError(.unavailable, "verification gave no request_id")
+        }
+        return requestID
+    }
+
+    public func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError) {
+        let answer = try pinnedCall("verification.check", requestID: requestID, params: [
+            "request_id": .string(requestID), "code": .string(code), "payload": .object(payload),
+        ], context: context)
+        guard answer["status"]?.stringValue == "verified" else {
+            throw RPCError(.unavailable, "verification gave an unexpected answer")
+        }
+    }
+
+    public func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool {
+        let answer = try pinnedCall("verification.status", requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+        return answer["status"]?.stringValue == "verified"
+    }
+
+    public func cancel(requestID: String, context: CallContext?) throws(RPCError) {
+        _ = try pinnedCall("verification.cancel", requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+    }
+
+    /// The owner replica of a request id, or nil for ids without one.
+    static func replicaID(of requestID: String) -> String? {
+        guard requestID.hasPrefix("vr_") else { return nil }
+        let rest = requestID.dropFirst(3)
+        guard let end = rest.firstIndex(of: "_"), end != rest.startIndex else { return nil }
+        return String(rest[..<end])
+    }
+
+    /// Calls the owning replica. Its id may not be learned yet right after start-up: retry briefly.
+    private func pinnedCall(_ method: String, requestID: String, params: JSON, context: CallContext?) throws(RPCError) -> JSON {
+        let replica = Self.replicaID(of: requestID)
+        var attempt = 0
+        while true {
+            do {
+                return try client.callAndWait(method, params: params, context: context, replicaID: replica)
+            } catch let error where error.reason == Reason.unavailable.rawValue && error.data?["sent"] == .bool(false) && attempt < 10 {
+                attempt += 1
+                usleep(50_000)
+            }
+        }
+    }
+}

@@ -1,0 +1,449 @@
+import COpenSSL
+import Foundation
+import Glibc
+import Secrets
+import ServiceKit
+
+/// Why an HTTP exchange failed before a status line arrived (connect, TLS, timeout, garbage).
+/// Never carries the request body.
+public struct HTTPError: Error, Sendable, CustomStringConvertible, Equatable {
+    public let detail: String
+    public init(_ detail: String) { self.detail = detail }
+    public var description: String { detail }
+}
+
+/// An `http://` or `https://` URL: scheme, host, port, and the path with its query.
+public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
+    public let isTLS: Bool
+    public let host: String
+    public let port: Int
+    public let path: String
+
+    public init(_ text: String) throws(HTTPError) {
+        let rest: Substring
+        if text.hasPrefix("https://") {
+            isTLS = true
+            rest = text.dropFirst(8)
+        } else if text.hasPrefix("http://") {
+            isTLS = false
+            rest = text.dropFirst(7)
+        } else {
+            throw HTTPError("URL must start with http:// or https://")
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let pathPart = rest.dropFirst(authority.count)
+        guard !authority.isEmpty, !authority.contains("@"), !text.contains(where: { $0.isWhitespace }) else {
+            throw HTTPError("URL needs a host and no user info or spaces")
+        }
+        var hostPart = Substring(authority)
+        var port = isTLS ? 443 : 80
+        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+            guard let parsed = Int(authority[authority.index(after: colon)...]), (1...65535).contains(parsed) else {
+                throw HTTPError("URL port must be 1-65535")
+            }
+            port = parsed
+            hostPart = authority[..<colon]
+        }
+        if hostPart.hasPrefix("[") && hostPart.hasSuffix("]") { hostPart = hostPart.dropFirst().dropLast() }
+        host = String(hostPart)
+        self.port = port
+        path = pathPart.isEmpty ? "/" : (pathPart.hasPrefix("?") ? "/" + pathPart : String(pathPart))
+    }
+
+    /// The same origin with another path (`/sms/json` under a base URL).
+    public func appending(path suffix: String) -> HTTPURL {
+        var copy = self
+        let base = path.hasSuffix("/") ? String(path.dropLast()) : path
+        copy.pathStorage = base + suffix
+        return copy
+    }
+
+    private var pathStorage: String {
+        get { path }
+        set { self = HTTPURL(isTLS: isTLS, host: host, port: port, path: newValue) }
+    }
+
+    private init(isTLS: Bool, host: String, port: Int, path: String) {
+        self.isTLS = isTLS
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+
+    public var hostHeader: String {
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        return port == (isTLS ? 443 : 80) ? bracketed : "\(bracketed):\(port)"
+    }
+
+    public var description: String { "\(isTLS ? "https" : "http")://\(hostHeader)\(path)" }
+}
+
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: HTTPURL
+    /// Sent in order, after `Host`, `Content-Length` and `Connection: close`.
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(method: String, url: HTTPURL, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    public var isSuccess: Bool { (200...299).contains(status) }
+}
+
+/// `application/x-www-form-urlencoded`: every byte but `A-Z a-z 0-9 - . _ ~` is percent-encoded.
+public enum FormEncoding {
+    public static func encode(_ fields: [(String, String)]) -> [UInt8] {
+        Array(fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&").utf8)
+    }
+
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    /// Decodes a form body (`+` is a space) into fields, in order. For tests and webhooks.
+    public static func decode(_ body: String) -> [(String, String)] {
+        body.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (unescape(String(parts[0])), parts.count > 1 ? unescape(String(parts[1])) : "")
+        }
+    }
+
+    static func unescape(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A small blocking HTTP/1.1 client for provider APIs: one request per connection
+/// (`Connection: close`), plain or TLS (OpenSSL: peer verification against the system store or
+/// `caFile`, host name check, SNI, TLS 1.2+), timeouts on connect and every read and write,
+/// a bound on the response size. Worker threads only.
+public final class HTTPClient: Sendable {
+    public let timeoutMilliseconds: Int
+    public let maxResponseBytes: Int
+    private let tls: HTTPTLSContext?
+
+    public init(timeoutMilliseconds: Int = 10_000, maxResponseBytes: Int = 1 << 20, caFile: String? = nil) throws(HTTPError) {
+        precondition(timeoutMilliseconds > 0 && maxResponseBytes > 0)
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.maxResponseBytes = maxResponseBytes
+        tls = try HTTPTLSContext(caFile: caFile)
+    }
+
+    public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        let stream = try connect(request.url)
+        defer { stream.close() }
+        var head = "\(request.method) \(request.url.path) HTTP/1.1\r\nHost: \(request.url.hostHeader)\r\n"
+        head += "Content-Length: \(request.body.count)\r\nConnection: close\r\n"
+        for (name, value) in request.headers {
+            guard !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }), !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw HTTPError("header \(name) holds a line break")
+            }
+            head += "\(name): \(value)\r\n"
+        }
+        head += "\r\n"
+        try stream.write(Array(head.utf8) + request.body)
+        var reader = HTTPResponseReader(stream: stream, maxBytes: maxResponseBytes)
+        return try reader.read(expectBody: request.method != "HEAD")
+    }
+
+    private func connect(_ url: HTTPURL) throws(HTTPError) -> HTTPStream {
+        let plain = try HTTPPlainStream.connect(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds)
+        guard url.isTLS else { return plain }
+        guard let tls else { throw HTTPError("TLS is not available") }
+        return try tls.wrap(plain, host: url.host)
+    }
+}
+
+/// A connected byte stream: a socket, or TLS over one.
+protocol HTTPStream: AnyObject {
+    func write(_ bytes: [UInt8]) throws(HTTPError)
+    /// Up to `count` bytes; empty at end of stream.
+    func read(max count: Int) throws(HTTPError) -> [UInt8]
+    func close()
+}
+
+final class HTTPPlainStream: HTTPStream {
+    let fd: Int32
+    private var closed = false
+
+    init(fd: Int32) { self.fd = fd }
+    deinit { close() }
+
+    /// getaddrinfo, then a blocking connect to each address in turn (bounded by SO_SNDTIMEO).
+    static func connect(host: String, port: Int, timeoutMilliseconds: Int) throws(HTTPError) -> HTTPPlainStream {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
+            throw HTTPError("cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(list) }
+        var lastErrno: Int32 = 0
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = cursor {
+            cursor = entry.pointee.ai_next
+            let fd = Glibc.socket(entry.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else {
+                lastErrno = errno
+                continue
+            }
+            var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            if Glibc.connect(fd, entry.pointee.ai_addr, entry.pointee.ai_addrlen) == 0 { return HTTPPlainStream(fd: fd) }
+            lastErrno = errno
+            Glibc.close(fd)
+        }
+        throw HTTPError("cannot connect to \(host):\(port) (errno \(lastErrno))")
+    }
+
+    func write(_ bytes: [UInt8]) throws(HTTPError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw HTTPError(errno == EAGAIN ? "write timed out" : "write failed (errno \(errno))")
+            }
+            offset += written
+        }
+    }
+
+    func read(max count: Int) throws(HTTPError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, count) }
+            if got >= 0 { return Array(buffer[0..<got]) }
+            if errno == EINTR { continue }
+            throw HTTPError(errno == EAGAIN ? "read timed out" : "read failed (errno \(errno))")
+        }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+}
+
+/// One OpenSSL client context: verify the peer, TLS 1.2 at least.
+final class HTTPTLSContext: @unchecked Sendable {
+    let context: OpaquePointer
+
+    init(caFile: String?) throws(HTTPError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTPError("SSL_CTX_new failed: \(Self.errors())") }
+        self.context = context
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        guard lk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else { throw HTTPError("cannot require TLS 1.2") }
+        let loaded = caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
+        guard loaded == 1 else { throw HTTPError("cannot load trusted certificates: \(Self.errors())") }
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    func wrap(_ plain: HTTPPlainStream, host: String) throws(HTTPError) -> HTTPStream {
+        guard let ssl = SSL_new(context) else { throw HTTPError("SSL_new failed: \(Self.errors())") }
+        let stream = HTTPTLSStream(ssl: ssl, plain: plain)
+        guard SSL_set_fd(ssl, plain.fd) == 1, lk_SSL_set_tlsext_host_name(ssl, host) == 1, SSL_set1_host(ssl, host) == 1 else {
+            throw HTTPError("TLS setup failed: \(Self.errors())")
+        }
+        guard SSL_connect(ssl) == 1 else { throw HTTPError("TLS handshake with \(host) failed: \(Self.errors())") }
+        let verified = SSL_get_verify_result(ssl)
+        guard verified == X509_V_OK else {
+            throw HTTPError("certificate of \(host) not trusted: \(String(cString: X509_verify_cert_error_string(verified)))")
+        }
+        return stream
+    }
+
+    static func errors() -> String {
+        var buffer = [CChar](repeating: 0, count: 512)
+        _ = lk_ERR_print_last(&buffer, buffer.count)
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? "no OpenSSL detail" : text
+    }
+}
+
+final class HTTPTLSStream: HTTPStream {
+    private let ssl: OpaquePointer
+    private let plain: HTTPPlainStream
+    private var closed = false
+
+    init(ssl: OpaquePointer, plain: HTTPPlainStream) {
+        self.ssl = ssl
+        self.plain = plain
+    }
+
+    deinit {
+        close()
+        SSL_free(ssl)
+    }
+
+    func write(_ bytes: [UInt8]) throws(HTTPError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset)) }
+            guard written > 0 else { throw HTTPError("TLS write failed: \(HTTPTLSContext.errors())") }
+            offset += Int(written)
+        }
+    }
+
+    func read(max count: Int) throws(HTTPError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let got = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32(count)) }
+        if got > 0 { return Array(buffer[0..<Int(got)]) }
+        let error = SSL_get_error(ssl, got)
+        if error == SSL_ERROR_ZERO_RETURN { return [] }
+        // A peer that closes without close_notify: treat as the end (the length is checked by the reader).
+        if error == SSL_ERROR_SYSCALL && errno == 0 { return [] }
+        throw HTTPError(errno == EAGAIN ? "read timed out" : "TLS read failed: \(HTTPTLSContext.errors())")
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        SSL_shutdown(ssl)
+        plain.close()
+    }
+}
+
+/// Reads a status line, headers and a body (Content-Length, chunked, or to the end), bounded.
+struct HTTPResponseReader {
+    let stream: HTTPStream
+    let maxBytes: Int
+    private var buffer: [UInt8] = []
+    private var ended = false
+
+    init(stream: HTTPStream, maxBytes: Int) {
+        self.stream = stream
+        self.maxBytes = maxBytes
+    }
+
+    mutating func read(expectBody: Bool) throws(HTTPError) -> HTTPResponse {
+        let head = try readHead()
+        let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]), (100...599).contains(status) else {
+            throw HTTPError("not an HTTP/1.x status line")
+        }
+        var headers: [(String, String)] = []
+        for line in lines.dropFirst() where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { throw HTTPError("malformed header line") }
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        let response = HTTPResponse(status: status, headers: headers, body: [])
+        guard expectBody, status >= 200, status != 204, status != 304 else { return response }
+        var body: [UInt8]
+        if response.header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
+            body = try readChunked()
+        } else if let lengthText = response.header("Content-Length") {
+            guard let length = Int(lengthText), length >= 0, length <= maxBytes else { throw HTTPError("bad or too large Content-Length") }
+            body = try readExactly(length)
+        } else {
+            while try fill() {}
+            body = buffer
+            buffer.removeAll()
+        }
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// Reads more into the buffer; false at the end of the stream.
+    private mutating func fill() throws(HTTPError) -> Bool {
+        guard !ended else { return false }
+        let more = try stream.read(max: 16 * 1024)
+        if more.isEmpty {
+            ended = true
+            return false
+        }
+        buffer += more
+        guard buffer.count <= maxBytes + 16 * 1024 else { throw HTTPError("response larger than \(maxBytes) bytes") }
+        return true
+    }
+
+    private mutating func readHead() throws(HTTPError) -> [UInt8] {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        while true {
+            if let range = buffer.firstRange(of: separator) {
+                let head = Array(buffer[..<range.lowerBound])
+                buffer.removeSubrange(..<range.upperBound)
+                return head
+            }
+            guard buffer.count <= 64 * 1024 else { throw HTTPError("response headers too large") }
+            guard try fill() else { throw HTTPError("connection closed before the response headers") }
+        }
+    }
+
+    private mutating func readExactly(_ count: Int) throws(HTTPError) -> [UInt8] {
+        while buffer.count < count {
+            guard try fill() else { throw HTTPError("connection closed inside the response body") }
+        }
+        let out = Array(buffer[..<count])
+        buffer.removeSubrange(..<count)
+        return out
+    }
+
+    private mutating func readLine() throws(HTTPError) -> String {
+        while true {
+            if let range = buffer.firstRange(of: [13, 10]) {
+                let line = String(decoding: buffer[..<range.lowerBound], as: UTF8.self)
+                buffer.removeSubrange(..<range.upperBound)
+                return line
+            }
+            guard buffer.count <= 4096 else { throw HTTPError("chunk header too long") }
+            guard try fill() else { throw HTTPError("connection closed inside a chunked body") }
+        }
+    }
+
+    private mutating func readChunked() throws(HTTPError) -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let line = try readLine()
+            let sizeText = (line.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
+            guard let size = Int(sizeText, radix: 16), size >= 0, body.count + size <= maxBytes else { throw HTTPError("bad chunk size") }
+            if size == 0 {
+                while try !readLine().isEmpty {}
+                return body
+            }
+            body += try readExactly(size)
+            guard try readLine().isEmpty else { throw HTTPError("chunk not followed by CRLF") }
+        }
+    }
+}

@@ -1,0 +1,488 @@
+import COpenSSL
+import Foundation
+import Glibc
+import Secrets
+import ServiceKit
+
+/// Why a send failed. `transient` (4xx replies, timeouts, dropped connections) is retried with
+/// back-off; `permanent` (5xx replies, TLS verification, configuration) is not.
+public struct SMTPError: Error, Sendable, CustomStringConvertible, Equatable {
+    public enum Kind: Sendable, Equatable { case transient, permanent }
+    public let kind: Kind
+    /// What failed, for operators: the step, and the server's reply code and text (never credentials or the message).
+    public let detail: String
+    /// The server's reply code, when a reply caused the failure.
+    public let replyCode: Int?
+
+    public init(_ kind: Kind, _ detail: String, replyCode: Int? = nil) {
+        self.kind = kind
+        self.detail = detail
+        self.replyCode = replyCode
+    }
+
+    public var description: String { "\(kind == .permanent ? "permanent" : "transient") SMTP failure: \(detail)" }
+}
+
+/// A blocking SMTP client (RFC 5321) for worker threads: EHLO (HELO fallback), STARTTLS or
+/// implicit TLS through OpenSSL with certificate and host name verification, AUTH PLAIN / LOGIN,
+/// dot-stuffing, a timeout on connect and on every reply, and retries with exponential back-off
+/// on transient failures. One connection per message: sends are rare (reset mails, codes).
+public final class SMTPClient: Sendable {
+    public struct Settings: Sendable {
+        public var url: SMTPURL
+        /// A PEM file of trusted CAs instead of the system store (a test server's self-signed cert).
+        public var caFile: String?
+        /// The name we give in EHLO.
+        public var heloName = "localhost"
+        public var connectTimeoutMilliseconds = 10_000
+        /// For each reply (RFC 5321 §4.5.3.2 allows minutes; mail must not hold a worker that long).
+        public var replyTimeoutMilliseconds = 30_000
+        /// Tries per message, the first included.
+        public var maxAttempts = 3
+        /// Wait before the second try; doubles each time.
+        public var initialBackoffMilliseconds = 1_000
+        public var maxReplyLineBytes = 4096
+        public var maxReplyLines = 128
+
+        public init(url: SMTPURL) { self.url = url }
+    }
+
+    public let settings: Settings
+    private let tls: SMTPTLSContext?
+
+    public init(settings: Settings) throws(SMTPError) {
+        precondition(settings.maxAttempts >= 1 && settings.initialBackoffMilliseconds >= 0)
+        self.settings = settings
+        ignoreBrokenPipeSignals()  // SSL_write on a dropped connection must not kill the process.
+        tls = settings.url.security == .never ? nil : try SMTPTLSContext(caFile: settings.caFile)
+    }
+
+    /// Sends one message to every recipient, retrying transient failures. `message` is the
+    /// RFC 5322 text (CRLF or LF line ends); dot-stuffing is done here.
+    public func send(from sender: String, to recipients: [String], message: [UInt8]) throws(SMTPError) {
+        guard MailAddress.isSafeAddress(sender) else { throw SMTPError(.permanent, "the sender address is not acceptable") }
+        guard !recipients.isEmpty, recipients.allSatisfy(MailAddress.isSafeAddress) else {
+            throw SMTPError(.permanent, "a recipient address is not acceptable")
+        }
+        var backoff = settings.initialBackoffMilliseconds
+        var attempt = 1
+        while true {
+            do {
+                try sendOnce(from: sender, to: recipients, message: message)
+                return
+            } catch where error.kind == .transient && attempt < settings.maxAttempts {
+                usleep(useconds_t(min(backoff, 60_000)) * 1000)
+                backoff *= 2
+                attempt += 1
+            }
+        }
+    }
+
+    private func sendOnce(from sender: String, to recipients: [String], message: [UInt8]) throws(SMTPError) {
+        let session = try SMTPSession(settings: settings, tls: tls)
+        defer { session.close() }
+        try session.handshake()
+        try session.expect("MAIL FROM:<\(sender)>", step: "MAIL FROM", codes: [250])
+        for recipient in recipients {
+            try session.expect("RCPT TO:<\(recipient)>", step: "RCPT TO", codes: [250, 251])
+        }
+        try session.expect("DATA", step: "DATA", codes: [354])
+        try session.write(Self.dotStuffed(message))
+        _ = try session.reply(step: "end of data", codes: [250])
+        session.quit()
+    }
+
+    /// CRLF line ends, a `.` doubled at the start of every line (RFC 5321 §4.5.2), and the
+    /// closing `CRLF.CRLF`.
+    public static func dotStuffed(_ message: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(message.count + message.count / 64 + 5)
+        var atLineStart = true
+        var previous: UInt8 = 0
+        for byte in message {
+            if byte == 0x0A {
+                if previous != 0x0D { out.append(0x0D) }
+                out.append(0x0A)
+                atLineStart = true
+            } else {
+                if previous == 0x0D { out.append(0x0A); atLineStart = true }  // a bare CR ends a line too
+                if byte != 0x0D {
+                    if atLineStart && byte == UInt8(ascii: ".") { out.append(UInt8(ascii: ".")) }
+                    atLineStart = false
+                }
+                out.append(byte)
+            }
+            previous = byte
+        }
+        if previous == 0x0D { out.append(0x0A) } else if !out.isEmpty && previous != 0x0A { out += [0x0D, 0x0A] }
+        out += Array(".\r\n".utf8)
+        return out
+    }
+}
+
+/// One SMTP conversation over one connection. Not shared between threads.
+final class SMTPSession {
+    private let settings: SMTPClient.Settings
+    private let tlsContext: SMTPTLSContext?
+    private var transport: SMTPTransport
+    private var buffer: [UInt8] = []
+    private var isTLS = false
+    private var extensions: [String: String] = [:]
+
+    init(settings: SMTPClient.Settings, tls: SMTPTLSContext?) throws(SMTPError) {
+        self.settings = settings
+        self.tlsContext = tls
+        let socket = try SMTPPlainTransport.connect(host: settings.url.host, port: settings.url.port, settings: settings)
+        transport = socket
+        if settings.url.security == .implicit {
+            try startTLS()
+        }
+    }
+
+    func close() { transport.close() }
+
+    func quit() {
+        try? write(Array("QUIT\r\n".utf8))
+        _ = try? reply(step: "QUIT", codes: [221])
+    }
+
+    /// Greeting, EHLO, STARTTLS (+ EHLO again), AUTH.
+    func handshake() throws(SMTPError) {
+        _ = try reply(step: "greeting", codes: [220])
+        try hello()
+        let url = settings.url
+        if !isTLS && url.security != .never {
+            if extensions["STARTTLS"] != nil {
+                try expect("STARTTLS", step: "STARTTLS", codes: [220])
+                try startTLS()
+                try hello()
+            } else if url.security == .required {
+                throw SMTPError(.permanent, "the server does not offer STARTTLS and the URL requires it (starttls=required)")
+            }
+        }
+        if let username = url.username {
+            guard isTLS || url.allowInsecureAuth else {
+                throw SMTPError(.permanent, "refusing to send credentials without TLS (offer STARTTLS, use smtps://, or set insecure_auth=true)")
+            }
+            try authenticate(username: username, password: url.password ?? "")
+        }
+    }
+
+    private func hello() throws(SMTPError) {
+        try write(Array("EHLO \(settings.heloName)\r\n".utf8))
+        do {
+            let lines = try reply(step: "EHLO", codes: [250])
+            extensions = [:]
+            for line in lines.dropFirst() {
+                let words = line.split(separator: " ", maxSplits: 1)
+                guard let keyword = words.first else { continue }
+                extensions[keyword.uppercased()] = words.count > 1 ? String(words[1]) : ""
+            }
+        } catch where error.replyCode == 500 || error.replyCode == 502 {
+            try expect("HELO \(settings.heloName)", step: "HELO", codes: [250])
+            extensions = [:]
+        }
+    }
+
+    private func authenticate(username: String, password: String) throws(SMTPError) {
+        let offered = Set((extensions["AUTH"] ?? "").uppercased().split(separator: " ").map(String.init))
+        let mechanism: SMTPURL.AuthMechanism
+        if let chosen = settings.url.authMechanism {
+            guard offered.contains(chosen.rawValue) else { throw SMTPError(.permanent, "the server does not offer AUTH \(chosen.rawValue)") }
+            mechanism = chosen
+        } else if offered.contains("PLAIN") {
+            mechanism = .plain
+        } else if offered.contains("LOGIN") {
+            mechanism = .login
+        } else {
+            throw SMTPError(.permanent, "the server offers neither AUTH PLAIN nor AUTH LOGIN")
+        }
+        switch mechanism {
+        case .plain:
+            var credentials = [0] + Array(username.utf8) + [0] + Array(password.utf8)
+            defer { secureWipe(&credentials) }
+            try write(Array("AUTH PLAIN \(Base64.encode(credentials))\r\n".utf8))
+            _ = try reply(step: "AUTH PLAIN", codes: [235])
+        case .login:
+            try expect("AUTH LOGIN", step: "AUTH LOGIN", codes: [334])
+            try expect(Base64.encode(Array(username.utf8)), step: "AUTH LOGIN user name", codes: [334])
+            try expect(Base64.encode(Array(password.utf8)), step: "AUTH LOGIN password", codes: [235])
+        }
+    }
+
+    private func startTLS() throws(SMTPError) {
+        guard let tlsContext else { throw SMTPError(.permanent, "TLS is not configured") }
+        guard let plain = transport as? SMTPPlainTransport else { throw SMTPError(.permanent, "TLS started twice") }
+        guard buffer.isEmpty else { throw SMTPError(.permanent, "the server sent data before the TLS handshake") }
+        transport = try SMTPTLSTransport(context: tlsContext, socket: plain, host: settings.url.host)
+        isTLS = true
+    }
+
+    /// Sends one command line and reads its reply.
+    func expect(_ command: String, step: String, codes: Set<Int>) throws(SMTPError) {
+        try write(Array("\(command)\r\n".utf8))
+        _ = try reply(step: step, codes: codes)
+    }
+
+    func write(_ bytes: [UInt8]) throws(SMTPError) {
+        try transport.write(bytes)
+    }
+
+    /// Reads one (possibly multi-line) reply; returns its text lines when the code is expected,
+    /// else throws: 4xx transient, 5xx (and anything else) permanent.
+    @discardableResult
+    func reply(step: String, codes: Set<Int>) throws(SMTPError) -> [String] {
+        var lines: [String] = []
+        var code = 0
+        while true {
+            let line = try readLine()
+            guard line.utf8.count >= 3, let value = Int(line.prefix(3)), (200...599).contains(value) else {
+                throw SMTPError(.permanent, "\(step): malformed reply from the server")
+            }
+            guard lines.count < settings.maxReplyLines else { throw SMTPError(.permanent, "\(step): reply too long") }
+            if !lines.isEmpty && value != code { throw SMTPError(.permanent, "\(step): reply lines disagree on the code") }
+            code = value
+            lines.append(String(line.dropFirst(4)))
+            let separator = line.dropFirst(3).first
+            if separator != "-" { break }
+        }
+        if codes.contains(code) { return lines }
+        let text = lines.joined(separator: " ").prefix(200)
+        let kind: SMTPError.Kind = (400...499).contains(code) ? .transient : .permanent
+        throw SMTPError(kind, "\(step): server replied \(code) \(text)", replyCode: code)
+    }
+
+    private func readLine() throws(SMTPError) -> String {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                var line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                if line.last == 0x0D { line.removeLast() }
+                return String(decoding: line, as: UTF8.self)
+            }
+            guard buffer.count <= settings.maxReplyLineBytes else { throw SMTPError(.permanent, "reply line longer than \(settings.maxReplyLineBytes) bytes") }
+            let count = try transport.read(into: &chunk)
+            buffer += chunk[..<count]
+        }
+    }
+}
+
+// MARK: - Transports
+
+protocol SMTPTransport: AnyObject {
+    /// Reads at least one byte; throws on end of stream, timeout or error.
+    func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int
+    func write(_ bytes: [UInt8]) throws(SMTPError)
+    func close()
+}
+
+/// A blocking TCP socket with send/receive timeouts.
+final class SMTPPlainTransport: SMTPTransport {
+    let fd: Int32
+    private var closed = false
+
+    private init(fd: Int32) { self.fd = fd }
+
+    static func connect(host: String, port: Int, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
+        let addresses: [SocketAddress]
+        do {
+            addresses = try SocketAddress.resolve(host: host, port: port)
+        } catch {
+            throw SMTPError(.transient, "cannot resolve the SMTP host")
+        }
+        var lastError = "no address"
+        for address in addresses {
+            do throws(SMTPError) {
+                return try connect(address, settings: settings)
+            } catch {
+                lastError = error.detail
+            }
+        }
+        throw SMTPError(.transient, "cannot connect to \(host):\(port): \(lastError)")
+    }
+
+    private static func connect(_ address: SocketAddress, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
+        let family = address.description.hasPrefix("[") ? AF_INET6 : AF_INET
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw SMTPError(.transient, "socket: errno \(errno)") }
+        let transport = SMTPPlainTransport(fd: fd)
+        var rc: Int32 = -1
+        let host = address.host
+        if family == AF_INET6 {
+            var raw = sockaddr_in6()
+            raw.sin6_family = sa_family_t(AF_INET6)
+            raw.sin6_port = in_port_t(UInt16(address.port).bigEndian)
+            inet_pton(AF_INET6, host, &raw.sin6_addr)
+            rc = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        } else {
+            var raw = sockaddr_in()
+            raw.sin_family = sa_family_t(AF_INET)
+            raw.sin_port = in_port_t(UInt16(address.port).bigEndian)
+            inet_pton(AF_INET, host, &raw.sin_addr)
+            rc = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
+        if rc != 0 {
+            guard errno == EINPROGRESS else {
+                transport.close()
+                throw SMTPError(.transient, "connect: \(String(cString: strerror(errno)))")
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&poller, 1, Int32(settings.connectTimeoutMilliseconds))
+            var pending: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &length)
+            guard ready == 1, pending == 0 else {
+                transport.close()
+                throw SMTPError(.transient, ready == 0 ? "connect timed out" : "connect: \(String(cString: strerror(pending)))")
+            }
+        }
+        // Blocking from here on, with a deadline on every read and write.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        var timeout = timeval(tv_sec: settings.replyTimeoutMilliseconds / 1000, tv_usec: (settings.replyTimeoutMilliseconds % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var noDelay: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        return transport
+    }
+
+    func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int {
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { return count }
+            if count == 0 { throw SMTPError(.transient, "the server closed the connection") }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { throw SMTPError(.transient, "the server did not reply in time") }
+            throw SMTPError(.transient, "read: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws(SMTPError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { throw SMTPError(.transient, "the server did not take data in time") }
+                throw SMTPError(.transient, "write: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
+}
+
+/// An OpenSSL client context: TLS 1.2 or newer, peer verification on, trusted CAs from the
+/// system store or from `caFile`.
+final class SMTPTLSContext: @unchecked Sendable {
+    let handle: OpaquePointer
+
+    init(caFile: String?) throws(SMTPError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw SMTPError(.permanent, "SSL_CTX_new failed: \(smtpOpenSSLErrors())") }
+        handle = context
+        guard lk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
+            throw SMTPError(.permanent, "cannot require TLS 1.2: \(smtpOpenSSLErrors())")
+        }
+        if let caFile {
+            guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
+                throw SMTPError(.permanent, "cannot load the CA file: \(smtpOpenSSLErrors())")
+            }
+        } else {
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                throw SMTPError(.permanent, "cannot load the system CA store: \(smtpOpenSSLErrors())")
+            }
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+    }
+
+    deinit { SSL_CTX_free(handle) }
+}
+
+/// TLS over a connected socket: handshake with SNI, certificate chain and host name (or IP
+/// address) verification.
+final class SMTPTLSTransport: SMTPTransport {
+    private let ssl: OpaquePointer
+    private let socket: SMTPPlainTransport
+    private let context: SMTPTLSContext
+
+    init(context: SMTPTLSContext, socket: SMTPPlainTransport, host: String) throws(SMTPError) {
+        self.context = context
+        self.socket = socket
+        guard let ssl = SSL_new(context.handle) else { throw SMTPError(.permanent, "SSL_new failed: \(smtpOpenSSLErrors())") }
+        self.ssl = ssl
+        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw SMTPError(.permanent, "SSL_set_fd failed: \(smtpOpenSSLErrors())") }
+        let isIPAddress = Self.isIPAddress(host)
+        if isIPAddress {
+            guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 else {
+                throw SMTPError(.permanent, "cannot set the IP address to verify: \(smtpOpenSSLErrors())")
+            }
+        } else {
+            guard lk_SSL_set_tlsext_host_name(ssl, host) == 1, SSL_set1_host(ssl, host) == 1 else {
+                throw SMTPError(.permanent, "cannot set the host name to verify: \(smtpOpenSSLErrors())")
+            }
+        }
+        ERR_clear_error()
+        if SSL_connect(ssl) != 1 {
+            let verify = SSL_get_verify_result(ssl)
+            if verify != X509_V_OK {
+                let reason = String(cString: X509_verify_cert_error_string(verify))
+                ERR_clear_error()
+                throw SMTPError(.permanent, "TLS certificate verification failed: \(reason)")
+            }
+            throw SMTPError(.transient, "TLS handshake failed: \(smtpOpenSSLErrors())")
+        }
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int {
+        let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+        if count > 0 { return Int(count) }
+        let code = SSL_get_error(ssl, count)
+        ERR_clear_error()
+        if code == SSL_ERROR_ZERO_RETURN { throw SMTPError(.transient, "the server closed the TLS connection") }
+        throw SMTPError(.transient, errno == EAGAIN ? "the server did not reply in time" : "TLS read failed (SSL error \(code))")
+    }
+
+    func write(_ bytes: [UInt8]) throws(SMTPError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset)) }
+            guard written > 0 else {
+                let code = SSL_get_error(ssl, written)
+                ERR_clear_error()
+                throw SMTPError(.transient, "TLS write failed (SSL error \(code))")
+            }
+            offset += Int(written)
+        }
+    }
+
+    func close() {
+        SSL_shutdown(ssl)
+        socket.close()
+    }
+
+    deinit {
+        SSL_free(ssl)
+        socket.close()
+    }
+}
+
+/// This thread's OpenSSL error queue as one line (and emptied).
+func smtpOpenSSLErrors() -> String {
+    var buffer = [CChar](repeating: 0, count: 512)
+    let count = lk_ERR_print_last(&buffer, buffer.count)
+    return count == 0 ? "no OpenSSL error" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,132 @@
+import Secrets
+
+/// Biometric device keys: P-256 keys made in the iPhone's Secure Enclave, enrolled at aal 2,
+/// then proving possession (and, for `biometry` keys, the user's biometrics) by signing
+/// single-use challenges.
+extension IdentityService {
+    public static let challengeByteCount = 32
+
+    /// A challenge for `deviceID`, bound to the session's user, or to `username`'s. For an
+    /// unknown username the answer looks the same but nothing is stored (no enumeration): it
+    /// later fails like any challenge of a device without a key.
+    /// Challenges by username (no session) are limited per client address (`rate_limited`).
+    public func challenge(deviceID rawDevice: String, token: String?, username: String?, caller: Caller = Caller(client: nil)) throws -> IssuedChallenge {
+        let deviceID = try Normalization.deviceID(rawDevice)
+        let userID: String?
+        if let token {
+            userID = try introspect(token: token).userID
+        } else if let username {
+            let address = caller.client ?? "unknown"
+            let now = Double(clock.now())
+            if let wait = challengeBudget.retryAfter(address: address, now: now) { throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait)) }
+            challengeBudget.charge(address: address, now: now)
+            userID = try (try? Normalization.username(username)).flatMap { try store.user(username: $0) }?.userID
+        } else {
+            throw IdentityError.invalidField("session", "give session or username")
+        }
+        let now = clock.now()
+        let bytes = SecureRandom.bytes(Self.challengeByteCount)
+        let expiresAt = now + settings.challengeLifetimeSeconds
+        if let userID {
+            try store.insertChallenge(hash: SHA256.hash(bytes), userID: userID, deviceID: deviceID, expiresAt: expiresAt, now: now)
+        }
+        return IssuedChallenge(challenge: Base64URL.encode(bytes), expiresAt: expiresAt)
+    }
+
+    /// Enrolls the session's device key; needs aal 2. A new key replaces the device's old one.
+    public func enrollKey(token: String, deviceID rawDevice: String, publicKey: String, protection rawProtection: String, caller: Caller) throws -> String {
+        let session = try introspect(token: token)
+        guard session.aal >= 2 else { throw IdentityError.stepUpRequired }
+        let deviceID = try sessionDevice(rawDevice, session)
+        guard let protection = KeyProtection(rawValue: rawProtection) else {
+            throw IdentityError.invalidField("protection", "protection must be biometry or user_presence")
+        }
+        guard let x963 = Base64URL.decode(publicKey), (try? P256PublicKey(x963: x963)) != nil else {
+            throw IdentityError.invalidField("public_key", "public_key must be a P-256 point on the curve: 65 bytes X9.63 uncompressed, base64")
+        }
+        let now = clock.now()
+        let key = DeviceKeyRecord(
+            keyID: Self.newID("key_"), userID: session.userID, deviceID: deviceID, publicKey: x963, protection: protection,
+            createdAt: now, lastUsedAt: nil, revokedAt: nil)
+        let caller = caller
+        try store.enrollKey(key, limit: settings.maxKeysPerUser, events: [event(session.userID, "key.enrolled", protection.rawValue, device: deviceID, caller, now)])
+        return key.keyID
+    }
+
+    /// A signed challenge on the session's own device: a `biometry` key lifts the session to
+    /// aal 2; a `user_presence` key proves possession only (the aal stays).
+    public func verifyKey(token: String, deviceID rawDevice: String, challenge: String, signature: String, caller: Caller) throws -> Int {
+        let session = try introspect(token: token)
+        let deviceID = try sessionDevice(rawDevice, session)
+        let key = try checkSignedChallenge(userID: session.userID, deviceID: deviceID, challenge: challenge, signature: signature, caller: caller)
+        guard key.protection == .biometry else { return session.aal }
+        return try elevate(sessionID: session.sessionID, factor: "device_key", caller: caller)
+    }
+
+    /// Biometric login without the password: a `biometry` key gives an aal 2 session; a
+    /// `user_presence` key an aal 1 session (it proves possession, like a password proves knowledge).
+    /// The password throttle does not apply: a signature cannot be guessed.
+    public func keyLogin(username rawUsername: String, deviceID rawDevice: String, challenge: String, signature: String, caller: Caller) throws -> LoginResult {
+        let deviceID = try Normalization.deviceID(rawDevice)
+        guard let username = try? Normalization.username(rawUsername), let user = try store.user(username: username) else {
+            throw IdentityError.notFound("this device has no key", detail: "no_key")
+        }
+        let key = try checkSignedChallenge(userID: user.userID, deviceID: deviceID, challenge: challenge, signature: signature, caller: caller)
+        return try openSession(
+            user: user, deviceID: deviceID, aal: key.protection == .biometry ? 2 : 1, clearThrottle: nil, rehash: nil,
+            how: "key_login.succeeded", caller: caller, now: clock.now())
+    }
+
+    public func keys(token: String) throws -> [DeviceKeyRecord] {
+        try store.activeKeys(userID: introspect(token: token).userID)
+    }
+
+    public func revokeKey(token: String, keyID: String, caller: Caller) throws {
+        let session = try introspect(token: token)
+        let now = clock.now()
+        let revoked = try store.revokeKey(
+            keyID: keyID, userID: session.userID, now: now,
+            event: event(session.userID, "key.revoked", "ok", device: session.deviceID, caller, now))
+        guard revoked else { throw IdentityError.notFound("no such active key of yours") }
+    }
+
+    // MARK: Checks, in a fixed order
+
+    /// Order: the key (`not_found`: `no_key` / `key_revoked`), the encodings (`invalid_params`),
+    /// the challenge (`invalid_token`: `unknown` / `foreign` / `used` / `expired`; consumed
+    /// here, so a failed signature burns it), the signature (`invalid_credentials`).
+    func checkSignedChallenge(userID: String, deviceID: String, challenge: String, signature: String, caller: Caller) throws -> DeviceKeyRecord {
+        guard let key = try store.latestKey(userID: userID, deviceID: deviceID) else {
+            throw IdentityError.notFound("this device has no key", detail: "no_key")
+        }
+        guard key.revokedAt == nil else { throw IdentityError.notFound("this device's key was revoked", detail: "key_revoked") }
+        guard let challengeBytes = Base64URL.decode(challenge), challengeBytes.count == Self.challengeByteCount else {
+            throw IdentityError.invalidField("challenge", "challenge must be the base64url string identity.challenge gave")
+        }
+        guard let der = Base64URL.decode(signature), (8...80).contains(der.count) else {
+            throw IdentityError.invalidField("signature", "signature must be a DER ECDSA signature, base64")
+        }
+        let now = clock.now()
+        guard let issued = try store.consumeChallenge(hash: SHA256.hash(challengeBytes), userID: userID, deviceID: deviceID, now: now) else {
+            throw IdentityError.invalidChallenge(detail: "unknown")
+        }
+        guard issued.userID == userID, issued.deviceID == deviceID else { throw IdentityError.invalidChallenge(detail: "foreign") }
+        guard issued.usedAt == nil else { throw IdentityError.invalidChallenge(detail: "used") }
+        guard issued.expiresAt > now else { throw IdentityError.invalidChallenge(detail: "expired") }
+        let valid = (try? P256PublicKey(x963: key.publicKey))?.isValidSignature(der: der, for: challengeBytes) ?? false
+        guard valid else {
+            try store.record([event(userID, "factor.failed", "device_key", device: deviceID, caller, now)])
+            throw IdentityError.invalidCredentials("the signature does not verify with this device's key")
+        }
+        try store.markKeyUsed(keyID: key.keyID, now: now, events: [event(userID, "factor.passed", "device_key", device: deviceID, caller, now)])
+        return key
+    }
+
+    private func sessionDevice(_ raw: String, _ session: SessionRecord) throws -> String {
+        let deviceID = try Normalization.deviceID(raw)
+        guard deviceID == session.deviceID else {
+            throw IdentityError.invalidField("device_id", "device_id must be the device of this session")
+        }
+        return deviceID
+    }
+}

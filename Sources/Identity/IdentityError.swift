@@ -1,0 +1,65 @@
+import LineProtocol
+import ServiceKit
+
+/// Everything that can go wrong in the identity service, mapped to wire reasons in one place
+/// (`rpcError`). Messages are for people and never carry a secret or the value that failed.
+public enum IdentityError: Error, Equatable, Sendable {
+    /// A parameter has the right type but an unacceptable value.
+    case invalidField(String, String)
+    /// The session token is unknown, expired, idle too long or revoked (one answer for all).
+    case unauthenticated
+    /// The call needs a session at aal 2.
+    case stepUpRequired
+    /// Wrong username or password (or unknown user: the same answer), or a bad signature.
+    case invalidCredentials(String)
+    /// The account is throttled after too many failed passwords.
+    case locked(retryAfterSeconds: Int64)
+    /// This client address spent its login budget.
+    case rateLimited(retryAfterSeconds: Int64)
+    /// A password policy rule failed (`rule` is stable: `too_short`, `breached`...).
+    case weakPassword(rule: String, String)
+    /// A username or e-mail already registered (`field` says which).
+    case conflict(field: String, String)
+    /// Too many active keys.
+    case keyLimit(Int)
+    /// No such thing for this user (`detail` is stable, e.g. `key_revoked`).
+    case notFound(String, detail: String? = nil)
+    /// A device-key challenge that is unknown, used, expired or issued for another user/device.
+    case invalidChallenge(detail: String)
+
+    public var rpcError: RPCError {
+        switch self {
+        case .invalidField(let field, let message):
+            return RPCError.invalidParams(message, field: field)
+        case .unauthenticated:
+            return RPCError(.unauthenticated, "session is not valid; log in again")
+        case .stepUpRequired:
+            return RPCError(.stepUpRequired, "this needs a second factor first (aal 2)")
+        case .invalidCredentials(let message):
+            return RPCError(.invalidCredentials, message)
+        case .locked(let seconds):
+            return RPCError(.locked, "too many failed logins for this account; try again later", extra: ["retry_after": .int(seconds)])
+        case .rateLimited(let seconds):
+            return RPCError(.rateLimited, "too many attempts from this address; try again later", extra: ["retry_after": .int(seconds)])
+        case .weakPassword(let rule, let message):
+            return RPCError(.weakPassword, message, extra: ["rule": .string(rule)])
+        case .conflict(let field, let message):
+            return RPCError(.conflict, message, extra: ["field": .string(field)])
+        case .keyLimit(let limit):
+            return RPCError(.conflict, "too many device keys; revoke one first", extra: ["detail": "key_limit", "limit": .int(Int64(limit))])
+        case .notFound(let message, let detail):
+            return RPCError(.notFound, message, extra: detail.map { ["detail": .string($0)] } ?? [:])
+        case .invalidChallenge(let detail):
+            let message: String
+            switch detail {
+            case "used": message = "challenge was already used; ask for a new one"
+            case "expired": message = "challenge expired; ask for a new one"
+            case "foreign": message = "challenge was issued for another user or device"
+            default: message = "unknown challenge; ask for a new one"
+            }
+            return RPCError(.invalidToken, message, extra: ["detail": .string(detail)])
+        }
+    }
+}
+
+extension IdentityError: RPCErrorConvertible {}

@@ -1,0 +1,198 @@
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+
+/// The method table: reads typed params, calls `IdentityService`, shapes the JSON answer.
+/// Nothing here decides what a method means.
+public enum IdentityMethods {
+    static let passwordMaxBytes = 1024
+    static let tokenMaxBytes = 128
+    static let idMaxBytes = 128
+
+    public static func register(on router: Router, service: IdentityService) {
+        registerAccount(router, service)
+        registerSessions(router, service)
+        registerKeys(router, service)
+        registerInternal(router, service)
+    }
+
+    private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }
+
+    private static func registerAccount(_ router: Router, _ service: IdentityService) {
+        router.register("identity.register") { params, context in
+            let userID = try service.register(
+                .init(
+                    username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
+                    email: try params.string("email", maxLength: 512), phone: try params.string("phone", maxLength: 64)),
+                caller: caller(context))
+            return ["user_id": .string(userID)]
+        }
+        router.register("identity.login") { params, context in
+            let result = try service.login(
+                username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
+                deviceID: try params.string("device_id", maxLength: idMaxBytes), caller: caller(context))
+            return loginJSON(result)
+        }
+        router.register("identity.preferences") { params, context in
+            var sitekey: [UInt8]??
+            switch params["sitekey"] {
+            case nil: sitekey = nil
+            case .null?: sitekey = .some(nil)
+            case .string(let text)?:
+                guard text.utf8.count <= 4 * service.settings.sitekeyMaxBytes / 3 + 4, let bytes = Base64URL.decode(text) else {
+                    throw IdentityError.invalidField("sitekey", "sitekey must be a base64 image of at most \(service.settings.sitekeyMaxBytes) bytes, or null")
+                }
+                sitekey = .some(bytes)
+            default: throw RPCError.invalidParams("sitekey must be a base64 string or null", field: "sitekey")
+            }
+            let preferences = try service.preferences(
+                token: try params.string("session", maxLength: tokenMaxBytes), smsVerification: try params.optionalBool("sms_verification"),
+                sitekey: sitekey, caller: caller(context))
+            return ["sms_verification": .bool(preferences.smsVerification), "sitekey": sitekeyJSON(preferences.sitekey)]
+        }
+        router.register("identity.activity") { params, _ in
+            let page = try service.activity(
+                token: try params.string("session", maxLength: tokenMaxBytes),
+                limit: Int(try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20),
+                before: try params.optionalInt("before", range: 1...Int64.max))
+            return [
+                "events": .array(page.events.map { event in
+                    [
+                        "event_id": .int(event.eventID), "event": .string(event.event), "outcome": .string(event.outcome),
+                        "at": .int(event.at), "device_id": event.deviceID.map(JSON.string) ?? .null,
+                        "client": event.client.map(JSON.string) ?? .null,
+                    ]
+                }),
+                "next": page.next.map(JSON.int) ?? .null,
+            ]
+        }
+    }
+
+    private static func registerSessions(_ router: Router, _ service: IdentityService) {
+        router.register("identity.logout") { params, context in
+            try service.logout(token: try params.string("session", maxLength: tokenMaxBytes), caller: caller(context))
+            return ["ok": true]
+        }
+        router.register("identity.sessions") { params, _ in
+            let (current, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
+            return ["sessions": .array(all.map { session in
+                [
+                    "session_id": .string(session.sessionID), "device_id": .string(session.deviceID), "aal": .int(Int64(session.aal)),
+                    "created_at": .int(session.createdAt), "last_seen_at": .int(session.lastSeenAt), "expires_at": .int(session.expiresAt),
+                    "current": .bool(session.sessionID == current.sessionID),
+                ]
+            })]
+        }
+        router.register("identity.revoke") { params, context in
+            try service.revoke(
+                token: try params.string("session", maxLength: tokenMaxBytes), sessionID: try params.string("session_id", maxLength: idMaxBytes),
+                caller: caller(context))
+            return ["ok": true]
+        }
+    }
+
+    private static func registerKeys(_ router: Router, _ service: IdentityService) {
+        router.register("identity.challenge") { params, context in
+            let issued = try service.challenge(
+                deviceID: try params.string("device_id", maxLength: idMaxBytes),
+                token: try params.optionalString("session", maxLength: tokenMaxBytes), username: try params.optionalString("username", maxLength: 256),
+                caller: caller(context))
+            return ["challenge": .string(issued.challenge), "expires_at": .int(issued.expiresAt)]
+        }
+        router.register("identity.enroll_key") { params, context in
+            let keyID = try service.enrollKey(
+                token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
+                publicKey: try params.string("public_key", maxLength: 256), protection: try params.string("protection", maxLength: 32),
+                caller: caller(context))
+            return ["key_id": .string(keyID)]
+        }
+        router.register("identity.verify_key") { params, context in
+            let aal = try service.verifyKey(
+                token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
+                challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
+                caller: caller(context))
+            return ["aal": .int(Int64(aal))]
+        }
+        router.register("identity.key_login") { params, context in
+            let result = try service.keyLogin(
+                username: try params.string("username", maxLength: 256), deviceID: try params.string("device_id", maxLength: idMaxBytes),
+                challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
+                caller: caller(context))
+            return loginJSON(result)
+        }
+        router.register("identity.keys") { params, _ in
+            let keys = try service.keys(token: try params.string("session", maxLength: tokenMaxBytes))
+            return ["keys": .array(keys.map { key in
+                [
+                    "key_id": .string(key.keyID), "device_id": .string(key.deviceID), "protection": .string(key.protection.rawValue),
+                    "created_at": .int(key.createdAt), "last_used_at": key.lastUsedAt.map(JSON.int) ?? .null,
+                ]
+            })]
+        }
+        router.register("identity.revoke_key") { params, context in
+            try service.revokeKey(
+                token: try params.string("session", maxLength: tokenMaxBytes), keyID: try params.string("key_id", maxLength: idMaxBytes),
+                caller: caller(context))
+            return ["ok": true]
+        }
+    }
+
+    private static func registerInternal(_ router: Router, _ service: IdentityService) {
+        router.register("identity.introspect") { params, _ in
+            let session = try service.introspect(token: try params.string("session", maxLength: tokenMaxBytes))
+            return [
+                "user_id": .string(session.userID), "session_id": .string(session.sessionID), "device_id": .string(session.deviceID),
+                "aal": .int(Int64(session.aal)), "aal2_at": session.aal2At.map(JSON.int) ?? .null, "expires_at": .int(session.expiresAt),
+            ]
+        }
+        router.register("identity.user") { params, _ in
+            let user = try service.user(id: try params.string("user_id", maxLength: idMaxBytes))
+            return [
+                "user_id": .string(user.userID), "username": .string(user.username), "email": .string(user.email),
+                "phone": .string(user.phone), "sms_verification": .bool(user.smsVerification),
+            ]
+        }
+        router.register("identity.elevate") { params, context in
+            let aal = try service.elevate(
+                sessionID: try params.string("session_id", maxLength: idMaxBytes), factor: try params.string("factor", maxLength: 32),
+                caller: caller(context))
+            return ["aal": .int(Int64(aal))]
+        }
+        router.register("identity.find_by_email") { params, _ in
+            ["user_id": .string(try service.findByEmail(try params.string("email", maxLength: 512)))]
+        }
+        router.register("identity.check_password") { params, _ in
+            try service.checkPassword(
+                userID: try params.string("user_id", maxLength: idMaxBytes), password: try params.string("password", maxLength: passwordMaxBytes))
+            return ["ok": true]
+        }
+        router.register("identity.set_password") { params, context in
+            try service.setPassword(
+                userID: try params.string("user_id", maxLength: idMaxBytes), password: try params.string("password", maxLength: passwordMaxBytes),
+                caller: caller(context))
+            return ["ok": true]
+        }
+        router.register("identity.revoke_all") { params, context in
+            ["revoked": .int(Int64(try service.revokeAll(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))))]
+        }
+        router.register("identity.record") { params, context in
+            try service.record(
+                userID: try params.string("user_id", maxLength: idMaxBytes), event: try params.string("event", maxLength: 64),
+                outcome: try params.string("outcome", maxLength: 64), deviceID: try params.optionalString("device_id", maxLength: idMaxBytes),
+                caller: caller(context))
+            return ["ok": true]
+        }
+    }
+
+    static func loginJSON(_ result: LoginResult) -> JSON {
+        [
+            "session": .string(result.session), "session_id": .string(result.sessionID), "aal": .int(Int64(result.aal)),
+            "required_factors": .array(result.requiredFactors.map(JSON.string)), "sitekey": sitekeyJSON(result.sitekey),
+        ]
+    }
+
+    static func sitekeyJSON(_ bytes: [UInt8]?) -> JSON {
+        bytes.map { .string(Data($0).base64EncodedString()) } ?? .null
+    }
+}

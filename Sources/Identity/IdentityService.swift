@@ -1,0 +1,296 @@
+import Foundation
+import Secrets
+
+/// What `identity.login` and `identity.key_login` give back.
+public struct LoginResult: Sendable, Equatable {
+    public var session: String
+    public var sessionID: String
+    public var aal: Int
+    public var requiredFactors: [String]
+    public var sitekey: [UInt8]?
+}
+
+public struct Preferences: Sendable, Equatable {
+    public var smsVerification: Bool
+    public var sitekey: [UInt8]?
+}
+
+public struct IssuedChallenge: Sendable, Equatable {
+    public var challenge: String
+    public var expiresAt: Int64
+}
+
+/// Who is calling and from where: the device and client address go into audit events.
+public struct Caller: Sendable, Equatable {
+    public var client: String?
+    public init(client: String?) { self.client = client }
+}
+
+/// The identity service's logic: typed inputs, typed results, `IdentityError`s. No sockets, no
+/// JSON; time comes from `clock`. Blocking (SQLite, scrypt): call from worker threads.
+public final class IdentityService: Sendable {
+    public let store: IdentityStore
+    public let settings: IdentitySettings
+    public let clock: IdentityClock
+    let clientBudget: ClientLoginBudget
+    let challengeBudget: ClientLoginBudget
+    /// A hash of a random password with the current parameters: unknown users are verified
+    /// against it, so they cost the same scrypt work as known ones.
+    let dummyHash: String
+
+    public static let factors: Set<String> = ["sms", "voice", "email", "device_key"]
+
+    public init(store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system) throws {
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        clientBudget = ClientLoginBudget(burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
+        challengeBudget = ClientLoginBudget(burst: settings.challengeBurst, refillPerMinute: settings.challengeRefillPerMinute)
+        dummyHash = try PasswordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)), parameters: settings.scrypt)
+    }
+
+    // MARK: Registration
+
+    public struct Registration: Sendable {
+        public var username: String
+        public var password: String
+        public var email: String
+        public var phone: String
+
+        public init(username: String, password: String, email: String, phone: String) {
+            self.username = username
+            self.password = password
+            self.email = email
+            self.phone = phone
+        }
+    }
+
+    /// Creates a user and returns its id. `conflict` (field `username` or `email`) is the only
+    /// answer that says anything about other users, and registration cannot avoid it.
+    public func register(_ input: Registration, caller: Caller) throws -> String {
+        let username = try Normalization.username(input.username)
+        let email = try Normalization.email(input.email)
+        let phone = try Normalization.phone(input.phone, defaultCountry: settings.defaultCountry)
+        try settings.policy.check(input.password, username: username, email: email)
+        let now = clock.now()
+        let user = UserRecord(
+            userID: Self.newID("usr_"), username: username, email: email, phone: phone,
+            passwordHash: try PasswordHasher.hash(PasswordPolicy.normalize(input.password), parameters: settings.scrypt),
+            smsVerification: false, sitekey: nil, createdAt: now)
+        try store.insertUser(user)
+        try store.record([event(user.userID, "user.registered", "ok", device: nil, caller, now)])
+        return user.userID
+    }
+
+    // MARK: Password login
+
+    public func login(username rawUsername: String, password rawPassword: String, deviceID rawDevice: String, caller: Caller) throws -> LoginResult {
+        let deviceID = try Normalization.deviceID(rawDevice)
+        let password = PasswordPolicy.normalize(rawPassword)
+        guard let username = try? Normalization.username(rawUsername) else {
+            throw IdentityError.invalidCredentials("wrong username or password")
+        }
+        let now = clock.now()
+        let address = caller.client ?? "unknown"
+        if let wait = clientBudget.retryAfter(address: address, now: Double(now)) {
+            throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait))
+        }
+        let user = try store.user(username: username)
+        if let throttle = try store.throttle(username: username), throttle.lockedUntil > now {
+            if let user { try store.record([event(user.userID, "login.throttled", "locked", device: deviceID, caller, now)]) }
+            throw IdentityError.locked(retryAfterSeconds: throttle.lockedUntil - now)
+        }
+        guard let user, PasswordHasher.verify(password, against: user.passwordHash) else {
+            if user == nil { _ = PasswordHasher.verify(password, against: dummyHash) }
+            clientBudget.charge(address: address, now: Double(now))
+            let failed = user.map { event($0.userID, "login.failed", "invalid_credentials", device: deviceID, caller, now) }
+            try store.recordFailure(username: username, policy: settings.accountThrottle, now: now, event: failed)
+            throw IdentityError.invalidCredentials("wrong username or password")
+        }
+        var rehash: String?
+        if PasswordHasher.needsRehash(user.passwordHash, current: settings.scrypt) {
+            rehash = try PasswordHasher.hash(password, parameters: settings.scrypt)
+        }
+        return try openSession(user: user, deviceID: deviceID, aal: 1, clearThrottle: username, rehash: rehash, how: "login.succeeded", caller: caller, now: now)
+    }
+
+    func openSession(
+        user: UserRecord, deviceID: String, aal: Int, clearThrottle: String?, rehash: String?, how: String, caller: Caller, now: Int64
+    ) throws -> LoginResult {
+        let token = OpaqueToken.make(prefix: "lks_")
+        let session = SessionRecord(
+            sessionID: Self.newID("ses_"), userID: user.userID, deviceID: deviceID, aal: aal, aal2At: aal >= 2 ? now : nil,
+            createdAt: now, lastSeenAt: now, expiresAt: now + settings.sessionLifetimeSeconds, revokedAt: nil)
+        var events = [
+            event(user.userID, how, "ok", device: deviceID, caller, now),
+            event(user.userID, "session.created", "aal\(aal)", device: deviceID, caller, now),
+        ]
+        if rehash != nil { events.append(event(user.userID, "password.rehashed", "ok", device: deviceID, caller, now)) }
+        let trusted = try store.isTrustedDevice(userID: user.userID, deviceID: deviceID)
+        let hasKey = try store.hasActiveKey(userID: user.userID, deviceID: deviceID)
+        try store.createSession(
+            session, tokenHash: OpaqueToken.hash(token), clearThrottleFor: clearThrottle, rehash: rehash, events: events,
+            auditKeepSince: now - settings.auditRetentionSeconds)
+        var required: [String] = []
+        if aal < 2 {
+            if hasKey { required.append("device_key") }
+            if user.smsVerification || !trusted { required.append("sms") }
+        }
+        return LoginResult(session: token, sessionID: session.sessionID, aal: aal, requiredFactors: required, sitekey: user.sitekey)
+    }
+
+    // MARK: Sessions
+
+    /// The live session behind a token: unknown, revoked, expired and idle all answer
+    /// `unauthenticated`. Refreshes `last_seen_at` (at most every few seconds).
+    public func introspect(token: String) throws -> SessionRecord {
+        guard OpaqueToken.isWellFormed(token, prefix: "lks_"), let session = try store.session(tokenHash: OpaqueToken.hash(token)) else {
+            throw IdentityError.unauthenticated
+        }
+        let now = clock.now()
+        guard session.revokedAt == nil, now < session.expiresAt, now - session.lastSeenAt < settings.sessionIdleSeconds else {
+            throw IdentityError.unauthenticated
+        }
+        if now - session.lastSeenAt >= settings.lastSeenGranularitySeconds {
+            try store.touchSession(id: session.sessionID, now: now)
+        }
+        return session
+    }
+
+    public func logout(token: String, caller: Caller) throws {
+        let session = try introspect(token: token)
+        let now = clock.now()
+        _ = try store.revokeSession(
+            id: session.sessionID, userID: session.userID, now: now,
+            event: event(session.userID, "session.revoked", "logout", device: session.deviceID, caller, now))
+    }
+
+    public func sessions(token: String) throws -> (current: SessionRecord, all: [SessionRecord]) {
+        let current = try introspect(token: token)
+        let now = clock.now()
+        let live = try store.liveSessions(
+            userID: current.userID, now: now, seenSince: now - settings.sessionIdleSeconds, limit: settings.maxSessionsListed)
+        return (current, live)
+    }
+
+    public func revoke(token: String, sessionID: String, caller: Caller) throws {
+        let current = try introspect(token: token)
+        let now = clock.now()
+        let revoked = try store.revokeSession(
+            id: sessionID, userID: current.userID, now: now,
+            event: event(current.userID, "session.revoked", "revoked", device: current.deviceID, caller, now))
+        guard revoked else { throw IdentityError.notFound("no such active session of yours") }
+    }
+
+    /// Reads, and optionally changes, the preferences. Turning SMS verification on needs only a
+    /// session; turning it off or changing the sitekey needs aal 2 (a password thief must not
+    /// switch off the second factor or swap the anti-phishing image).
+    public func preferences(token: String, smsVerification: Bool?, sitekey: [UInt8]??, caller: Caller) throws -> Preferences {
+        let session = try introspect(token: token)
+        guard var user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
+        let weakens = (smsVerification == false && user.smsVerification) || sitekey != nil
+        if weakens && session.aal < 2 { throw IdentityError.stepUpRequired }
+        if let sitekey, let image = sitekey { try validateSitekey(image) }
+        if smsVerification != nil || sitekey != nil {
+            try store.setPreferences(userID: user.userID, smsVerification: smsVerification, sitekey: sitekey)
+            let now = clock.now()
+            try store.record([event(user.userID, "preferences.changed", "ok", device: session.deviceID, caller, now)])
+            if let smsVerification { user.smsVerification = smsVerification }
+            if let sitekey { user.sitekey = sitekey }
+        }
+        return Preferences(smsVerification: user.smsVerification, sitekey: user.sitekey)
+    }
+
+    /// A small PNG, JPEG, GIF or WebP image.
+    func validateSitekey(_ image: [UInt8]) throws(IdentityError) {
+        guard !image.isEmpty, image.count <= settings.sitekeyMaxBytes else {
+            throw .invalidField("sitekey", "sitekey must be an image of at most \(settings.sitekeyMaxBytes) bytes")
+        }
+        let signatures: [[UInt8]] = [[0x89, 0x50, 0x4E, 0x47], [0xFF, 0xD8, 0xFF], Array("GIF8".utf8)]
+        let isWebP = image.count >= 12 && Array(image[0..<4]) == Array("RIFF".utf8) && Array(image[8..<12]) == Array("WEBP".utf8)
+        guard isWebP || signatures.contains(where: { image.starts(with: $0) }) else {
+            throw .invalidField("sitekey", "sitekey must be a PNG, JPEG, GIF or WebP image")
+        }
+    }
+
+    // MARK: Internal methods
+
+    public func user(id: String) throws -> UserRecord {
+        guard let user = try store.user(id: id) else { throw IdentityError.notFound("no such user") }
+        return user
+    }
+
+    /// A verified second factor lifts the session to aal 2 and trusts its device for its user.
+    public func elevate(sessionID: String, factor: String, caller: Caller) throws -> Int {
+        guard Self.factors.contains(factor) else {
+            throw IdentityError.invalidField("factor", "factor must be sms, voice, email or device_key")
+        }
+        let now = clock.now()
+        let elevated = try store.elevate(sessionID: sessionID, now: now, seenSince: now - settings.sessionIdleSeconds) { session in
+            // The service that checked the factor records `factor.passed` itself (see `record`).
+            [event(session.userID, "session.elevated", factor, device: session.deviceID, caller, now)]
+        }
+        guard elevated != nil else { throw IdentityError.notFound("no such active session") }
+        return 2
+    }
+
+    public func findByEmail(_ raw: String) throws -> String {
+        guard let email = try? Normalization.email(raw), let user = try store.user(email: email) else {
+            throw IdentityError.notFound("no user with this e-mail address")
+        }
+        return user.userID
+    }
+
+    /// The policy as `set_password` would apply it; an unknown user gets the rules without the
+    /// username/e-mail ones.
+    public func checkPassword(userID: String, password: String) throws {
+        let user = try store.user(id: userID)
+        try settings.policy.check(password, username: user?.username, email: user?.email)
+    }
+
+    public func setPassword(userID: String, password: String, caller: Caller) throws {
+        let user = try user(id: userID)
+        try settings.policy.check(password, username: user.username, email: user.email)
+        let hash = try PasswordHasher.hash(PasswordPolicy.normalize(password), parameters: settings.scrypt)
+        let now = clock.now()
+        guard try store.setPasswordHash(userID: userID, hash: hash, event: event(userID, "password.changed", "ok", device: nil, caller, now)) else {
+            throw IdentityError.notFound("no such user")
+        }
+    }
+
+    public func revokeAll(userID: String, caller: Caller) throws -> Int {
+        let now = clock.now()
+        return try store.revokeAllSessions(userID: userID, now: now, event: event(userID, "session.revoked", "all", device: nil, caller, now))
+    }
+
+    /// An event another service witnessed (a code passed or failed, a reset completed).
+    public func record(userID: String, event name: String, outcome: String, deviceID: String?, caller: Caller) throws {
+        let slug: (String, Int) -> Bool = { text, limit in
+            (1...limit).contains(text.utf8.count)
+                && text.utf8.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x5f }
+        }
+        guard slug(name, 64) else { throw IdentityError.invalidField("event", "event must be 1-64 of a-z, 0-9, '.', '_'") }
+        guard slug(outcome, 64) else { throw IdentityError.invalidField("outcome", "outcome must be 1-64 of a-z, 0-9, '.', '_'") }
+        let device = try deviceID.map { (value: String) throws(IdentityError) in try Normalization.deviceID(value) }
+        guard try store.user(id: userID) != nil else { throw IdentityError.notFound("no such user") }
+        try store.record([event(userID, name, outcome, device: device, caller, clock.now())])
+    }
+
+    // MARK: Activity
+
+    public func activity(token: String, limit: Int, before: Int64?) throws -> (events: [AuditEvent], next: Int64?) {
+        let session = try introspect(token: token)
+        let bounded = max(1, min(limit, settings.maxActivityLimit))
+        let events = try store.events(userID: session.userID, limit: bounded + 1, before: before)
+        let page = Array(events.prefix(bounded))
+        return (page, events.count > bounded ? page.last?.eventID : nil)
+    }
+
+    // MARK: Helpers
+
+    func event(_ userID: String, _ name: String, _ outcome: String, device: String?, _ caller: Caller, _ at: Int64) -> PendingEvent {
+        PendingEvent(userID: userID, event: name, outcome: outcome, deviceID: device, client: caller.client, at: at)
+    }
+
+    static func newID(_ prefix: String) -> String { prefix + Base64URL.encode(SecureRandom.bytes(16)) }
+}

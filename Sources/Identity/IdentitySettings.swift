@@ -1,0 +1,102 @@
+import Foundation
+import Secrets
+import ServiceKit
+
+/// Wall-clock time in unix seconds, injectable so tests can move it.
+public struct IdentityClock: Sendable {
+    public let now: @Sendable () -> Int64
+
+    public init(now: @escaping @Sendable () -> Int64) { self.now = now }
+
+    public static let system = IdentityClock { Int64(Date().timeIntervalSince1970) }
+}
+
+/// Everything configurable about the identity service, with defaults. Built from flags and
+/// `LATCHKEY_*` variables by `IdentityOptions.settings(from:)`.
+public struct IdentitySettings: Sendable {
+    public var scrypt = ScryptParameters(logN: 15, r: 8, p: 1)
+    public var policy = PasswordPolicy()
+    public var defaultCountry = PhoneCountry.unitedStates
+    public var sessionLifetimeSeconds: Int64 = 12 * 3600
+    public var sessionIdleSeconds: Int64 = 30 * 60
+    /// `last_seen_at` is written at most this often per session (introspection is frequent).
+    public var lastSeenGranularitySeconds: Int64 = 15
+    public var accountThrottle = AccountThrottlePolicy()
+    public var clientBurst = 20
+    public var clientRefillPerMinute = 10
+    public var challengeLifetimeSeconds: Int64 = 120
+    public var maxKeysPerUser = 5
+    public var sitekeyMaxBytes = 16 * 1024
+    public var maxSessionsListed = 100
+    public var maxActivityLimit = 100
+    /// Audit events are kept this long (dropped at the user's next login).
+    public var auditRetentionSeconds: Int64 = 400 * 86_400
+    /// Challenges asked for by username (no session) per client address: burst and refill.
+    public var challengeBurst = 30
+    public var challengeRefillPerMinute = 30
+
+    public init() {}
+}
+
+/// The service's own flags (each also `LATCHKEY_<NAME>`), in one table for `protocol/identity.md`.
+public enum IdentityOptions {
+    public static let scryptLogN = ConfigOption("scrypt-log-n", default: "15", help: "scrypt cost: N = 2^value (10 for fast tests; 15 or more in production)")
+    public static let scryptR = ConfigOption("scrypt-r", default: "8", help: "scrypt block size r")
+    public static let scryptP = ConfigOption("scrypt-p", default: "1", help: "scrypt parallelism p")
+    public static let passwordMinLength = ConfigOption("password-min-length", default: "8", help: "shortest password accepted, in characters")
+    public static let breachedPasswords = ConfigOption("breached-passwords", help: "file of breached passwords, one a line, refused at register and set_password")
+    public static let defaultCountry = ConfigOption("default-country", default: "US", help: "country of phone numbers given without +")
+    public static let sessionLifetime = ConfigOption("session-lifetime-s", default: "43200", help: "absolute session lifetime, in seconds")
+    public static let sessionIdle = ConfigOption("session-idle-s", default: "1800", help: "a session unused this long ends, in seconds")
+    public static let loginFreeFailures = ConfigOption("login-free-failures", default: "5", help: "failed passwords per account before it is throttled")
+    public static let loginBaseDelay = ConfigOption("login-base-delay-s", default: "30", help: "first lock after the free failures, doubling each further failure, in seconds")
+    public static let loginMaxDelay = ConfigOption("login-max-delay-s", default: "900", help: "longest account lock, in seconds")
+    public static let clientBurst = ConfigOption("login-client-burst", default: "20", help: "failed logins a client address may make at once")
+    public static let clientRefill = ConfigOption("login-client-per-minute", default: "10", help: "failed logins a client address earns back per minute")
+    public static let maxKeysPerUser = ConfigOption("max-keys-per-user", default: "5", help: "active device keys per user")
+    public static let sitekeyMaxBytes = ConfigOption("sitekey-max-bytes", default: "16384", help: "largest sitekey image, in bytes")
+    public static let auditRetention = ConfigOption("audit-retention-days", default: "400", help: "how long authentication events are kept, in days")
+    public static let challengeBurst = ConfigOption("challenge-client-burst", default: "30", help: "challenges by username a client address may ask for at once")
+    public static let challengeRefill = ConfigOption("challenge-client-per-minute", default: "30", help: "challenges by username a client address earns back per minute")
+
+    public static let all: [ConfigOption] = [
+        scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
+        loginFreeFailures, loginBaseDelay, loginMaxDelay, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
+        auditRetention, challengeBurst, challengeRefill,
+    ]
+
+    public static func settings(from configuration: Configuration) throws -> IdentitySettings {
+        var settings = IdentitySettings()
+        settings.scrypt = ScryptParameters(
+            logN: try configuration.int(scryptLogN, range: 1...20), r: try configuration.int(scryptR, range: 1...32),
+            p: try configuration.int(scryptP, range: 1...16))
+        var breached = Set<String>()
+        if let path = configuration.string(breachedPasswords), !path.isEmpty {
+            do {
+                breached = try PasswordPolicy.loadBreachedList(path: path)
+            } catch {
+                throw ConfigurationError("\(breachedPasswords.flag): cannot read the file")
+            }
+        }
+        settings.policy = PasswordPolicy(minimumLength: try configuration.int(passwordMinLength, range: 1...64), breached: breached)
+        guard let country = PhoneCountry(try configuration.requiredString(defaultCountry)) else {
+            throw ConfigurationError("\(defaultCountry.flag) must be one of \(PhoneCountry.table.keys.sorted().joined(separator: ", "))")
+        }
+        settings.defaultCountry = country
+        settings.sessionLifetimeSeconds = Int64(try configuration.int(sessionLifetime, range: 60...(90 * 86_400)))
+        settings.sessionIdleSeconds = Int64(try configuration.int(sessionIdle, range: 30...(90 * 86_400)))
+        settings.lastSeenGranularitySeconds = min(15, settings.sessionIdleSeconds / 4)
+        let baseDelay = Int64(try configuration.int(loginBaseDelay, range: 1...86_400))
+        settings.accountThrottle = AccountThrottlePolicy(
+            freeFailures: try configuration.int(loginFreeFailures, range: 1...1000), baseDelaySeconds: baseDelay,
+            maximumDelaySeconds: max(baseDelay, Int64(try configuration.int(loginMaxDelay, range: 1...86_400))))
+        settings.clientBurst = try configuration.int(clientBurst, range: 1...1_000_000)
+        settings.clientRefillPerMinute = try configuration.int(clientRefill, range: 1...1_000_000)
+        settings.maxKeysPerUser = try configuration.int(maxKeysPerUser, range: 1...100)
+        settings.sitekeyMaxBytes = try configuration.int(sitekeyMaxBytes, range: 64...(32 * 1024))
+        settings.auditRetentionSeconds = Int64(try configuration.int(auditRetention, range: 1...36_500)) * 86_400
+        settings.challengeBurst = try configuration.int(challengeBurst, range: 1...1_000_000)
+        settings.challengeRefillPerMinute = try configuration.int(challengeRefill, range: 1...1_000_000)
+        return settings
+    }
+}

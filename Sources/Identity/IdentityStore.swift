@@ -1,0 +1,508 @@
+import Storage
+
+/// A user as stored (the password hash never leaves the service).
+public struct UserRecord: Sendable, Equatable {
+    public var userID: String
+    public var username: String
+    public var email: String
+    public var phone: String
+    public var passwordHash: String
+    public var smsVerification: Bool
+    public var sitekey: [UInt8]?
+    public var createdAt: Int64
+}
+
+public struct SessionRecord: Sendable, Equatable {
+    public var sessionID: String
+    public var userID: String
+    public var deviceID: String
+    public var aal: Int
+    public var aal2At: Int64?
+    public var createdAt: Int64
+    public var lastSeenAt: Int64
+    public var expiresAt: Int64
+    public var revokedAt: Int64?
+}
+
+public struct DeviceKeyRecord: Sendable, Equatable {
+    public var keyID: String
+    public var userID: String
+    public var deviceID: String
+    public var publicKey: [UInt8]
+    public var protection: KeyProtection
+    public var createdAt: Int64
+    public var lastUsedAt: Int64?
+    public var revokedAt: Int64?
+}
+
+public enum KeyProtection: String, Sendable, Equatable {
+    /// biometryCurrentSet: biometrics only; a signature is a second factor.
+    case biometry
+    /// Passcode fallback allowed: proves possession only.
+    case userPresence = "user_presence"
+}
+
+public struct ChallengeRecord: Sendable, Equatable {
+    public var userID: String
+    public var deviceID: String
+    public var expiresAt: Int64
+    public var usedAt: Int64?
+}
+
+public struct ThrottleRecord: Sendable, Equatable {
+    public var failures: Int
+    public var lastFailureAt: Int64
+    public var lockedUntil: Int64
+}
+
+/// One audit event: never a secret.
+public struct AuditEvent: Sendable, Equatable {
+    public var eventID: Int64
+    public var userID: String
+    public var event: String
+    public var outcome: String
+    public var deviceID: String?
+    public var client: String?
+    public var at: Int64
+}
+
+/// The identity service's data behind one seam. SQL stays portable (SQLite and PostgreSQL
+/// share it: bound `?` parameters, no SQLite-only functions); the DDL is the only place that
+/// would differ per backend. Every method is one transaction.
+public final class IdentityStore: Sendable {
+    let database: Database
+
+    public init(path: String, options: DatabaseOptions = .init()) throws {
+        database = try Database(path: path, options: options, migrations: Self.migrations)
+    }
+
+    static let migrations = [
+        Migration(version: 1, name: "identity", sql: """
+            CREATE TABLE users (
+                user_id TEXT PRIMARY KEY,
+                username TEXT NOT NULL UNIQUE,
+                email TEXT NOT NULL UNIQUE,
+                phone TEXT NOT NULL,
+                password_hash TEXT NOT NULL,
+                sms_verification INTEGER NOT NULL DEFAULT 0,
+                sitekey BLOB,
+                created_at INTEGER NOT NULL
+            );
+            CREATE TABLE sessions (
+                session_id TEXT PRIMARY KEY,
+                token_hash BLOB NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users(user_id),
+                device_id TEXT NOT NULL,
+                aal INTEGER NOT NULL,
+                aal2_at INTEGER,
+                created_at INTEGER NOT NULL,
+                last_seen_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                revoked_at INTEGER
+            );
+            CREATE INDEX sessions_by_user ON sessions (user_id, revoked_at);
+            CREATE TABLE devices (
+                user_id TEXT NOT NULL REFERENCES users(user_id),
+                device_id TEXT NOT NULL,
+                first_seen_at INTEGER NOT NULL,
+                trusted_at INTEGER,
+                PRIMARY KEY (user_id, device_id)
+            );
+            CREATE TABLE device_keys (
+                key_id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(user_id),
+                device_id TEXT NOT NULL,
+                public_key BLOB NOT NULL,
+                protection TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                last_used_at INTEGER,
+                revoked_at INTEGER
+            );
+            CREATE INDEX device_keys_by_user ON device_keys (user_id, device_id, revoked_at);
+            CREATE TABLE challenges (
+                challenge_hash BLOB PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                expires_at INTEGER NOT NULL,
+                used_at INTEGER
+            );
+            CREATE TABLE login_throttle (
+                username TEXT PRIMARY KEY,
+                failures INTEGER NOT NULL,
+                last_failure_at INTEGER NOT NULL,
+                locked_until INTEGER NOT NULL
+            );
+            CREATE TABLE audit_events (
+                event_id INTEGER PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                event TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                device_id TEXT,
+                client TEXT,
+                at INTEGER NOT NULL
+            );
+            CREATE INDEX audit_events_by_user ON audit_events (user_id, event_id);
+            CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
+            CREATE INDEX challenges_by_expiry ON challenges (expires_at);
+            """)
+    ]
+
+    // MARK: Users
+
+    /// Inserts a user; `conflict` naming `username` or `email` when either is taken.
+    public func insertUser(_ user: UserRecord) throws {
+        do {
+            try database.write { c in
+                _ = try c.run(
+                    "INSERT INTO users (user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [.text(user.userID), .text(user.username), .text(user.email), .text(user.phone), .text(user.passwordHash),
+                     SQLValue(user.smsVerification), SQLValue(user.sitekey), .integer(user.createdAt)])
+            }
+        } catch StorageError.constraintUnique(let what) {
+            if what.contains("email") { throw IdentityError.conflict(field: "email", "this e-mail address is already registered") }
+            throw IdentityError.conflict(field: "username", "this username is taken")
+        }
+    }
+
+    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at"
+
+    public func user(id: String) throws -> UserRecord? {
+        try database.read { c in try c.queryOne("SELECT \(Self.userColumns) FROM users WHERE user_id = ?", [.text(id)]).map(Self.user) }
+    }
+
+    public func user(username: String) throws -> UserRecord? {
+        try database.read { c in try c.queryOne("SELECT \(Self.userColumns) FROM users WHERE username = ?", [.text(username)]).map(Self.user) }
+    }
+
+    public func user(email: String) throws -> UserRecord? {
+        try database.read { c in try c.queryOne("SELECT \(Self.userColumns) FROM users WHERE email = ?", [.text(email)]).map(Self.user) }
+    }
+
+    private static func user(_ row: Row) throws -> UserRecord {
+        UserRecord(
+            userID: try row.string("user_id"), username: try row.string("username"), email: try row.string("email"),
+            phone: try row.string("phone"), passwordHash: try row.string("password_hash"),
+            smsVerification: try row.bool("sms_verification"), sitekey: try row.optionalBlob("sitekey"),
+            createdAt: try row.int("created_at"))
+    }
+
+    public func setPasswordHash(userID: String, hash: String, event: PendingEvent?) throws -> Bool {
+        try database.write { c in
+            let changed = try c.run("UPDATE users SET password_hash = ? WHERE user_id = ?", [.text(hash), .text(userID)])
+            if changed > 0, let event { try Self.insert(event, c) }
+            return changed > 0
+        }
+    }
+
+    public func setPreferences(userID: String, smsVerification: Bool?, sitekey: [UInt8]??) throws {
+        try database.write { c in
+            if let smsVerification {
+                _ = try c.run("UPDATE users SET sms_verification = ? WHERE user_id = ?", [SQLValue(smsVerification), .text(userID)])
+            }
+            if let sitekey {
+                _ = try c.run("UPDATE users SET sitekey = ? WHERE user_id = ?", [SQLValue(sitekey), .text(userID)])
+            }
+        }
+    }
+
+    // MARK: Login throttle
+
+    public func throttle(username: String) throws -> ThrottleRecord? {
+        try database.read { c in
+            try c.queryOne("SELECT failures, last_failure_at, locked_until FROM login_throttle WHERE username = ?", [.text(username)]).map { row in
+                ThrottleRecord(failures: Int(try row.int("failures")), lastFailureAt: try row.int("last_failure_at"), lockedUntil: try row.int("locked_until"))
+            }
+        }
+    }
+
+    /// Records one failed password: the new failure count and lock come from `policy`.
+    /// Returns the lock end (0 when not locked).
+    @discardableResult
+    public func recordFailure(username: String, policy: AccountThrottlePolicy, now: Int64, event: PendingEvent?) throws -> Int64 {
+        try database.write { c in
+            let row = try c.queryOne("SELECT failures, last_failure_at FROM login_throttle WHERE username = ?", [.text(username)])
+            let stored = try row.map { Int(try $0.int("failures")) } ?? 0
+            let last = try row.map { try $0.int("last_failure_at") } ?? now
+            let failures = policy.effectiveFailures(stored: stored, lastFailureAt: last, now: now) + 1
+            let lockedUntil = policy.delay(afterFailures: failures).map { now + $0 } ?? 0
+            if row == nil {
+                _ = try c.run(
+                    "INSERT INTO login_throttle (username, failures, last_failure_at, locked_until) VALUES (?, ?, ?, ?)",
+                    [.text(username), SQLValue(failures), .integer(now), .integer(lockedUntil)])
+            } else {
+                _ = try c.run(
+                    "UPDATE login_throttle SET failures = ?, last_failure_at = ?, locked_until = ? WHERE username = ?",
+                    [SQLValue(failures), .integer(now), .integer(lockedUntil), .text(username)])
+            }
+            // Forget stale rows as we go, so guesses at random names cannot grow the table for good.
+            _ = try c.run("DELETE FROM login_throttle WHERE last_failure_at < ? AND locked_until < ?",
+                          [.integer(now - policy.failureWindowSeconds), .integer(now)])
+            if let event { try Self.insert(event, c) }
+            return lockedUntil
+        }
+    }
+
+    // MARK: Sessions
+
+    /// A successful login: the session, the device seen, the throttle cleared, the events, and
+    /// optionally an upgraded password hash, in one transaction.
+    /// Audit events older than `auditKeepSince` are dropped for this user as a side effect (the
+    /// trail stays bounded by time without a separate job).
+    public func createSession(
+        _ session: SessionRecord, tokenHash: [UInt8], clearThrottleFor username: String?, rehash: String?, events: [PendingEvent],
+        auditKeepSince: Int64 = 0
+    ) throws {
+        try database.write { c in
+            _ = try c.run("DELETE FROM audit_events WHERE user_id = ? AND at < ?", [.text(session.userID), .integer(auditKeepSince)])
+            _ = try c.run(
+                "INSERT INTO sessions (session_id, token_hash, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [.text(session.sessionID), .blob(tokenHash), .text(session.userID), .text(session.deviceID), SQLValue(session.aal),
+                 SQLValue(session.aal2At), .integer(session.createdAt), .integer(session.lastSeenAt), .integer(session.expiresAt)])
+            if try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ?", [.text(session.userID), .text(session.deviceID)]) == nil {
+                _ = try c.run("INSERT INTO devices (user_id, device_id, first_seen_at) VALUES (?, ?, ?)",
+                              [.text(session.userID), .text(session.deviceID), .integer(session.createdAt)])
+            }
+            if let username { _ = try c.run("DELETE FROM login_throttle WHERE username = ?", [.text(username)]) }
+            if let rehash {
+                _ = try c.run("UPDATE users SET password_hash = ? WHERE user_id = ?", [.text(rehash), .text(session.userID)])
+            }
+            for event in events { try Self.insert(event, c) }
+        }
+    }
+
+    private static let sessionColumns = "session_id, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at, revoked_at"
+
+    public func session(tokenHash: [UInt8]) throws -> SessionRecord? {
+        try database.read { c in
+            try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE token_hash = ?", [.blob(tokenHash)]).map(Self.session)
+        }
+    }
+
+    public func session(id: String) throws -> SessionRecord? {
+        try database.read { c in try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(id)]).map(Self.session) }
+    }
+
+    /// Live sessions of a user (not revoked, before expiry, seen since `seenSince`), newest first.
+    public func liveSessions(userID: String, now: Int64, seenSince: Int64, limit: Int) throws -> [SessionRecord] {
+        try database.read { c in
+            try c.query(
+                """
+                SELECT \(Self.sessionColumns) FROM sessions
+                WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
+                ORDER BY created_at DESC, session_id LIMIT ?
+                """,
+                [.text(userID), .integer(now), .integer(seenSince), SQLValue(limit)]
+            ).map(Self.session)
+        }
+    }
+
+    private static func session(_ row: Row) throws -> SessionRecord {
+        SessionRecord(
+            sessionID: try row.string("session_id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
+            aal: Int(try row.int("aal")), aal2At: try row.optionalInt("aal2_at"), createdAt: try row.int("created_at"),
+            lastSeenAt: try row.int("last_seen_at"), expiresAt: try row.int("expires_at"), revokedAt: try row.optionalInt("revoked_at"))
+    }
+
+    public func touchSession(id: String, now: Int64) throws {
+        try database.write { c in
+            _ = try c.run("UPDATE sessions SET last_seen_at = ? WHERE session_id = ? AND last_seen_at < ?", [.integer(now), .text(id), .integer(now)])
+        }
+    }
+
+    /// Revokes one active session of `userID` (nil: any user). False when there was none.
+    public func revokeSession(id: String, userID: String?, now: Int64, event: PendingEvent?) throws -> Bool {
+        try database.write { c in
+            let changed: Int
+            if let userID {
+                changed = try c.run("UPDATE sessions SET revoked_at = ? WHERE session_id = ? AND user_id = ? AND revoked_at IS NULL",
+                                    [.integer(now), .text(id), .text(userID)])
+            } else {
+                changed = try c.run("UPDATE sessions SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", [.integer(now), .text(id)])
+            }
+            if changed > 0, let event { try Self.insert(event, c) }
+            return changed > 0
+        }
+    }
+
+    public func revokeAllSessions(userID: String, now: Int64, event: PendingEvent?) throws -> Int {
+        try database.write { c in
+            let changed = try c.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [.integer(now), .text(userID)])
+            if changed > 0, let event { try Self.insert(event, c) }
+            return changed
+        }
+    }
+
+    /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was) and trusts its device
+    /// for its user. Nil when the session is unknown, revoked, past its absolute expiry, or not
+    /// seen since `seenSince` (idle).
+    public func elevate(sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
+        try database.write { c in
+            guard let row = try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(sessionID)]) else { return nil }
+            var session = try Self.session(row)
+            guard session.revokedAt == nil, session.expiresAt > now, session.lastSeenAt > seenSince else { return nil }
+            _ = try c.run("UPDATE sessions SET aal = 2, aal2_at = ?, last_seen_at = ? WHERE session_id = ?", [.integer(now), .integer(now), .text(sessionID)])
+            _ = try c.run("UPDATE devices SET trusted_at = ? WHERE user_id = ? AND device_id = ? AND trusted_at IS NULL",
+                          [.integer(now), .text(session.userID), .text(session.deviceID)])
+            if try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ?", [.text(session.userID), .text(session.deviceID)]) == nil {
+                _ = try c.run("INSERT INTO devices (user_id, device_id, first_seen_at, trusted_at) VALUES (?, ?, ?, ?)",
+                              [.text(session.userID), .text(session.deviceID), .integer(now), .integer(now)])
+            }
+            for event in events(session) { try Self.insert(event, c) }
+            session.aal = 2
+            session.aal2At = now
+            session.lastSeenAt = now
+            return session
+        }
+    }
+
+    public func isTrustedDevice(userID: String, deviceID: String) throws -> Bool {
+        try database.read { c in
+            try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ? AND trusted_at IS NOT NULL",
+                           [.text(userID), .text(deviceID)]) != nil
+        }
+    }
+
+    // MARK: Device keys
+
+    private static let keyColumns = "key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at"
+
+    /// Enrolls a key for a device: revokes the device's previous key, refuses past `limit` active keys.
+    public func enrollKey(_ key: DeviceKeyRecord, limit: Int, events: [PendingEvent]) throws {
+        try database.write { c in
+            _ = try c.run("UPDATE device_keys SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
+                          [.integer(key.createdAt), .text(key.userID), .text(key.deviceID)])
+            let active = try c.queryOne("SELECT COUNT(*) AS n FROM device_keys WHERE user_id = ? AND revoked_at IS NULL", [.text(key.userID)])?.int("n") ?? 0
+            guard active < limit else { throw IdentityError.keyLimit(limit) }
+            _ = try c.run(
+                "INSERT INTO device_keys (key_id, user_id, device_id, public_key, protection, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(key.keyID), .text(key.userID), .text(key.deviceID), .blob(key.publicKey), .text(key.protection.rawValue), .integer(key.createdAt)])
+            for event in events { try Self.insert(event, c) }
+        }
+    }
+
+    /// The device's newest key for this user, active or revoked (nil: never had one).
+    public func latestKey(userID: String, deviceID: String) throws -> DeviceKeyRecord? {
+        try database.read { c in
+            try c.queryOne(
+                "SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND device_id = ? ORDER BY created_at DESC, revoked_at IS NULL DESC LIMIT 1",
+                [.text(userID), .text(deviceID)]
+            ).map(Self.key)
+        }
+    }
+
+    public func activeKeys(userID: String) throws -> [DeviceKeyRecord] {
+        try database.read { c in
+            try c.query("SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id", [.text(userID)]).map(Self.key)
+        }
+    }
+
+    public func hasActiveKey(userID: String, deviceID: String) throws -> Bool {
+        try database.read { c in
+            try c.queryOne("SELECT 1 AS present FROM device_keys WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
+                           [.text(userID), .text(deviceID)]) != nil
+        }
+    }
+
+    public func revokeKey(keyID: String, userID: String, now: Int64, event: PendingEvent?) throws -> Bool {
+        try database.write { c in
+            let changed = try c.run("UPDATE device_keys SET revoked_at = ? WHERE key_id = ? AND user_id = ? AND revoked_at IS NULL",
+                                    [.integer(now), .text(keyID), .text(userID)])
+            if changed > 0, let event { try Self.insert(event, c) }
+            return changed > 0
+        }
+    }
+
+    private static func key(_ row: Row) throws -> DeviceKeyRecord {
+        DeviceKeyRecord(
+            keyID: try row.string("key_id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
+            publicKey: try row.blob("public_key"), protection: KeyProtection(rawValue: try row.string("protection")) ?? .userPresence,
+            createdAt: try row.int("created_at"), lastUsedAt: try row.optionalInt("last_used_at"), revokedAt: try row.optionalInt("revoked_at"))
+    }
+
+    // MARK: Challenges
+
+    public func insertChallenge(hash: [UInt8], userID: String, deviceID: String, expiresAt: Int64, now: Int64) throws {
+        try database.write { c in
+            // Challenges are useless once expired: drop old ones as new ones come.
+            _ = try c.run("DELETE FROM challenges WHERE expires_at < ?", [.integer(now - 3600)])
+            _ = try c.run("INSERT INTO challenges (challenge_hash, user_id, device_id, expires_at) VALUES (?, ?, ?, ?)",
+                          [.blob(hash), .text(userID), .text(deviceID), .integer(expiresAt)])
+        }
+    }
+
+    /// Marks a challenge used and returns it as it was before (nil: unknown). A challenge bound
+    /// to another user or device is not consumed (its owner may still use it).
+    public func consumeChallenge(hash: [UInt8], userID: String, deviceID: String, now: Int64) throws -> ChallengeRecord? {
+        try database.write { c in
+            guard let row = try c.queryOne("SELECT user_id, device_id, expires_at, used_at FROM challenges WHERE challenge_hash = ?", [.blob(hash)]) else {
+                return nil
+            }
+            let record = ChallengeRecord(
+                userID: try row.string("user_id"), deviceID: try row.string("device_id"),
+                expiresAt: try row.int("expires_at"), usedAt: try row.optionalInt("used_at"))
+            if record.userID == userID, record.deviceID == deviceID, record.usedAt == nil {
+                _ = try c.run("UPDATE challenges SET used_at = ? WHERE challenge_hash = ? AND used_at IS NULL", [.integer(now), .blob(hash)])
+            }
+            return record
+        }
+    }
+
+    public func markKeyUsed(keyID: String, now: Int64, events: [PendingEvent]) throws {
+        try database.write { c in
+            _ = try c.run("UPDATE device_keys SET last_used_at = ? WHERE key_id = ?", [.integer(now), .text(keyID)])
+            for event in events { try Self.insert(event, c) }
+        }
+    }
+
+    // MARK: Audit
+
+    public func record(_ events: [PendingEvent]) throws {
+        guard !events.isEmpty else { return }
+        try database.write { c in for event in events { try Self.insert(event, c) } }
+    }
+
+    /// Newest first; `before` is an event id from a previous page.
+    public func events(userID: String, limit: Int, before: Int64?) throws -> [AuditEvent] {
+        try database.read { c in
+            try c.query(
+                "SELECT event_id, user_id, event, outcome, device_id, client, at FROM audit_events WHERE user_id = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?",
+                [.text(userID), .integer(before ?? Int64.max), SQLValue(limit)]
+            ).map { row in
+                AuditEvent(
+                    eventID: try row.int("event_id"), userID: try row.string("user_id"), event: try row.string("event"),
+                    outcome: try row.string("outcome"), deviceID: try row.optionalString("device_id"),
+                    client: try row.optionalString("client"), at: try row.int("at"))
+            }
+        }
+    }
+
+    private static func insert(_ event: PendingEvent, _ c: Connection) throws {
+        _ = try c.run(
+            "INSERT INTO audit_events (user_id, event, outcome, device_id, client, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(event.userID), .text(event.event), .text(event.outcome), SQLValue(event.deviceID), SQLValue(event.client), .integer(event.at)])
+    }
+
+    /// For health checks: the database answers.
+    public func ping() -> Bool {
+        (try? database.read { c in try c.queryOne("SELECT 1 AS one") }) != nil
+    }
+}
+
+/// An audit event about to be written (the id comes from the database).
+public struct PendingEvent: Sendable, Equatable {
+    public var userID: String
+    public var event: String
+    public var outcome: String
+    public var deviceID: String?
+    public var client: String?
+    public var at: Int64
+
+    public init(userID: String, event: String, outcome: String, deviceID: String?, client: String?, at: Int64) {
+        self.userID = userID
+        self.event = event
+        self.outcome = outcome
+        self.deviceID = deviceID
+        self.client = client
+        self.at = at
+    }
+}

@@ -1,0 +1,166 @@
+import Delivery
+
+/// A link template with one `{token}` placeholder: `latchkey://reset-password?token={token}`
+/// (custom scheme deep link) or `https://example.com/reset?token={token}` (universal link).
+public struct LinkTemplate: Sendable, Equatable {
+    public static let placeholder = "{token}"
+    public static let defaultTemplate = "latchkey://reset-password?token={token}"
+    public let template: String
+
+    public init(_ template: String) throws(ResetConfigurationError) {
+        let parts = template.components(separatedBy: Self.placeholder)
+        guard parts.count == 2 else {
+            throw ResetConfigurationError("--reset-link-template must contain {token} exactly once")
+        }
+        guard let colon = template.firstIndex(of: ":"), colon > template.startIndex,
+            template[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+            template[..<colon].first?.isLetter == true
+        else {
+            throw ResetConfigurationError("--reset-link-template must be an absolute URL (scheme://...)")
+        }
+        guard !template.contains(where: { $0 == " " || $0 == "\"" || $0 == "<" || $0 == ">" || $0.isNewline }) else {
+            throw ResetConfigurationError("--reset-link-template must not contain spaces, quotes or angle brackets")
+        }
+        self.template = template
+    }
+
+    /// The link for one token. The token is percent-encoded for a URL query or path (base64url
+    /// tokens are unreserved characters already, so this changes nothing for ours, but the
+    /// template never receives raw reserved characters).
+    public func link(token: String) -> String {
+        template.replacingOccurrences(of: Self.placeholder, with: Self.percentEncode(token))
+    }
+
+    static func percentEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || "-._~".unicodeScalars.contains(scalar) {
+                out.unicodeScalars.append(scalar)
+            } else {
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// Turns a duration into words a person reads at a glance: "30 minutes", "1 hour and 15 minutes".
+public func durationInWords(seconds: Int64) -> String {
+    precondition(seconds >= 0)
+    func unit(_ value: Int64, _ name: String) -> String { "\(value) \(name)\(value == 1 ? "" : "s")" }
+    if seconds < 60 { return unit(seconds, "second") }
+    let minutesTotal = (seconds + 30) / 60
+    if minutesTotal < 60 { return unit(minutesTotal, "minute") }
+    let hours = minutesTotal / 60
+    let minutes = minutesTotal % 60
+    if hours < 48 {
+        return minutes == 0 ? unit(hours, "hour") : "\(unit(hours, "hour")) and \(unit(minutes, "minute"))"
+    }
+    return unit((hours + 12) / 24, "day")
+}
+
+/// The three mails of the reset flow, as plain text and HTML alternatives.
+public struct ResetMailComposer: Sendable {
+    public let productName: String
+    public let linkTemplate: LinkTemplate
+
+    public init(productName: String = "Latchkey", linkTemplate: LinkTemplate) {
+        self.productName = productName
+        self.linkTemplate = linkTemplate
+    }
+
+    /// The reset link mail. It holds the token: never log its text.
+    public func resetLink(to address: String, token: String, validForSeconds: Int64) -> OutgoingMessage {
+        let link = linkTemplate.link(token: token)
+        let expiry = durationInWords(seconds: validForSeconds)
+        let text = """
+            Hello,
+
+            We received a request to reset the password of your \(productName) account.
+            Open this link on your phone to choose a new password:
+
+            \(link)
+
+            The link works once and expires in \(expiry).
+
+            If you did not ask for this, ignore this e-mail: your password stays as it is and \
+            nobody can change it without this link. If such mails keep coming, tell us.
+
+            \(productName)
+            """
+        let html = """
+            <!DOCTYPE html>
+            <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>\(escapeHTML("Reset your \(productName) password"))</title></head>
+            <body style="font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5">
+            <p>Hello,</p>
+            <p>We received a request to reset the password of your \(escapeHTML(productName)) account.
+            Open this link on your phone to choose a new password:</p>
+            <p><a href="\(escapeHTML(link))" rel="noreferrer">Choose a new password</a></p>
+            <p>The link works once and expires in <strong>\(escapeHTML(expiry))</strong>.</p>
+            <p>If you did not ask for this, ignore this e-mail: your password stays as it is and
+            nobody can change it without this link. If such mails keep coming, tell us.</p>
+            <p style="color: #666; font-size: 90%">If the button does not work, copy this address into your browser:<br>\(escapeHTML(link))</p>
+            </body></html>
+            """
+        return OutgoingMessage(channel: .email, to: address, subject: "Reset your \(productName) password", text: text, html: html)
+    }
+
+    /// Sent to an address with no account, when the operator turned it on.
+    public func unknownAddress(to address: String) -> OutgoingMessage {
+        let text = """
+            Hello,
+
+            Someone asked to reset the password of a \(productName) account for this e-mail \
+            address, but no account uses it. If it was you, you may have signed up with another \
+            address. If it was not you, ignore this e-mail; nothing has changed.
+
+            \(productName)
+            """
+        let html = paragraphsHTML(text)
+        return OutgoingMessage(channel: .email, to: address, subject: "Password reset request for \(productName)", text: text, html: html)
+    }
+
+    /// Sent after a completed reset.
+    public func passwordChanged(to address: String) -> OutgoingMessage {
+        let text = """
+            Hello,
+
+            The password of your \(productName) account was just changed with a reset link, \
+            and every device was signed out. Sign in again with the new password.
+
+            If you did not do this, reset your password at once from the app and contact us: \
+            someone may have access to your e-mail.
+
+            \(productName)
+            """
+        return OutgoingMessage(channel: .email, to: address, subject: "Your \(productName) password was changed", text: text, html: paragraphsHTML(text))
+    }
+
+    private func paragraphsHTML(_ text: String) -> String {
+        let paragraphs = text.components(separatedBy: "\n\n").map { "<p>\(escapeHTML($0))</p>" }.joined(separator: "\n")
+        return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head>\n<body style=\"font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5\">\n\(paragraphs)\n</body></html>"
+    }
+}
+
+func escapeHTML(_ text: String) -> String {
+    var out = ""
+    out.reserveCapacity(text.utf8.count)
+    for character in text {
+        switch character {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\"": out += "&quot;"
+        case "'": out += "&#39;"
+        default: out.append(character)
+        }
+    }
+    return out
+}

@@ -1,0 +1,274 @@
+import Delivery
+import Storage
+
+/// One verification request as stored. Times are Unix milliseconds on the service's clock.
+/// The code is never here: only `codeHash`, an HMAC under the server key bound to the id.
+public struct StoredRequest: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case pending, verified, failed, cancelled, expired
+    }
+
+    public var id: String
+    public var number: String?
+    public var email: String?
+    public var userID: String?
+    public var purpose: Purpose
+    public var workflow: Workflow
+    /// Index in `workflow.steps` of the last step fired (sent or tried).
+    public var step: Int
+    public var brand: String
+    public var locale: MessageLocale
+    public var codeLength: Int
+    public var codeExpirySeconds: Int64
+    public var nextEventWaitSeconds: Int64
+    public var codeHash: [UInt8]
+    /// The channel that carried the code now valid (the factor a login check names).
+    public var codeChannel: DeliveryChannel?
+    public var payloadHash: [UInt8]?
+    /// Canonical JSON of the payload, to word later messages of the workflow.
+    public var payloadJSON: String?
+    public var status: Status
+    public var failures: Int
+    public var createdAt: Int64
+    public var codeExpiresAt: Int64
+    public var nextEventAt: Int64?
+    public var finishedAt: Int64?
+    public var client: String?
+
+    public var hasNextStep: Bool { step + 1 < workflow.steps.count }
+
+    /// Still able to be verified: pending, and either the code is valid or another step will come.
+    public func isLive(nowMilliseconds now: Int64) -> Bool {
+        status == .pending && (codeExpiresAt > now || nextEventAt != nil)
+    }
+}
+
+/// One thing that happened to a request: started, sent, delivery_failed, check_failed, verified, ...
+public struct RequestEvent: Sendable, Equatable {
+    public var at: Int64
+    public var kind: String
+    public var channel: String?
+    public var detail: String?
+
+    public init(at: Int64, kind: String, channel: String? = nil, detail: String? = nil) {
+        self.at = at
+        self.kind = kind
+        self.channel = channel
+        self.detail = detail
+    }
+}
+
+/// The operations verification performs inside one transaction. SQL stays in the store.
+public protocol VerificationTransaction {
+    func request(id: String) throws -> StoredRequest?
+    /// The live request for this destination (number or e-mail address), if any.
+    func liveRequest(destination: String, nowMilliseconds: Int64) throws -> StoredRequest?
+    func insert(_ request: StoredRequest) throws
+    func update(_ request: StoredRequest) throws
+    func addEvent(requestID: String, _ event: RequestEvent) throws
+    func events(requestID: String) throws -> [RequestEvent]
+    /// Sends under `key` after `since`, and the time of the `offset`-th oldest of them (for retry_after).
+    func sendCount(key: String, since: Int64) throws -> Int
+    func sendTime(key: String, since: Int64, offset: Int) throws -> Int64?
+    func recordSend(key: String, at: Int64) throws
+    func dueRequestIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
+    func expiredPendingIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
+    func prune(before: Int64) throws
+}
+
+/// Where requests live. `write` bodies run in one serialized transaction and roll back on throw.
+public protocol VerificationStore: Sendable {
+    func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
+    func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
+}
+
+/// The embedded default: a SQLite file in the data directory. Portable SQL only.
+public final class SQLiteVerificationStore: VerificationStore, @unchecked Sendable {
+    public let database: Database
+
+    public static let migrations = [
+        Migration(version: 1, name: "requests, events, send counters", sql: """
+            CREATE TABLE requests (
+                id TEXT PRIMARY KEY,
+                destination TEXT NOT NULL,
+                number TEXT,
+                email TEXT,
+                user_id TEXT,
+                purpose TEXT NOT NULL,
+                workflow TEXT NOT NULL,
+                step INTEGER NOT NULL,
+                brand TEXT NOT NULL,
+                locale TEXT NOT NULL,
+                code_length INTEGER NOT NULL,
+                code_expiry_s INTEGER NOT NULL,
+                next_event_wait_s INTEGER NOT NULL,
+                code_hash BLOB NOT NULL,
+                code_channel TEXT,
+                payload_hash BLOB,
+                payload_json TEXT,
+                status TEXT NOT NULL,
+                failures INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                code_expires_at INTEGER NOT NULL,
+                next_event_at INTEGER,
+                finished_at INTEGER,
+                client TEXT
+            );
+            CREATE INDEX requests_destination ON requests (destination, status);
+            CREATE INDEX requests_next_event ON requests (status, next_event_at);
+            CREATE INDEX requests_created ON requests (created_at);
+            CREATE TABLE request_events (
+                id INTEGER PRIMARY KEY,
+                request_id TEXT NOT NULL,
+                at INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                channel TEXT,
+                detail TEXT
+            );
+            CREATE INDEX request_events_request ON request_events (request_id, id);
+            CREATE TABLE sends (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL,
+                at INTEGER NOT NULL
+            );
+            CREATE INDEX sends_key_at ON sends (key, at);
+            CREATE INDEX sends_at ON sends (at);
+            """),
+    ]
+
+    public init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
+        database = try Database(path: path, options: options, migrations: Self.migrations)
+    }
+
+    public func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
+        try database.write { connection in try body(SQLiteTransaction(connection: connection)) }
+    }
+
+    public func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
+        try database.read { connection in try body(SQLiteTransaction(connection: connection)) }
+    }
+}
+
+private struct SQLiteTransaction: VerificationTransaction {
+    let connection: Connection
+
+    private static let columns = """
+        id, number, email, user_id, purpose, workflow, step, brand, locale, code_length, code_expiry_s,
+        next_event_wait_s, code_hash, code_channel, payload_hash, payload_json, status, failures, created_at,
+        code_expires_at, next_event_at, finished_at, client
+        """
+
+    func request(id: String) throws -> StoredRequest? {
+        try connection.queryOne("SELECT \(Self.columns) FROM requests WHERE id = ?", [.text(id)]).map(Self.decode)
+    }
+
+    func liveRequest(destination: String, nowMilliseconds now: Int64) throws -> StoredRequest? {
+        try connection.queryOne(
+            """
+            SELECT \(Self.columns) FROM requests WHERE destination = ? AND status = 'pending'
+            AND (code_expires_at > ? OR next_event_at IS NOT NULL) ORDER BY created_at DESC LIMIT 1
+            """, [.text(destination), .integer(now)]
+        ).map(Self.decode)
+    }
+
+    func insert(_ r: StoredRequest) throws {
+        try connection.run(
+            """
+            INSERT INTO requests (destination, \(Self.columns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(r.number ?? r.email ?? r.id)] + Self.values(r))
+    }
+
+    func update(_ r: StoredRequest) throws {
+        let changed = try connection.run(
+            """
+            UPDATE requests SET step = ?, code_hash = ?, code_channel = ?, status = ?, failures = ?,
+            code_expires_at = ?, next_event_at = ?, finished_at = ? WHERE id = ?
+            """,
+            [
+                SQLValue(r.step), .blob(r.codeHash), SQLValue(r.codeChannel?.rawValue), .text(r.status.rawValue),
+                SQLValue(r.failures), .integer(r.codeExpiresAt), SQLValue(r.nextEventAt), SQLValue(r.finishedAt), .text(r.id),
+            ])
+        precondition(changed == 1, "update of a request that is not stored")
+    }
+
+    func addEvent(requestID: String, _ event: RequestEvent) throws {
+        try connection.run(
+            "INSERT INTO request_events (request_id, at, kind, channel, detail) VALUES (?, ?, ?, ?, ?)",
+            [.text(requestID), .integer(event.at), .text(event.kind), SQLValue(event.channel), SQLValue(event.detail)])
+    }
+
+    func events(requestID: String) throws -> [RequestEvent] {
+        try connection.query(
+            "SELECT at, kind, channel, detail FROM request_events WHERE request_id = ? ORDER BY id LIMIT 100", [.text(requestID)]
+        ).map { row in
+            RequestEvent(
+                at: try row.int("at"), kind: try row.string("kind"), channel: try row.optionalString("channel"),
+                detail: try row.optionalString("detail"))
+        }
+    }
+
+    func sendCount(key: String, since: Int64) throws -> Int {
+        Int(try connection.queryOne("SELECT COUNT(*) AS n FROM sends WHERE key = ? AND at > ?", [.text(key), .integer(since)])?.int("n") ?? 0)
+    }
+
+    func sendTime(key: String, since: Int64, offset: Int) throws -> Int64? {
+        try connection.queryOne(
+            "SELECT at FROM sends WHERE key = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?",
+            [.text(key), .integer(since), SQLValue(offset)])?.int("at")
+    }
+
+    func recordSend(key: String, at: Int64) throws {
+        try connection.run("INSERT INTO sends (key, at) VALUES (?, ?)", [.text(key), .integer(at)])
+    }
+
+    func dueRequestIDs(nowMilliseconds now: Int64, limit: Int) throws -> [String] {
+        try connection.query(
+            "SELECT id FROM requests WHERE status = 'pending' AND next_event_at IS NOT NULL AND next_event_at <= ? ORDER BY next_event_at LIMIT ?",
+            [.integer(now), SQLValue(limit)]
+        ).map { try $0.string("id") }
+    }
+
+    func expiredPendingIDs(nowMilliseconds now: Int64, limit: Int) throws -> [String] {
+        try connection.query(
+            "SELECT id FROM requests WHERE status = 'pending' AND next_event_at IS NULL AND code_expires_at <= ? LIMIT ?",
+            [.integer(now), SQLValue(limit)]
+        ).map { try $0.string("id") }
+    }
+
+    func prune(before: Int64) throws {
+        try connection.run("DELETE FROM sends WHERE at <= ?", [.integer(before)])
+        try connection.run(
+            "DELETE FROM request_events WHERE request_id IN (SELECT id FROM requests WHERE status <> 'pending' AND created_at <= ?)",
+            [.integer(before)])
+        try connection.run("DELETE FROM requests WHERE status <> 'pending' AND created_at <= ?", [.integer(before)])
+    }
+
+    private static func values(_ r: StoredRequest) -> [SQLValue] {
+        [
+            .text(r.id), SQLValue(r.number), SQLValue(r.email), SQLValue(r.userID), .text(r.purpose.rawValue),
+            .text(r.workflow.rawValue), SQLValue(r.step), .text(r.brand), .text(r.locale.rawValue), SQLValue(r.codeLength),
+            .integer(r.codeExpirySeconds), .integer(r.nextEventWaitSeconds), .blob(r.codeHash), SQLValue(r.codeChannel?.rawValue),
+            SQLValue(r.payloadHash), SQLValue(r.payloadJSON), .text(r.status.rawValue), SQLValue(r.failures), .integer(r.createdAt),
+            .integer(r.codeExpiresAt), SQLValue(r.nextEventAt), SQLValue(r.finishedAt), SQLValue(r.client),
+        ]
+    }
+
+    private static func decode(_ row: Row) throws -> StoredRequest {
+        guard let purpose = Purpose(rawValue: try row.string("purpose")),
+            let workflow = Workflow(rawValue: try row.string("workflow")),
+            let locale = MessageLocale(rawValue: try row.string("locale")),
+            let status = StoredRequest.Status(rawValue: try row.string("status"))
+        else { throw StorageError.misuse("unreadable verification request row") }
+        return StoredRequest(
+            id: try row.string("id"), number: try row.optionalString("number"), email: try row.optionalString("email"),
+            userID: try row.optionalString("user_id"), purpose: purpose, workflow: workflow, step: Int(try row.int("step")),
+            brand: try row.string("brand"), locale: locale, codeLength: Int(try row.int("code_length")),
+            codeExpirySeconds: try row.int("code_expiry_s"), nextEventWaitSeconds: try row.int("next_event_wait_s"),
+            codeHash: try row.blob("code_hash"), codeChannel: try row.optionalString("code_channel").flatMap(DeliveryChannel.init(rawValue:)),
+            payloadHash: try row.optionalBlob("payload_hash"), payloadJSON: try row.optionalString("payload_json"),
+            status: status, failures: Int(try row.int("failures")), createdAt: try row.int("created_at"),
+            codeExpiresAt: try row.int("code_expires_at"), nextEventAt: try row.optionalInt("next_event_at"),
+            finishedAt: try row.optionalInt("finished_at"), client: try row.optionalString("client"))
+    }
+}

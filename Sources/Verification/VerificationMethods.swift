@@ -1,0 +1,186 @@
+import Delivery
+import LineProtocol
+import ServiceKit
+
+/// The method table: reads params, picks the public form (with `session`) or the internal one,
+/// calls the service, shapes the answer. Public forms act only for the session's own user.
+public struct VerificationMethods: Sendable {
+    public let service: VerificationService
+    public let identity: IdentityDirectory
+
+    public init(service: VerificationService, identity: IdentityDirectory) {
+        self.service = service
+        self.identity = identity
+    }
+
+    public func register(on router: Router) {
+        router.register("verification.start") { params, context in try start(params, context) }
+        router.register("verification.check") { params, context in try check(params, context) }
+        router.register("verification.cancel") { params, context in try cancel(params, context) }
+        router.register("verification.next") { params, context in try next(params, context) }
+        router.register("verification.status") { params, context in try status(params, context) }
+    }
+
+    static let publicStartFields: Set<String> = ["session", "channel", "locale"]
+
+    func start(_ params: Params, _ context: CallContext) throws -> JSON {
+        if params.has("session") {
+            return try publicStart(params, context)
+        }
+        let purposeText = try params.string("purpose", maxLength: 16)
+        guard let purpose = Purpose(rawValue: purposeText) else {
+            throw RPCError.invalidParams("purpose must be login or transaction", field: "purpose")
+        }
+        var start = StartParameters(workflow: try Self.workflow(params), purpose: purpose)
+        start.number = try params.optionalString("number", maxLength: 32)
+        start.userID = try params.optionalString("user_id", maxLength: 128)
+        start.email = try params.optionalString("email", maxLength: 254)
+        start.brand = try params.optionalString("brand", maxLength: 64)
+        start.codeLength = try params.optionalInt("code_length", range: 1...100).map(Int.init)
+        start.codeExpirySeconds = try params.optionalInt("code_expiry_s", range: 1...86_400)
+        start.nextEventWaitSeconds = try params.optionalInt("next_event_wait_s", range: 1...86_400)
+        start.locale = try Self.locale(params)
+        start.payload = try params.optionalObject("payload")
+        start.allowEmail = try params.optionalBool("allow_email") ?? false
+        start.country = try params.optionalString("country", maxLength: 2)
+        start.client = context.client
+        if let payload = start.payload, JSON.object(payload).encoded().count > 2048 {
+            throw RPCError.invalidParams("payload is larger than 2048 bytes", field: "payload")
+        }
+        if start.number == nil, let userID = start.userID, start.workflow.steps.contains(where: { $0 != .email }) {
+            start.number = try profile(userID, context).phone
+        }
+        if start.email == nil, let userID = start.userID, start.workflow.usesEmail {
+            start.email = try profile(userID, context).email
+        }
+        return ["request_id": .string(try service.start(start, logger: context.logger))]
+    }
+
+    /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile.
+    private func publicStart(_ params: Params, _ context: CallContext) throws -> JSON {
+        if let extra = params.members.keys.sorted().first(where: { !Self.publicStartFields.contains($0) && params.has($0) }) {
+            throw RPCError.invalidParams("\(extra) is not accepted with a session", field: extra)
+        }
+        let session = try identity.introspect(params, context)
+        var workflow = service.settings.publicWorkflow
+        if params.has("channel") {
+            workflow = try Self.workflow(params)
+            guard !workflow.usesEmail else {
+                throw VerificationError.invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
+            }
+        }
+        var start = StartParameters(workflow: workflow, purpose: .login)
+        start.userID = session.userID
+        start.number = try profile(session.userID, context).phone
+        start.nextEventWaitSeconds = min(service.settings.publicNextWaitSeconds, service.settings.defaultCodeExpirySeconds)
+        start.locale = try Self.locale(params)
+        start.client = context.client
+        guard start.number != nil else {
+            throw VerificationError.invalidParams("the profile has no phone number", field: "session", rule: "no_phone")
+        }
+        return ["request_id": .string(try service.start(start, logger: context.logger.with(["verification.user_id": .string(session.userID)])))]
+    }
+
+    func check(_ params: Params, _ context: CallContext) throws -> JSON {
+        let requestID = try params.string("request_id", maxLength: 128)
+        let code = try params.string("code", maxLength: 16)
+        guard params.has("session") else {
+            let payload = try params.optionalObject("payload").map(JSON.object)
+            let result = try service.check(requestID: requestID, code: code, payload: payload, owner: nil, logger: context.logger)
+            var answer: [String: JSON] = ["status": "verified"]
+            if let userID = result.userID { answer["user_id"] = .string(userID) }
+            return .object(answer)
+        }
+        if params.has("payload") { throw RPCError.invalidParams("payload is not accepted with a session", field: "payload") }
+        let session = try identity.introspect(params, context)
+        let owner = RequestOwner(userID: session.userID, loginOnly: true)
+        let result: CheckResult
+        do {
+            result = try service.check(requestID: requestID, code: code, payload: nil, owner: owner, logger: context.logger)
+        } catch let error as VerificationError {
+            switch error {
+            case .invalidCode, .tooManyAttempts:
+                audit(session, event: "factor.failed", outcome: error.rpcError.reason ?? "invalid_code", context)
+            default: break
+            }
+            throw error
+        }
+        let aal = try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context)
+        audit(session, event: "factor.passed", outcome: result.channel.rawValue, context)
+        return ["status": "verified", "aal": .int(aal)]
+    }
+
+    func cancel(_ params: Params, _ context: CallContext) throws -> JSON {
+        let requestID = try params.string("request_id", maxLength: 128)
+        let owner = try owner(params, context)
+        let status = try service.cancel(requestID: requestID, owner: owner, logger: context.logger)
+        return ["status": .string(status.rawValue)]
+    }
+
+    func next(_ params: Params, _ context: CallContext) throws -> JSON {
+        let requestID = try params.string("request_id", maxLength: 128)
+        let owner = try owner(params, context)
+        let channel = try service.next(requestID: requestID, owner: owner, client: context.client, logger: context.logger)
+        return ["status": "pending", "channel": .string(channel.rawValue)]
+    }
+
+    func status(_ params: Params, _ context: CallContext) throws -> JSON {
+        let requestID = try params.string("request_id", maxLength: 128)
+        return try service.status(requestID: requestID, owner: try owner(params, context))
+    }
+
+    // MARK: Helpers
+
+    private func owner(_ params: Params, _ context: CallContext) throws -> RequestOwner? {
+        guard params.has("session") else { return nil }
+        return RequestOwner(userID: try identity.introspect(params, context).userID, loginOnly: false)
+    }
+
+    private struct Profile {
+        var phone: String?
+        var email: String?
+    }
+
+    private func profile(_ userID: String, _ context: CallContext) throws -> Profile {
+        let user = try identity.user(userID, context)
+        return Profile(phone: user["phone"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }, email: user["email"]?.stringValue)
+    }
+
+    /// Audit events are best effort: a failed record is logged, never turns a check around.
+    private func audit(_ session: SessionInfo, event: String, outcome: String, _ context: CallContext) {
+        do {
+            try identity.record(userID: session.userID, event: event, outcome: outcome, deviceID: session.deviceID, context)
+        } catch {
+            context.logger.warning("audit record failed", ["audit.event": .string(event), "error": .string(error.message)])
+        }
+    }
+
+    static func workflow(_ params: Params) throws -> Workflow {
+        let channel = try params.optionalString("channel", maxLength: 16)
+        let workflow = try params.optionalString("workflow", maxLength: 32)
+        switch (channel, workflow) {
+        case (nil, nil): return .sms
+        case (let channel?, nil):
+            guard let parsed = DeliveryChannel(rawValue: channel) else {
+                throw RPCError.invalidParams("channel must be sms, voice or email", field: "channel")
+            }
+            return Workflow(channel: parsed)
+        case (nil, let workflow?):
+            guard let parsed = Workflow(rawValue: workflow) else {
+                throw RPCError.invalidParams("workflow must be sms, voice, sms_voice, sms_voice_voice, sms_sms_voice or email", field: "workflow")
+            }
+            return parsed
+        case (_?, _?):
+            throw RPCError.invalidParams("give channel or workflow, not both", field: "workflow")
+        }
+    }
+
+    static func locale(_ params: Params) throws -> MessageLocale? {
+        guard let text = try params.optionalString("locale", maxLength: 16) else { return nil }
+        let language = String(text.lowercased().prefix { $0 != "-" && $0 != "_" })
+        guard let locale = MessageLocale(rawValue: language) else {
+            throw RPCError.invalidParams("locale must be en, fr or ru", field: "locale")
+        }
+        return locale
+    }
+}

@@ -1,0 +1,522 @@
+import Delivery
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+
+/// Wall time in Unix milliseconds; tests inject a clock they move by hand.
+public protocol VerificationClock: Sendable {
+    func nowMilliseconds() -> Int64
+}
+
+public struct SystemClock: VerificationClock {
+    public init() {}
+    public func nowMilliseconds() -> Int64 { WallClock.nowMilliseconds() }
+}
+
+/// A start, as the methods layer hands it over: already typed, not yet checked against policy.
+public struct StartParameters: Sendable {
+    public var number: String?
+    public var email: String?
+    public var userID: String?
+    public var workflow: Workflow
+    public var purpose: Purpose
+    public var brand: String?
+    public var codeLength: Int?
+    public var codeExpirySeconds: Int64?
+    public var nextEventWaitSeconds: Int64?
+    public var locale: MessageLocale?
+    public var payload: [String: JSON]?
+    public var allowEmail = false
+    public var country: String?
+    public var client: String?
+
+    public init(workflow: Workflow, purpose: Purpose) {
+        self.workflow = workflow
+        self.purpose = purpose
+    }
+}
+
+/// Who may touch a request through the public methods: only the session's own user, and a
+/// public check only for a `login` request.
+public struct RequestOwner: Sendable {
+    public var userID: String
+    public var loginOnly: Bool
+
+    public init(userID: String, loginOnly: Bool) {
+        self.userID = userID
+        self.loginOnly = loginOnly
+    }
+}
+
+public struct CheckResult: Sendable, Equatable {
+    public var userID: String?
+    public var purpose: Purpose
+    /// The channel that carried the code (the factor to name in `identity.elevate`).
+    public var channel: DeliveryChannel
+}
+
+/// The logic of one-time codes: start, check, cancel, next, status, and the timed steps of
+/// workflows. No sockets, no JSON text: typed input, typed results, `VerificationError`.
+/// Every method blocks (SQLite, delivery): call from worker threads only.
+public final class VerificationService: Sendable {
+    public let settings: VerificationSettings
+    public let store: VerificationStore
+    public let providers: ChannelProviders
+    public let clock: VerificationClock
+    /// Counters in `verification.metrics`: `delivery.<channel>.sent|failed`, `verification.<outcome>`.
+    public let metrics: Metrics?
+    private let key: [UInt8]
+
+    public init(
+        settings: VerificationSettings, store: VerificationStore, providers: ChannelProviders, key: [UInt8],
+        clock: VerificationClock = SystemClock(), metrics: Metrics? = nil
+    ) {
+        precondition(key.count >= 32, "the verification key must be at least 32 bytes")
+        self.settings = settings
+        self.store = store
+        self.providers = providers
+        self.key = key
+        self.clock = clock
+        self.metrics = metrics
+    }
+
+    // MARK: Start
+
+    /// Validates, applies the concurrency rule and the send limits, stores the request with the
+    /// hash of a fresh code, and delivers the first message. Returns the request id.
+    public func start(_ parameters: StartParameters, logger: Logger) throws -> String {
+        let plan = try validate(parameters)
+        let now = clock.nowMilliseconds()
+        let id = "vr_\(settings.replicaID)_\(Base64URL.encode(SecureRandom.bytes(16)))"
+        let code = SecureRandom.digits(plan.codeLength)
+        let channel = parameters.workflow.steps[0]
+        let request = StoredRequest(
+            id: id, number: plan.number?.e164, email: plan.email, userID: parameters.userID, purpose: parameters.purpose,
+            workflow: parameters.workflow, step: 0, brand: plan.brand, locale: plan.locale, codeLength: plan.codeLength,
+            codeExpirySeconds: plan.codeExpirySeconds, nextEventWaitSeconds: plan.nextEventWaitSeconds,
+            codeHash: codeHash(requestID: id, code: code), codeChannel: channel,
+            payloadHash: parameters.payload.map { payloadHash(.object($0)) }, payloadJSON: parameters.payload.map { JSON.object($0).text },
+            status: .pending, failures: 0, createdAt: now, codeExpiresAt: now + plan.codeExpirySeconds * 1000,
+            nextEventAt: parameters.workflow.steps.count > 1 ? now + plan.nextEventWaitSeconds * 1000 : nil,
+            finishedAt: nil, client: parameters.client)
+        let keys = limitKeys(destination: plan.destination(for: channel), userID: parameters.userID, client: parameters.client)
+        let refusal: VerificationError? = try store.write { tx in
+            if let live = try tx.liveRequest(destination: plan.destinationKey, nowMilliseconds: now) {
+                return .concurrentVerification(requestID: live.id)
+            }
+            if let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
+            try tx.insert(request)
+            try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
+            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+            return nil
+        }
+        if let refusal {
+            metrics?.increment("verification.start.\(refusal.rpcError.reason ?? "refused")")
+            logger.info("verification refused", ["verification.reason": .string(refusal.rpcError.reason ?? "")])
+            throw refusal
+        }
+        logger.info("verification started", [
+            "verification.request_id": .string(id), "verification.workflow": .string(parameters.workflow.rawValue),
+            "verification.purpose": .string(parameters.purpose.rawValue),
+        ])
+        if let failure = deliver(request, channel: channel, code: code, logger: logger) {
+            try store.write { tx in
+                guard var stored = try tx.request(id: id), stored.status == .pending else { return }
+                stored.status = .failed
+                stored.nextEventAt = nil
+                stored.finishedAt = clock.nowMilliseconds()
+                try tx.update(stored)
+                try tx.addEvent(requestID: id, RequestEvent(at: stored.finishedAt!, kind: "delivery_failed", channel: channel.rawValue, detail: failure))
+            }
+            throw VerificationError.deliveryFailed(requestID: id)
+        }
+        try store.write { tx in try tx.addEvent(requestID: id, RequestEvent(at: clock.nowMilliseconds(), kind: "sent", channel: channel.rawValue)) }
+        return id
+    }
+
+    struct Plan {
+        var number: PhoneNumber?
+        var email: String?
+        var brand: String
+        var locale: MessageLocale
+        var codeLength: Int
+        var codeExpirySeconds: Int64
+        var nextEventWaitSeconds: Int64
+
+        /// The concurrency rule's key: the number, else the e-mail address.
+        var destinationKey: String { number?.e164 ?? email ?? "" }
+
+        func destination(for channel: DeliveryChannel) -> String {
+            channel == .email ? "email:\(email ?? "")" : "number:\(number?.e164 ?? "")"
+        }
+    }
+
+    private func validate(_ p: StartParameters) throws(VerificationError) -> Plan {
+        let steps = p.workflow.steps
+        if p.workflow.usesEmail {
+            guard p.purpose != .login else {
+                throw .invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
+            }
+            guard p.allowEmail else { throw .invalidParams("the e-mail channel needs allow_email", field: "channel", rule: "email_not_allowed") }
+            guard let email = p.email, Self.isPlausibleEmail(email) else { throw .invalidParams("email is required: an address", field: "email") }
+        }
+        var number: PhoneNumber?
+        if steps.contains(where: { $0 != .email }) {
+            guard let raw = p.number else { throw .invalidParams("number is required: an E.164 phone number", field: "number") }
+            guard let parsed = PhoneNumber(raw) else { throw .invalidParams("number must be an E.164 phone number (+ and 8-15 digits)", field: "number") }
+            if let country = p.country, country.uppercased() != parsed.country {
+                throw .invalidParams("number does not belong to country", field: "country")
+            }
+            if let allowed = settings.allowedCountries, !allowed.contains(parsed.country ?? "") {
+                throw .invalidParams("codes are not sent to this country", field: "number", rule: "country_not_allowed")
+            }
+            number = parsed
+        }
+        let minimumLength = p.purpose == .login ? settings.minimumLoginCodeLength : 4
+        let codeLength = p.codeLength ?? settings.defaultCodeLength
+        guard (minimumLength...10).contains(codeLength) else {
+            throw .invalidParams("code_length must be between \(minimumLength) and 10", field: "code_length")
+        }
+        let expiry = p.codeExpirySeconds ?? settings.defaultCodeExpirySeconds
+        guard (settings.minimumCodeExpirySeconds...settings.maximumCodeExpirySeconds).contains(expiry) else {
+            throw .invalidParams(
+                "code_expiry_s must be between \(settings.minimumCodeExpirySeconds) and \(settings.maximumCodeExpirySeconds)",
+                field: "code_expiry_s")
+        }
+        let wait = p.nextEventWaitSeconds ?? min(settings.publicNextWaitSeconds, expiry)
+        if steps.count > 1 {
+            guard (settings.minimumNextWaitSeconds...min(settings.maximumNextWaitSeconds, expiry)).contains(wait) else {
+                throw .invalidParams(
+                    "next_event_wait_s must be between \(settings.minimumNextWaitSeconds) and code_expiry_s (\(expiry))",
+                    field: "next_event_wait_s")
+            }
+        }
+        let brand = p.brand ?? settings.brand
+        guard !brand.isEmpty, brand.utf8.count <= 32, !brand.contains(where: \.isNewline) else {
+            throw .invalidParams("brand must be 1-32 bytes on one line", field: "brand")
+        }
+        return Plan(
+            number: number, email: p.email, brand: brand, locale: p.locale ?? settings.defaultLocale, codeLength: codeLength,
+            codeExpirySeconds: expiry, nextEventWaitSeconds: wait)
+    }
+
+    static func isPlausibleEmail(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && text.utf8.count <= 254
+            && !text.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" })
+    }
+
+    // MARK: Limits
+
+    private func limitKeys(destination: String, userID: String?, client: String?) -> [(String, [SendLimit], String)] {
+        var keys: [(String, [SendLimit], String)] = [(destination, settings.perNumber, "number")]
+        if let userID { keys.append(("user:\(userID)", settings.perUser, "user")) }
+        if let client { keys.append(("client:\(client)", settings.perClient, "client")) }
+        keys.append(("global", settings.global, "global"))
+        return keys
+    }
+
+    /// The limit that one more send would break, with the seconds until it would not.
+    static func firstExceededLimit(_ tx: VerificationTransaction, keys: [(String, [SendLimit], String)], nowMilliseconds now: Int64) throws -> VerificationError? {
+        var worst: (Int64, String)?
+        for (key, limits, scope) in keys {
+            for limit in limits {
+                let since = now - limit.windowSeconds * 1000
+                let count = try tx.sendCount(key: key, since: since)
+                guard count >= limit.count else { continue }
+                let freeing = try tx.sendTime(key: key, since: since, offset: count - limit.count) ?? now
+                let retryAfter = max(1, (freeing + limit.windowSeconds * 1000 - now + 999) / 1000)
+                if worst == nil || retryAfter > worst!.0 { worst = (retryAfter, scope) }
+            }
+        }
+        return worst.map { .rateLimited(retryAfterSeconds: $0.0, scope: $0.1) }
+    }
+
+    // MARK: Check
+
+    private enum CheckOutcome {
+        case verified(CheckResult)
+        case refused(VerificationError)
+    }
+
+    /// Constant-time comparison of the code's keyed hash, and of the payload's: both must match.
+    /// A wrong one counts; the `maxAttempts`-th fails the request.
+    public func check(requestID: String, code: String, payload: JSON?, owner: RequestOwner?, logger: Logger) throws -> CheckResult {
+        guard (1...16).contains(code.utf8.count), code.utf8.allSatisfy({ (48...57).contains($0) }) else {
+            throw VerificationError.invalidParams("code must be a string of digits", field: "code")
+        }
+        let presentedCode = codeHash(requestID: requestID, code: code)
+        let presentedPayload = payload.map(payloadHash) ?? []
+        let now = clock.nowMilliseconds()
+        let outcome: CheckOutcome = try store.write { tx in
+            guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .refused(.notFound) }
+            if let refusal = try Self.finishedRefusal(tx, &request, nowMilliseconds: now) { return .refused(refusal) }
+            guard request.codeExpiresAt > now else { return .refused(.expired) }
+            let codeMatches = constantTimeEquals(presentedCode, request.codeHash)
+            let payloadMatches = constantTimeEquals(presentedPayload, request.payloadHash ?? [])
+            guard codeMatches && payloadMatches else {
+                request.failures += 1
+                let failed = request.failures >= settings.maxAttempts
+                try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "check_failed", detail: payloadMatches ? nil : "payload"))
+                if failed {
+                    request.status = .failed
+                    request.nextEventAt = nil
+                    request.finishedAt = now
+                    try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "failed", detail: "too_many_attempts"))
+                }
+                try tx.update(request)
+                return .refused(failed ? .tooManyAttempts : .invalidCode(attemptsLeft: settings.maxAttempts - request.failures))
+            }
+            request.status = .verified
+            request.nextEventAt = nil
+            request.finishedAt = now
+            try tx.update(request)
+            try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "verified", channel: request.codeChannel?.rawValue))
+            return .verified(CheckResult(userID: request.userID, purpose: request.purpose, channel: request.codeChannel ?? .sms))
+        }
+        switch outcome {
+        case .verified(let result):
+            metrics?.increment("verification.verified")
+            logger.info("verification verified", ["verification.request_id": .string(requestID)])
+            return result
+        case .refused(let error):
+            metrics?.increment("verification.\(error.rpcError.reason ?? "refused")")
+            logger.info("verification check refused", [
+                "verification.request_id": .string(requestID), "verification.reason": .string(error.rpcError.reason ?? ""),
+            ])
+            throw error
+        }
+    }
+
+    private static func owns(_ owner: RequestOwner?, _ request: StoredRequest) -> Bool {
+        guard let owner else { return true }
+        return request.userID == owner.userID && (!owner.loginOnly || request.purpose == .login)
+    }
+
+    /// The answer for a request that can no longer be checked (marking a lapsed one expired), or nil.
+    private static func finishedRefusal(_ tx: VerificationTransaction, _ request: inout StoredRequest, nowMilliseconds now: Int64) throws -> VerificationError? {
+        if request.status == .pending && !request.isLive(nowMilliseconds: now) {
+            request.status = .expired
+            request.finishedAt = now
+            try tx.update(request)
+            try tx.addEvent(requestID: request.id, RequestEvent(at: now, kind: "expired"))
+        }
+        switch request.status {
+        case .pending: return nil
+        case .verified: return .conflict("this verification is already verified", status: "verified")
+        case .cancelled: return .conflict("this verification was cancelled", status: "cancelled")
+        case .failed: return .tooManyAttempts
+        case .expired: return .expired
+        }
+    }
+
+    // MARK: Cancel and next
+
+    /// Ends a pending request; its code stops working at once.
+    public func cancel(requestID: String, owner: RequestOwner?, logger: Logger) throws -> StoredRequest.Status {
+        let now = clock.nowMilliseconds()
+        let refusal: VerificationError? = try store.write { tx in
+            guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .notFound }
+            if try Self.finishedRefusal(tx, &request, nowMilliseconds: now) != nil {
+                return .conflict("only a pending verification can be cancelled", status: request.status.rawValue)
+            }
+            request.status = .cancelled
+            request.nextEventAt = nil
+            request.finishedAt = now
+            try tx.update(request)
+            try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "cancelled"))
+            return nil
+        }
+        if let refusal { throw refusal }
+        logger.info("verification cancelled", ["verification.request_id": .string(requestID)])
+        return .cancelled
+    }
+
+    /// Fires the next step of the workflow now (the user asked for a call instead of waiting).
+    /// Counts against the send limits like a start.
+    public func next(requestID: String, owner: RequestOwner?, client: String?, logger: Logger) throws -> DeliveryChannel {
+        try advance(requestID: requestID, owner: owner, client: client, trigger: .caller, logger: logger)
+    }
+
+    enum Trigger { case caller, timer }
+
+    private enum Claim {
+        case claimed(StoredRequest, DeliveryChannel)
+        case refused(VerificationError)
+        case nothingToDo
+    }
+
+    /// Claims the next step in one transaction (so the timer and a caller never both fire it),
+    /// delivers a fresh code, then stores its hash. If delivery fails the previous code stays valid.
+    @discardableResult
+    func advance(requestID: String, owner: RequestOwner?, client: String?, trigger: Trigger, logger: Logger) throws -> DeliveryChannel {
+        let now = clock.nowMilliseconds()
+        let claim: Claim = try store.write { tx in
+            guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .refused(.notFound) }
+            if try Self.finishedRefusal(tx, &request, nowMilliseconds: now) != nil {
+                return trigger == .timer ? .nothingToDo : .refused(.conflict("this verification is finished", status: request.status.rawValue))
+            }
+            guard request.hasNextStep else {
+                return trigger == .timer ? .nothingToDo : .refused(.conflict("this workflow has no further channel", status: "pending"))
+            }
+            if trigger == .timer, let due = request.nextEventAt, due > now { return .nothingToDo }
+            let channel = request.workflow.steps[request.step + 1]
+            let destination = channel == .email ? "email:\(request.email ?? "")" : "number:\(request.number ?? "")"
+            let keys = trigger == .timer
+                ? [("global", settings.global, "global")]
+                : limitKeys(destination: destination, userID: request.userID, client: client)
+            let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
+            if let limited, trigger == .caller { return .refused(limited) }
+            request.step += 1
+            request.nextEventAt = request.hasNextStep ? now + request.nextEventWaitSeconds * 1000 : nil
+            try tx.update(request)
+            if limited != nil {
+                // The budget is spent: this step is skipped (the current code stays valid).
+                try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "skipped", channel: channel.rawValue, detail: "rate_limited"))
+                return .nothingToDo
+            }
+            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+            return .claimed(request, channel)
+        }
+        switch claim {
+        case .nothingToDo: return .sms
+        case .refused(let error): throw error
+        case .claimed(let request, let channel):
+            let code = SecureRandom.digits(request.codeLength)
+            let failure = deliver(request, channel: channel, code: code, logger: logger)
+            let hash = codeHash(requestID: requestID, code: code)
+            try store.write { tx in
+                let at = clock.nowMilliseconds()
+                guard var stored = try tx.request(id: requestID) else { return }
+                if let failure {
+                    try tx.addEvent(requestID: requestID, RequestEvent(at: at, kind: "delivery_failed", channel: channel.rawValue, detail: failure))
+                    return
+                }
+                guard stored.status == .pending else { return }
+                stored.codeHash = hash
+                stored.codeChannel = channel
+                stored.codeExpiresAt = at + stored.codeExpirySeconds * 1000
+                try tx.update(stored)
+                try tx.addEvent(requestID: requestID, RequestEvent(at: at, kind: "sent", channel: channel.rawValue, detail: trigger == .timer ? "timer" : "next"))
+            }
+            if failure != nil, trigger == .caller { throw VerificationError.deliveryFailed(requestID: requestID) }
+            return channel
+        }
+    }
+
+    /// Fires every step that is due, and marks lapsed requests expired. The timer calls it on a
+    /// worker and passes `run` = "submit to the worker pool", so one slow provider call does not
+    /// hold up other requests' steps (the claim transaction keeps a step from firing twice).
+    /// Returns how many due steps were handed to `run`.
+    @discardableResult
+    public func runDueSteps(
+        logger: Logger, limit: Int = 100, run: (@escaping @Sendable () -> Void) -> Bool = { work in work(); return true }
+    ) -> Int {
+        let now = clock.nowMilliseconds()
+        do {
+            let due = try store.read { tx in try tx.dueRequestIDs(nowMilliseconds: now, limit: limit) }
+            var handed = 0
+            for id in due {
+                let stepLogger = logger.with(["verification.request_id": .string(id)])
+                let accepted = run { [self] in
+                    do {
+                        try advance(requestID: id, owner: nil, client: nil, trigger: .timer, logger: stepLogger)
+                    } catch {
+                        stepLogger.error("workflow step failed", ["error": .string(String(describing: error))])
+                    }
+                }
+                if accepted { handed += 1 }
+            }
+            try store.write { tx in
+                for id in try tx.expiredPendingIDs(nowMilliseconds: now, limit: limit) {
+                    guard var request = try tx.request(id: id) else { continue }
+                    _ = try Self.finishedRefusal(tx, &request, nowMilliseconds: now)
+                }
+            }
+            return handed
+        } catch {
+            logger.error("workflow timer failed", ["error": .string(String(describing: error))])
+            return 0
+        }
+    }
+
+    /// Deletes finished requests and send counters older than the retention.
+    public func prune(logger: Logger) {
+        let cutoff = clock.nowMilliseconds() - max(settings.retentionSeconds, 86_400) * 1000
+        do {
+            try store.write { tx in try tx.prune(before: cutoff) }
+        } catch {
+            logger.error("prune failed", ["error": .string(String(describing: error))])
+        }
+    }
+
+    // MARK: Status
+
+    /// The request and its events, never the code nor its hash.
+    public func status(requestID: String, owner: RequestOwner?) throws -> JSON {
+        let now = clock.nowMilliseconds()
+        let found: (StoredRequest, [RequestEvent])? = try store.write { tx in
+            guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return nil }
+            _ = try Self.finishedRefusal(tx, &request, nowMilliseconds: now)
+            return (request, try tx.events(requestID: requestID))
+        }
+        guard let (request, events) = found else { throw VerificationError.notFound }
+        return Self.view(request, events: events, maxAttempts: settings.maxAttempts)
+    }
+
+    static func view(_ r: StoredRequest, events: [RequestEvent], maxAttempts: Int) -> JSON {
+        func seconds(_ milliseconds: Int64?) -> JSON { milliseconds.map { .int($0 / 1000) } ?? .null }
+        return [
+            "request_id": .string(r.id), "status": .string(r.status.rawValue), "purpose": .string(r.purpose.rawValue),
+            "workflow": .string(r.workflow.rawValue), "step": .int(Int64(r.step + 1)), "steps": .int(Int64(r.workflow.steps.count)),
+            "channel": r.codeChannel.map { .string($0.rawValue) } ?? .null,
+            "number": r.number.map(JSON.string) ?? .null, "email": r.email.map(JSON.string) ?? .null,
+            "user_id": r.userID.map(JSON.string) ?? .null, "payload_bound": .bool(r.payloadHash != nil),
+            "failed_attempts": .int(Int64(r.failures)), "attempts_left": .int(Int64(max(0, maxAttempts - r.failures))),
+            "created_at": seconds(r.createdAt), "code_expires_at": seconds(r.codeExpiresAt),
+            "next_event_at": seconds(r.nextEventAt), "finished_at": seconds(r.finishedAt),
+            "events": .array(events.map { event in
+                var fields: [String: JSON] = ["at": .int(event.at / 1000), "kind": .string(event.kind)]
+                if let channel = event.channel { fields["channel"] = .string(channel) }
+                if let detail = event.detail { fields["detail"] = .string(detail) }
+                return .object(fields)
+            }),
+        ]
+    }
+
+    // MARK: Hashes and delivery
+
+    func codeHash(requestID: String, code: String) -> [UInt8] {
+        HMACSHA256.authenticate(Array("code\u{0}\(requestID)\u{0}\(code)".utf8), key: key)
+    }
+
+    /// HMAC of the canonical JSON (keys sorted, no whitespace): the same payload always hashes the same.
+    func payloadHash(_ payload: JSON) -> [UInt8] {
+        HMACSHA256.authenticate(Array("payload\u{0}".utf8) + payload.encoded(), key: key)
+    }
+
+    /// Sends one code; nil on success, else a description for the request's events (never the text).
+    private func deliver(_ request: StoredRequest, channel: DeliveryChannel, code: String, logger: Logger) -> String? {
+        let payload = request.payloadJSON.flatMap { try? JSONParser.parse(Array($0.utf8)) }?.objectValue.map(PayloadSummary.init)
+        let minutes = max(1, request.codeExpirySeconds / 60)
+        let (subject, text) = MessageCatalog.message(
+            channel: channel, code: code, brand: request.brand, locale: request.locale, expiryMinutes: minutes, payload: payload)
+        let to = channel == .email ? (request.email ?? "") : (request.number ?? "")
+        let message = OutgoingMessage(channel: channel, to: to, subject: subject, text: text, requestID: request.id)
+        let provider = providers.provider(for: channel)
+        do {
+            try provider.deliver(message)
+            metrics?.increment("delivery.\(channel.rawValue).sent")
+            return nil
+        } catch {
+            metrics?.increment("delivery.\(channel.rawValue).failed")
+            logger.warning("delivery failed", [
+                "verification.request_id": .string(request.id), "delivery.channel": .string(channel.rawValue),
+                "delivery.provider": .string(provider.name), "delivery.permanent": .bool(error.permanent),
+                "error": .string(error.detail),
+            ])
+            return error.description
+        }
+    }
+}

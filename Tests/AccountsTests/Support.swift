@@ -1,0 +1,181 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Accounts
+
+/// Verification in memory: codes bound to payloads, single use, attempts counted.
+final class FakeVerification: VerificationPort, @unchecked Sendable {
+    struct Request {
+        var userID: String
+        var payload: [String: JSON]
+        var code: String
+        var verified = false
+        var cancelled = false
+        var attemptsLeft = 3
+    }
+
+    private let lock = NSLock()
+    private var requests: [String: Request] = [:]
+    private var counter = 0
+    var failStart: RPCError?
+    /// Runs after a code is started, before `start` returns (to race the caller).
+    var afterStart: (@Sendable () -> Void)?
+    /// Like the real service: one live (pending) code per user's phone.
+    var oneLiveCodePerUser = false
+    private(set) var startCount = 0
+
+    func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
+        let id = try startLocked(userID: userID, payload: payload)
+        if let afterStart {
+            self.afterStart = nil
+            afterStart()
+        }
+        return id
+    }
+
+    private func startLocked(userID: String, payload: [String: JSON]) throws(RPCError) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if let failStart { throw failStart }
+        if oneLiveCodePerUser, let live = requests.first(where: { $0.value.userID == userID && !$0.value.verified && !$0.value.cancelled }) {
+            throw RPCError(.concurrentVerification, "busy", extra: ["request_id": .string(live.key)])
+        }
+        counter += 1
+        startCount += 1
+        let id = "vr_fake_\(counter)"
+        requests[id] = Request(userID: userID, payload: payload, code: String(100_000 + counter))
+        return id
+    }
+
+    func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var request = requests[requestID] else { throw RPCError(.notFound, "no such request") }
+        if request.verified { throw RPCError(.conflict, "already verified", extra: ["status": "verified"]) }
+        if request.cancelled { throw RPCError(.conflict, "cancelled", extra: ["status": "cancelled"]) }
+        if request.attemptsLeft == 0 { throw RPCError(.tooManyAttempts, "too many attempts") }
+        guard request.code == code, request.payload == payload else {
+            request.attemptsLeft -= 1
+            requests[requestID] = request
+            throw RPCError(.invalidCode, "wrong code", extra: ["attempts_left": .int(Int64(request.attemptsLeft))])
+        }
+        request.verified = true
+        requests[requestID] = request
+    }
+
+    func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return requests[requestID]?.verified ?? false
+    }
+
+    func cancel(requestID: String, context: CallContext?) throws(RPCError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let request = requests[requestID] else { throw RPCError(.notFound, "no such request") }
+        guard !request.verified, !request.cancelled else { throw RPCError(.conflict, "finished") }
+        requests[requestID]?.cancelled = true
+    }
+
+    /// The code the user's phone got, and the payload it names.
+    func request(_ id: String) -> Request? {
+        lock.lock()
+        defer { lock.unlock() }
+        return requests[id]
+    }
+
+    /// Forgets a request, as verification does once its code expired.
+    func forget(_ id: String) {
+        lock.lock()
+        requests.removeValue(forKey: id)
+        lock.unlock()
+    }
+
+    /// Marks a request verified without the service seeing the answer (a confirm cut short).
+    func markVerified(_ id: String) {
+        lock.lock()
+        requests[id]?.verified = true
+        lock.unlock()
+    }
+}
+
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64 = 1_800_000_000
+    var now: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+    func advance(_ seconds: Int64) {
+        lock.lock()
+        value += seconds
+        lock.unlock()
+    }
+}
+
+class AccountsTestCase: XCTestCase {
+    var directory = ""
+    var store: SQLiteLedgerStore!
+    var verification: FakeVerification!
+    var clock: TestClock!
+    var service: AccountsService!
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "accounts-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try openService()
+    }
+
+    override func tearDownWithError() throws {
+        service = nil
+        store = nil
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func openService(groupCommitMax: Int = 64) throws {
+        store = try SQLiteLedgerStore(path: directory + "/accounts.sqlite", groupCommitMax: groupCommitMax)
+        verification = FakeVerification()
+        let clock = TestClock()
+        self.clock = clock
+        service = AccountsService(store: store, verification: verification, clock: { clock.now })
+    }
+
+    @discardableResult
+    func fund(_ user: String, _ account: AccountName = .checking, _ amount: Int64, key: String? = nil) throws -> Int64 {
+        try service.deposit(userID: user, account: account, amountMinor: amount, idempotencyKey: key ?? UUID().uuidString)
+    }
+
+    func transfer(_ user: String, _ from: AccountName, _ to: AccountName, _ amount: Int64, key: String? = nil) throws -> Transfer {
+        try service.transfer(
+            userID: user, TransferRequest(from: from, to: to, amountMinor: amount, idempotencyKey: key ?? UUID().uuidString),
+            context: nil
+        ).transfer
+    }
+
+    func code(for transfer: Transfer) -> String { verification.request(transfer.requestID!)!.code }
+
+    func balance(_ user: String, _ account: AccountName) throws -> Int64 {
+        try service.balances(userID: user).first { $0.name == account.rawValue }!.balanceMinor
+    }
+
+    func assertAuditClean(file: StaticString = #filePath, line: UInt = #line) throws {
+        let breaches = try service.audit()
+        XCTAssertEqual(breaches, [], file: file, line: line)
+    }
+
+    func assertThrows(_ expected: AccountsError, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) {
+        XCTAssertThrowsError(try body(), file: file, line: line) { error in
+            XCTAssertEqual(error as? AccountsError, expected, file: file, line: line)
+        }
+    }
+
+    func assertReason(_ reason: Reason, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) {
+        XCTAssertThrowsError(try body(), file: file, line: line) { error in
+            let wire = (error as? RPCError) ?? (error as? RPCErrorConvertible)?.rpcError
+            XCTAssertEqual(wire?.reason, reason.rawValue, "\(error)", file: file, line: line)
+        }
+    }
+}

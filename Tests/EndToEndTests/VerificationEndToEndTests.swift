@@ -1,0 +1,259 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+/// The verification service as a real process: codes go to the outbox, the test reads them
+/// back like the user reading an SMS. `LATCHKEY_VERIFICATION_MIN_NEXT_WAIT_S=1` (test-only)
+/// lets the voice fallback fire after one second instead of a minute.
+class VerificationStackTestCase: StackTestCase {
+    override func stackOptions(_ options: inout Stack.Options) {
+        options.serviceEnvironment["verification"] = ["LATCHKEY_VERIFICATION_MIN_NEXT_WAIT_S": "1", "LATCHKEY_VERIFICATION_TICK_MS": "100"]
+    }
+
+    /// The code in the newest outbox message for `requestID` (voice texts speak it digit by digit).
+    func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while Date() < deadline {
+            if let message = outbox().last(where: { $0["request_id"]?.stringValue == requestID && $0["channel"]?.stringValue == channel }),
+                let text = message["text"]?.stringValue
+            {
+                return try XCTUnwrap(Self.code(in: text, spoken: channel == "voice"), text)
+            }
+            usleep(50_000)
+        }
+        throw MissingMessage(description: "no \(channel) message for \(requestID) within \(timeoutSeconds) s")
+    }
+
+    static func code(in text: String, spoken: Bool) -> String? {
+        let pattern = spoken ? "(\\d(, \\d){3,9})" : "\\b(\\d{4,10})\\b"
+        let expression = try! NSRegularExpression(pattern: pattern)
+        guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            let range = Range(match.range(at: 1), in: text)
+        else { return nil }
+        return text[range].filter(\.isNumber)
+    }
+
+    func start(_ client: LineClient, _ params: [String: JSON]) throws -> String {
+        try XCTUnwrap(try client.result("verification.start", .object(params))["request_id"]?.stringValue)
+    }
+}
+
+struct MissingMessage: Error, CustomStringConvertible {
+    let description: String
+}
+
+final class VerificationEndToEndTests: VerificationStackTestCase {
+    func testWrongCodeThenRightCodeAndNoSecondUse() throws {
+        let client = try direct("verification")
+        let id = try start(client, ["number": "+15555550100", "purpose": "transaction", "brand": "DemoBank"])
+        XCTAssertTrue(id.hasPrefix("vr_verification_"), id)
+        let code = try code(for: id)
+        XCTAssertEqual(code.count, 6)
+        let message = try XCTUnwrap(outbox().last)
+        XCTAssertEqual(message["to"], "+15555550100")
+        XCTAssertTrue(message["text"]?.stringValue?.hasPrefix("DemoBank: your code is") ?? false)
+        let wrongCode = String(code.reversed()) == code ? "000000" == code ? "111111" : "000000" : String(code.reversed())
+        let refused = assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(wrongCode)]), "invalid_code")
+        XCTAssertEqual(refused?.data?["attempts_left"], 2)
+        XCTAssertEqual(try client.result("verification.check", ["request_id": .string(id), "code": .string(code)]), ["status": "verified"])
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(code)]), "conflict")
+        let status = try client.result("verification.status", ["request_id": .string(id)])
+        XCTAssertEqual(status["status"], "verified")
+        XCTAssertFalse(status.text.contains(code), "status never shows the code")
+        XCTAssertFalse(stack.member("verification").log.contains(code), "the code never reaches the log")
+        let counters = try client.result("verification.metrics")["counters"]
+        XCTAssertEqual(counters?["delivery.sms.sent"], 1)
+        XCTAssertEqual(counters?["verification.verified"], 1)
+        XCTAssertEqual(counters?["verification.invalid_code"], 1)
+        let keyFile = (dataDirectory as NSString).appendingPathComponent("verification.key")
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+    }
+
+    func testTooManyCodesFailsTheRequestAndCancelEndsAnother() throws {
+        let client = try direct("verification")
+        let id = try start(client, ["number": "+15555550101", "purpose": "login"])
+        let firstCode = try code(for: id)
+        let bad = firstCode == "000000" ? "111111" : "000000"
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(bad)]), "invalid_code")
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(bad)]), "invalid_code")
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(bad)]), "too_many_attempts")
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(firstCode)]), "too_many_attempts")
+
+        let other = try start(client, ["number": "+15555550102", "purpose": "login"])
+        let concurrent = assertError(try client.call("verification.start", ["number": "+15555550102", "purpose": "login"]), "concurrent_verification")
+        XCTAssertEqual(concurrent?.data?["request_id"]?.stringValue, other)
+        XCTAssertEqual(try client.result("verification.cancel", ["request_id": .string(other)]), ["status": "cancelled"])
+        assertError(try client.call("verification.check", ["request_id": .string(other), "code": .string(try code(for: other))]), "conflict")
+        assertError(try client.call("verification.cancel", ["request_id": .string(other)]), "conflict")
+        assertError(try client.call("verification.check", ["request_id": "vr_verification_missing", "code": "123456"]), "not_found")
+    }
+
+    func testVoiceFallbackFiresAfterTheWait() throws {
+        let client = try direct("verification")
+        let id = try start(client, ["number": "+15555550103", "purpose": "login", "workflow": "sms_voice", "next_event_wait_s": 1, "locale": "fr"])
+        let smsCode = try code(for: id)
+        XCTAssertTrue(outbox().last?["text"]?.stringValue?.contains("votre code est") ?? false)
+        let voiceCode = try code(for: id, channel: "voice", timeoutSeconds: 10)
+        let status = try client.result("verification.status", ["request_id": .string(id)])
+        XCTAssertEqual(status["channel"], "voice")
+        XCTAssertEqual(status["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue }, ["started", "sent", "sent"])
+        if smsCode != voiceCode {
+            assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(smsCode)]), "invalid_code")
+        }
+        XCTAssertEqual(try client.result("verification.check", ["request_id": .string(id), "code": .string(voiceCode)]), ["status": "verified"])
+    }
+
+    func testTransferBoundCodeFailsWithAChangedPayload() throws {
+        let client = try direct("verification")
+        let payload: JSON = ["amount": 5000, "currency": "USD", "from": "checking", "to": "saving", "reference": "tr_1"]
+        let id = try start(client, ["number": "+15555550104", "purpose": "transaction", "payload": payload])
+        let code = try code(for: id)
+        XCTAssertEqual(outbox().last?["text"]?.stringValue, "Latchkey: code \(code) to move 50.00 USD from checking to saving (tr_1). It expires in 5 min. Never share it.")
+        var changed = payload.objectValue!
+        changed["amount"] = 500_000
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(code), "payload": .object(changed)]), "invalid_code")
+        assertError(try client.call("verification.check", ["request_id": .string(id), "code": .string(code)]), "invalid_code")
+        XCTAssertEqual(
+            try client.result("verification.check", ["request_id": .string(id), "code": .string(code), "payload": payload]), ["status": "verified"])
+    }
+
+    func testLiveCodeSurvivesARestart() throws {
+        let id = try start(try direct("verification"), ["number": "+15555550106", "purpose": "login", "workflow": "sms_voice", "next_event_wait_s": 60])
+        let code = try code(for: id)
+        XCTAssertEqual(stack.terminate("verification"), 0, "SIGTERM drains and exits 0")
+        try stack.restart("verification")
+        let client = try direct("verification")
+        XCTAssertEqual(try client.result("verification.status", ["request_id": .string(id)])["status"], "pending")
+        XCTAssertEqual(try client.result("verification.check", ["request_id": .string(id), "code": .string(code)]), ["status": "verified"])
+    }
+
+    func testSendLimitPerNumberAnswersRetryAfter() throws {
+        let client = try direct("verification")
+        for _ in 0..<3 {
+            let id = try start(client, ["number": "+15555550105", "purpose": "transaction"])
+            _ = try client.result("verification.cancel", ["request_id": .string(id)])
+        }
+        let limited = assertError(try client.call("verification.start", ["number": "+15555550105", "purpose": "transaction"]), "rate_limited")
+        XCTAssertGreaterThan(limited?.data?["retry_after"]?.intValue ?? 0, 500)
+    }
+}
+
+/// Two replicas with their own `--replica-id` and database: each issues ids naming itself,
+/// and only the owner knows its requests.
+final class VerificationReplicaEndToEndTests: VerificationStackTestCase {
+    override func stackOptions(_ options: inout Stack.Options) {
+        super.stackOptions(&options)
+        options.verificationReplicas = 2
+    }
+
+    func testEachReplicaOwnsTheIdsItIssues() throws {
+        let first = try direct("verification", replica: 0)
+        let second = try direct("verification", replica: 1)
+        let firstID = try start(first, ["number": "+15555550110", "purpose": "transaction"])
+        let secondID = try start(second, ["number": "+15555550111", "purpose": "transaction"])
+        XCTAssertTrue(firstID.hasPrefix("vr_verification_"), firstID)
+        XCTAssertTrue(secondID.hasPrefix("vr_verification-2_"), secondID)
+        let owner = secondID.dropFirst(3).prefix { $0 != "_" }
+        XCTAssertEqual(owner, "verification-2", "the owner is everything between vr_ and the next _")
+        let secondCode = try code(for: secondID)
+        assertError(try first.call("verification.check", ["request_id": .string(secondID), "code": .string(secondCode)]), "not_found")
+        XCTAssertEqual(try second.result("verification.check", ["request_id": .string(secondID), "code": .string(secondCode)]), ["status": "verified"])
+        XCTAssertEqual(try first.result("verification.check", ["request_id": .string(firstID), "code": .string(try code(for: firstID))]), ["status": "verified"])
+    }
+}
+
+/// A provider that cannot deliver: the start answers `unavailable` with the request id, and the
+/// request's events say why; nothing pretends the code went out.
+final class VerificationDeliveryFailureEndToEndTests: VerificationStackTestCase {
+    override func stackOptions(_ options: inout Stack.Options) {
+        super.stackOptions(&options)
+        options.serviceEnvironment["verification", default: [:]].merge([
+            "LATCHKEY_DELIVERY": "webhook", "LATCHKEY_WEBHOOK_URL": "http://127.0.0.1:1/hook",
+            "LATCHKEY_WEBHOOK_SECRET": "0123456789abcdef0123", "LATCHKEY_DELIVERY_ATTEMPTS": "2", "LATCHKEY_DELIVERY_BACKOFF_MS": "10",
+        ]) { _, new in new }
+    }
+
+    func testFailedDeliveryIsVisibleInStatus() throws {
+        let client = try direct("verification")
+        let error = assertError(try client.call("verification.start", ["number": "+15555550120", "purpose": "login"]), "unavailable")
+        let id = try XCTUnwrap(error?.data?["request_id"]?.stringValue)
+        let status = try client.result("verification.status", ["request_id": .string(id)])
+        XCTAssertEqual(status["status"], "failed")
+        let failure = try XCTUnwrap(status["events"]?.arrayValue?.last)
+        XCTAssertEqual(failure["kind"], "delivery_failed")
+        XCTAssertTrue(failure["detail"]?.stringValue?.hasPrefix("webhook: cannot connect") ?? false, failure.text)
+        XCTAssertTrue(outbox().isEmpty)
+    }
+}
+
+/// `LATCHKEY_VERIFICATION_BENCH=1 swift test --filter VerificationBench`: start+check pairs per
+/// second straight to one replica (outbox delivery, SQLite synchronous=FULL), next to pings.
+final class VerificationBenchEndToEndTests: VerificationStackTestCase {
+    override func stackOptions(_ options: inout Stack.Options) {
+        super.stackOptions(&options)
+        for name in ["CLIENT_10M", "CLIENT_DAY", "GLOBAL_HOUR", "GLOBAL_DAY"] {
+            options.serviceEnvironment["verification", default: [:]]["LATCHKEY_VERIFICATION_SENDS_PER_\(name)".replacingOccurrences(of: "PER_GLOBAL", with: "GLOBAL")] = "100000000"
+        }
+    }
+
+    func testStartCheckPairsPerSecond() throws {
+        guard ProcessInfo.processInfo.environment["LATCHKEY_VERIFICATION_BENCH"] == "1" else { throw XCTSkip("set LATCHKEY_VERIFICATION_BENCH=1") }
+        let endpoint = stack.endpoint("verification")
+        let threads = 8, pairsPerThread = 100
+        let pingStart = Date()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            let client = try! LineClient(endpoint)
+            for _ in 0..<(pairsPerThread * 4) { _ = try! client.result("verification.ping") }
+        }
+        let pings = Double(threads * pairsPerThread * 4) / Date().timeIntervalSince(pingStart)
+        let outboxPath = stack.outboxPath
+        let began = Date()
+        let failures = FailureCounter()
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            let client = try! LineClient(endpoint)
+            for index in 0..<pairsPerThread {
+                let number = "+1555\(String(format: "%03d%04d", thread, index))"
+                guard let id = try? client.result("verification.start", ["number": .string(number), "purpose": "transaction"])["request_id"]?.stringValue,
+                    let code = Self.lastCode(outboxPath: outboxPath, requestID: id)
+                else {
+                    failures.add()
+                    continue
+                }
+                if (try? client.result("verification.check", ["request_id": .string(id), "code": .string(code)])) == nil { failures.add() }
+            }
+        }
+        let pairs = Double(threads * pairsPerThread) / Date().timeIntervalSince(began)
+        print("verification bench: \(Int(pings)) pings/s, \(Int(pairs)) start+check pairs/s (\(threads) connections, failures \(failures.count))")
+        XCTAssertEqual(failures.count, 0)
+    }
+
+    /// Reads the outbox from its end (it grows during the run).
+    static func lastCode(outboxPath: String, requestID: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: outboxPath) else { return nil }
+        defer { try? handle.close() }
+        let size = handle.seekToEndOfFile()
+        handle.seek(toFileOffset: size > 65536 ? size - 65536 : 0)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        for line in text.split(separator: "\n").reversed() where line.contains(requestID) {
+            return (try? JSONParser.parse(String(line)))?["text"]?.stringValue.flatMap { code(in: $0, spoken: false) }
+        }
+        return nil
+    }
+}
+
+final class FailureCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var value = 0
+    func add() {
+        lock.lock()
+        value += 1
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}

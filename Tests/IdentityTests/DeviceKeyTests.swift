@@ -1,0 +1,204 @@
+import Foundation
+import Secrets
+import XCTest
+
+@testable import Identity
+
+/// Plays the iPhone: a P-256 key exported as iOS does (X9.63, standard base64) and DER signatures.
+struct FakeiPhone {
+    let deviceID: String
+    let key = P256PrivateKey()
+
+    var publicKeyBase64: String { Data(key.publicKey.x963).base64EncodedString() }
+
+    func sign(_ challenge: String) -> String {
+        Data(key.signature(for: Base64URL.decode(challenge)!)).base64EncodedString()
+    }
+}
+
+final class DeviceKeyTests: IdentityTestCase {
+    let phone = FakeiPhone(deviceID: "iphone-1")
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try registerUser()
+    }
+
+    private func enroll(_ protection: String = "biometry", device: FakeiPhone? = nil) throws -> (LoginResult, String) {
+        let device = device ?? phone
+        let session = try elevatedLogin(device: device.deviceID)
+        let keyID = try service.enrollKey(token: session.session, deviceID: device.deviceID, publicKey: device.publicKeyBase64, protection: protection, caller: caller)
+        return (session, keyID)
+    }
+
+    private func keyLogin(_ device: FakeiPhone? = nil, username: String = "alice") throws -> LoginResult {
+        let device = device ?? phone
+        let challenge = try service.challenge(deviceID: device.deviceID, token: nil, username: username).challenge
+        return try service.keyLogin(username: username, deviceID: device.deviceID, challenge: challenge, signature: device.sign(challenge), caller: caller)
+    }
+
+    func testChallengeIs32RandomBytesValidForTwoMinutes() throws {
+        let first = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice")
+        let second = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice")
+        XCTAssertEqual(Base64URL.decode(first.challenge)?.count, 32)
+        XCTAssertFalse(first.challenge.contains("="))
+        XCTAssertNotEqual(first.challenge, second.challenge)
+        XCTAssertEqual(first.expiresAt, clock.now + 120)
+        assertReason("invalid_params") { try service.challenge(deviceID: "iphone-1", token: nil, username: nil) }
+        assertReason("unauthenticated") { try service.challenge(deviceID: "iphone-1", token: "lks_bad", username: nil) }
+    }
+
+    func testChallengesByUsernameAreLimitedPerClientAddress() throws {
+        service = try makeService { $0.challengeBurst = 2; $0.challengeRefillPerMinute = 60 }
+        for _ in 0..<2 { XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: caller)) }
+        let limited = assertReason("rate_limited") { try service.challenge(deviceID: "d", token: nil, username: "nobody", caller: caller) }
+        XCTAssertEqual(limited?.data?["retry_after"], 1)
+        XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: Caller(client: "198.51.100.4")))
+        let session = try login().session
+        XCTAssertNoThrow(try service.challenge(deviceID: "iphone-1", token: session, username: nil, caller: caller), "sessions are not limited")
+        clock.advance(1)
+        XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: caller))
+    }
+
+    func testEnrollNeedsAAL2AndAValidKey() throws {
+        let weak = try login()
+        assertIdentityError(.stepUpRequired) {
+            try service.enrollKey(token: weak.session, deviceID: "iphone-1", publicKey: phone.publicKeyBase64, protection: "biometry", caller: caller)
+        }
+        let strong = try elevatedLogin()
+        var notOnCurve = phone.key.publicKey.x963
+        notOnCurve[64] ^= 1
+        var compressed = Array(phone.key.publicKey.x963.prefix(33))
+        compressed[0] = 0x02
+        let badKeys = [Data(notOnCurve).base64EncodedString(), Data(compressed).base64EncodedString(), "not base64!", "", Data(repeating: 0, count: 65).base64EncodedString()]
+        for bad in badKeys {
+            assertReason("invalid_params") { try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: bad, protection: "biometry", caller: caller) }
+        }
+        assertReason("invalid_params") { try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: phone.publicKeyBase64, protection: "face", caller: caller) }
+        assertReason("invalid_params") { try service.enrollKey(token: strong.session, deviceID: "other-device", publicKey: phone.publicKeyBase64, protection: "biometry", caller: caller) }
+        let urlSafe = Base64URL.encode(phone.key.publicKey.x963)
+        XCTAssertTrue(try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: urlSafe, protection: "biometry", caller: caller).hasPrefix("key_"))
+    }
+
+    func testBiometryKeyLoginGivesAnAAL2Session() throws {
+        let (_, keyID) = try enroll()
+        XCTAssertEqual(try login().requiredFactors, ["device_key"], "the device has a key (and is trusted)")
+        let result = try keyLogin()
+        XCTAssertEqual(result.aal, 2)
+        XCTAssertEqual(result.requiredFactors, [])
+        let session = try service.introspect(token: result.session)
+        XCTAssertEqual(session.aal2At, clock.now)
+        let keys = try service.keys(token: result.session)
+        XCTAssertEqual(keys.map(\.keyID), [keyID])
+        XCTAssertEqual(keys.first?.lastUsedAt, clock.now)
+    }
+
+    func testUserPresenceKeyProvesPossessionOnly() throws {
+        _ = try enroll("user_presence")
+        XCTAssertEqual(try keyLogin().aal, 1)
+        let weak = try login()
+        let challenge = try service.challenge(deviceID: "iphone-1", token: weak.session, username: nil).challenge
+        XCTAssertEqual(try service.verifyKey(token: weak.session, deviceID: "iphone-1", challenge: challenge, signature: phone.sign(challenge), caller: caller), 1)
+    }
+
+    func testVerifyKeyLiftsASessionToAAL2() throws {
+        _ = try enroll()
+        let weak = try login()
+        XCTAssertEqual(weak.aal, 1)
+        let challenge = try service.challenge(deviceID: "iphone-1", token: weak.session, username: nil).challenge
+        XCTAssertEqual(try service.verifyKey(token: weak.session, deviceID: "iphone-1", challenge: challenge, signature: phone.sign(challenge), caller: caller), 2)
+        XCTAssertEqual(try service.introspect(token: weak.session).aal, 2)
+    }
+
+    func testEachBadChallengeHasItsOwnError() throws {
+        _ = try enroll()
+        let intruder = FakeiPhone(deviceID: "iphone-1")
+        // Wrong signature (another key): invalid_credentials, and the challenge is burnt.
+        let challenge = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice").challenge
+        assertReason("invalid_credentials") {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: challenge, signature: intruder.sign(challenge), caller: caller)
+        }
+        assertIdentityError(.invalidChallenge(detail: "used")) {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: challenge, signature: phone.sign(challenge), caller: caller)
+        }
+        // Reused after success.
+        let once = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice").challenge
+        XCTAssertNoThrow(try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: once, signature: phone.sign(once), caller: caller))
+        assertIdentityError(.invalidChallenge(detail: "used")) {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: once, signature: phone.sign(once), caller: caller)
+        }
+        // Expired.
+        let stale = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice").challenge
+        clock.advance(121)
+        assertIdentityError(.invalidChallenge(detail: "expired")) {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: stale, signature: phone.sign(stale), caller: caller)
+        }
+        // Never issued.
+        let made = Base64URL.encode(SecureRandom.bytes(32))
+        assertIdentityError(.invalidChallenge(detail: "unknown")) {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: made, signature: phone.sign(made), caller: caller)
+        }
+        // Malformed encodings.
+        assertReason("invalid_params") { try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: "short", signature: phone.sign(made), caller: caller) }
+        assertReason("invalid_params") { try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: made, signature: "%%%", caller: caller) }
+    }
+
+    func testAChallengeForAnotherUserOrDeviceIsForeign() throws {
+        _ = try enroll()
+        let tablet = FakeiPhone(deviceID: "ipad-1")
+        _ = try enroll(device: tablet)
+        try registerUser("bob")
+        let forTablet = try service.challenge(deviceID: "ipad-1", token: nil, username: "alice").challenge
+        assertIdentityError(.invalidChallenge(detail: "foreign")) {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: forTablet, signature: phone.sign(forTablet), caller: caller)
+        }
+        XCTAssertNoThrow(try service.keyLogin(username: "alice", deviceID: "ipad-1", challenge: forTablet, signature: tablet.sign(forTablet), caller: caller),
+                         "a foreign use does not burn the owner's challenge")
+        let forBob = try service.challenge(deviceID: "iphone-1", token: nil, username: "bob").challenge
+        assertIdentityError(.invalidChallenge(detail: "foreign")) {
+            try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: forBob, signature: phone.sign(forBob), caller: caller)
+        }
+    }
+
+    func testRevokedAndMissingKeysAreNotFound() throws {
+        let (session, keyID) = try enroll()
+        try service.revokeKey(token: session.session, keyID: keyID, caller: caller)
+        assertIdentityError(.notFound("this device's key was revoked", detail: "key_revoked")) { try keyLogin() }
+        assertReason("not_found") { try service.revokeKey(token: session.session, keyID: keyID, caller: caller) }
+        XCTAssertEqual(try service.keys(token: session.session), [])
+        XCTAssertEqual(try login().requiredFactors, [], "no key any more; device still trusted")
+        assertIdentityError(.notFound("this device has no key", detail: "no_key")) { try keyLogin(FakeiPhone(deviceID: "never-seen")) }
+        assertIdentityError(.notFound("this device has no key", detail: "no_key")) { try keyLogin(username: "nobody") }
+    }
+
+    func testReEnrollingReplacesTheDevicesKeyAndTheLimitHolds() throws {
+        service = try makeService { $0.maxKeysPerUser = 2 }
+        let (session, first) = try enroll()
+        let newKey = FakeiPhone(deviceID: "iphone-1")
+        let second = try service.enrollKey(token: session.session, deviceID: "iphone-1", publicKey: newKey.publicKeyBase64, protection: "biometry", caller: caller)
+        XCTAssertEqual(try service.keys(token: session.session).map(\.keyID), [second])
+        XCTAssertNotEqual(first, second)
+        XCTAssertNoThrow(try keyLogin(newKey))
+        _ = try enroll(device: FakeiPhone(deviceID: "ipad-1"))
+        let third = FakeiPhone(deviceID: "ipad-2")
+        let thirdSession = try elevatedLogin(device: "ipad-2")
+        assertIdentityError(.keyLimit(2)) {
+            try service.enrollKey(token: thirdSession.session, deviceID: "ipad-2", publicKey: third.publicKeyBase64, protection: "biometry", caller: caller)
+        }
+    }
+
+    func testUsersCannotRevokeOthersKeys() throws {
+        let (_, keyID) = try enroll()
+        try registerUser("bob")
+        let bob = try login("bob")
+        assertReason("not_found") { try service.revokeKey(token: bob.session, keyID: keyID, caller: caller) }
+        XCTAssertNoThrow(try keyLogin())
+    }
+
+    func testKeyLoginIgnoresThePasswordThrottle() throws {
+        _ = try enroll()
+        for _ in 0..<6 { _ = try? login(password: "guessing guessing") }
+        assertReason("locked") { try login() }
+        XCTAssertEqual(try keyLogin().aal, 2)
+    }
+}

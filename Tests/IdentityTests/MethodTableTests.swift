@@ -1,0 +1,143 @@
+import Dispatch
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+import XCTest
+
+@testable import Identity
+
+/// The JSON face of the service: params in, results and error objects out, through the Router.
+final class MethodTableTests: IdentityTestCase {
+    var router: Router!
+    var workers: WorkerPool!
+    let logs = LogSink()
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        workers = WorkerPool(threadCount: 2, maxQueued: 16, name: "identity-test")
+        router = Router(workers: workers, metrics: Metrics())
+        IdentityMethods.register(on: router, service: service)
+    }
+
+    override func tearDownWithError() throws {
+        workers.shutdown()
+        try super.tearDownWithError()
+    }
+
+    private func call(_ method: String, _ params: [String: JSON], client: String = "203.0.113.7") -> Result<JSON, RPCError> {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        let context = CallContext(
+            method: method, requestID: "test-1", client: client, logger: Logger(service: "identity", minimumLevel: .debug, sink: logs),
+            deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
+        router.dispatch(RPCRequest(method: method, params: .object(params), id: 1), context: context) { outcome in
+            box.set(outcome)
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    private func result(_ method: String, _ params: [String: JSON], file: StaticString = #filePath, line: UInt = #line) throws -> JSON {
+        switch call(method, params) {
+        case .success(let json): return json
+        case .failure(let error): XCTFail("\(method): \(error)", file: file, line: line); throw error
+        }
+    }
+
+    private func reason(_ method: String, _ params: [String: JSON]) -> String? {
+        if case .failure(let error) = call(method, params) { return error.reason }
+        return nil
+    }
+
+    func testTheSeedFlowOverTheMethodTable() throws {
+        let userID = try result("identity.register", ["username": "demo", "password": "correct horse battery", "email": "demo@example.com", "phone": "5555550100"])["user_id"]?.stringValue
+        XCTAssertNotNil(userID)
+        let login = try result("identity.login", ["username": "demo", "password": "correct horse battery", "device_id": "iphone-1"])
+        XCTAssertEqual(login["aal"], 1)
+        XCTAssertEqual(login["required_factors"], ["sms"])
+        XCTAssertEqual(login["sitekey"], .null)
+        let session = try XCTUnwrap(login["session"]?.stringValue)
+        let introspected = try result("identity.introspect", ["session": .string(session)])
+        XCTAssertEqual(introspected["user_id"]?.stringValue, userID)
+        XCTAssertEqual(introspected["aal2_at"], .null)
+        let sessionID = try XCTUnwrap(introspected["session_id"]?.stringValue)
+        XCTAssertEqual(try result("identity.elevate", ["session_id": .string(sessionID), "factor": "sms"])["aal"], 2)
+        let user = try result("identity.user", ["user_id": .string(userID!)])
+        XCTAssertEqual(user["phone"], "+15555550100")
+        XCTAssertEqual(user["sms_verification"], false)
+
+        let phone = FakeiPhone(deviceID: "iphone-1")
+        let keyID = try result("identity.enroll_key", ["session": .string(session), "device_id": "iphone-1", "public_key": .string(phone.publicKeyBase64), "protection": "biometry"])["key_id"]
+        let challenge = try XCTUnwrap(try result("identity.challenge", ["username": "demo", "device_id": "iphone-1"])["challenge"]?.stringValue)
+        let keyLogin = try result("identity.key_login", ["username": "demo", "device_id": "iphone-1", "challenge": .string(challenge), "signature": .string(phone.sign(challenge))])
+        XCTAssertEqual(keyLogin["aal"], 2)
+        XCTAssertEqual(try result("identity.keys", ["session": .string(session)])["keys"]?.arrayValue?.first?["key_id"], keyID)
+
+        let sessions = try XCTUnwrap(try result("identity.sessions", ["session": .string(session)])["sessions"]?.arrayValue)
+        XCTAssertEqual(sessions.count, 2)
+        XCTAssertFalse(String(decoding: JSON.array(sessions).encoded(), as: UTF8.self).contains(session.dropFirst(4)), "never the token")
+        let other = try XCTUnwrap(sessions.first { $0["current"] == false }?["session_id"])
+        XCTAssertEqual(try result("identity.revoke", ["session": .string(session), "session_id": other])["ok"], true)
+        XCTAssertEqual(reason("identity.introspect", ["session": keyLogin["session"]!]), "unauthenticated")
+
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 1, 2]).base64EncodedString()
+        XCTAssertEqual(try result("identity.preferences", ["session": .string(session), "sitekey": .string(png)])["sitekey"], .string(png))
+        XCTAssertEqual(try result("identity.login", ["username": "demo", "password": "correct horse battery", "device_id": "iphone-1"])["sitekey"], .string(png))
+        XCTAssertEqual(try result("identity.preferences", ["session": .string(session), "sitekey": .null])["sitekey"], .null)
+
+        let activity = try result("identity.activity", ["session": .string(session), "limit": 3])
+        XCTAssertEqual(activity["events"]?.arrayValue?.count, 3)
+        XCTAssertNotEqual(activity["next"], .null)
+
+        XCTAssertEqual(try result("identity.find_by_email", ["email": "Demo@Example.com"])["user_id"]?.stringValue, userID)
+        XCTAssertEqual(try result("identity.check_password", ["user_id": .string(userID!), "password": "another fine phrase"])["ok"], true)
+        XCTAssertEqual(try result("identity.record", ["user_id": .string(userID!), "event": "password.reset", "outcome": "ok"])["ok"], true)
+        XCTAssertEqual(try result("identity.set_password", ["user_id": .string(userID!), "password": "another fine phrase"])["ok"], true)
+        XCTAssertEqual(try result("identity.revoke_all", ["user_id": .string(userID!)])["revoked"], 2)
+        XCTAssertEqual(reason("identity.logout", ["session": .string(session)]), "unauthenticated", "revoke_all ended it")
+    }
+
+    func testBadParamsAnswerInvalidParamsNamingTheField() throws {
+        let cases: [(String, [String: JSON], String)] = [
+            ("identity.register", ["username": "demo", "password": "x"], "email"),
+            ("identity.register", ["username": 5, "password": "x", "email": "e", "phone": "p"], "username"),
+            ("identity.login", ["username": "demo", "password": "correct horse battery"], "device_id"),
+            ("identity.login", ["username": "demo", "password": .string(String(repeating: "p", count: 2000)), "device_id": "d"], "password"),
+            ("identity.preferences", ["session": "lks_x", "sms_verification": "yes"], "sms_verification"),
+            ("identity.preferences", ["session": "lks_x", "sitekey": 12], "sitekey"),
+            ("identity.activity", ["session": "lks_x", "limit": 0], "limit"),
+            ("identity.elevate", ["session_id": "ses_x"], "factor"),
+            ("identity.challenge", ["username": "demo"], "device_id"),
+        ]
+        for (method, params, field) in cases {
+            guard case .failure(let error) = call(method, params) else { XCTFail("\(method) accepted \(params)"); continue }
+            XCTAssertEqual(error.reason, "invalid_params", "\(method) \(params)")
+            XCTAssertEqual(error.data?["field"]?.stringValue, field, "\(method) \(params)")
+            XCTAssertEqual(error.code, -32602)
+        }
+    }
+
+    func testErrorsCarryRetryAfterAndNoSecretsReachTheLogs() throws {
+        _ = try result("identity.register", ["username": "demo", "password": "correct horse battery", "email": "demo@example.com", "phone": "5555550100"])
+        for _ in 0..<5 { _ = call("identity.login", ["username": "demo", "password": "secret-guess-123", "device_id": "d1"]) }
+        guard case .failure(let locked) = call("identity.login", ["username": "demo", "password": "correct horse battery", "device_id": "d1"]) else {
+            return XCTFail("expected locked")
+        }
+        XCTAssertEqual(locked.reason, "locked")
+        XCTAssertEqual(locked.code, 423)
+        XCTAssertEqual(locked.data?["retry_after"], 30)
+        let text = logs.capturedText
+        XCTAssertTrue(text.contains("identity.login"))
+        XCTAssertFalse(text.contains("secret-guess"))
+        XCTAssertFalse(text.contains("correct horse"))
+    }
+}
+
+private final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Result<JSON, RPCError>?
+    func set(_ value: Result<JSON, RPCError>) { lock.lock(); stored = value; lock.unlock() }
+    var value: Result<JSON, RPCError>? { lock.lock(); defer { lock.unlock() }; return stored }
+}

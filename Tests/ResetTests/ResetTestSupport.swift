@@ -1,0 +1,189 @@
+import Delivery
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+import XCTest
+
+@testable import Reset
+
+/// Identity's internal methods, in memory: users by e-mail, passwords, live sessions, audit events.
+final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
+    struct User {
+        var email: String
+        var password: String
+        var sessions: Int
+    }
+
+    private let lock = NSLock()
+    private var users: [String: User] = [:]
+    private(set) var calls: [String] = []
+    private(set) var events: [String] = []
+    /// Makes `check_password` slow, to line concurrent completes up.
+    var checkDelayMicroseconds: UInt32 = 0
+    /// Methods that answer `unavailable` (identity down).
+    var failing: Set<String> = []
+
+    func add(userID: String, email: String, password: String, sessions: Int = 2) {
+        lock.lock()
+        users[userID] = User(email: email, password: password, sessions: sessions)
+        lock.unlock()
+    }
+
+    func user(_ userID: String) -> User? {
+        lock.lock()
+        defer { lock.unlock() }
+        return users[userID]
+    }
+
+    func callCount(_ method: String) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return calls.filter { $0 == method }.count
+    }
+
+    func call(_ method: String, _ params: [String: JSON], context: CallContext) throws(RPCError) -> JSON {
+        lock.lock()
+        calls.append(method)
+        let fails = failing.contains(method)
+        lock.unlock()
+        if fails { throw RPCError(.unavailable, "identity is unavailable") }
+        if method == "identity.check_password" && checkDelayMicroseconds > 0 { usleep(checkDelayMicroseconds) }
+        lock.lock()
+        defer { lock.unlock() }
+        let userID = params["user_id"]?.stringValue ?? ""
+        switch method {
+        case "identity.find_by_email":
+            let email = params["email"]?.stringValue ?? ""
+            guard let (id, _) = users.first(where: { $0.value.email.lowercased() == email.lowercased() }) else { throw RPCError(.notFound, "no such user") }
+            return ["user_id": .string(id)]
+        case "identity.user":
+            guard let user = users[userID] else { throw RPCError(.notFound, "no such user") }
+            return ["user_id": .string(userID), "username": "someone", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false]
+        case "identity.check_password", "identity.set_password":
+            guard users[userID] != nil else { throw RPCError(.notFound, "no such user") }
+            let password = params["password"]?.stringValue ?? ""
+            if password.count < 12 {
+                throw RPCError(.weakPassword, "password must have at least 12 characters", extra: ["rule": "too_short"])
+            }
+            if method == "identity.set_password" { users[userID]?.password = password }
+            return ["ok": true]
+        case "identity.revoke_all":
+            let count = users[userID]?.sessions ?? 0
+            users[userID]?.sessions = 0
+            return ["revoked": .int(Int64(count))]
+        case "identity.record":
+            events.append("\(userID) \(params["event"]?.stringValue ?? "") \(params["outcome"]?.stringValue ?? "")")
+            return ["ok": true]
+        default:
+            throw RPCError.methodNotFound(method)
+        }
+    }
+}
+
+/// Keeps every message instead of sending it.
+final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
+    let name = "recording"
+    private let lock = NSLock()
+    private var sent: [OutgoingMessage] = []
+
+    var messages: [OutgoingMessage] {
+        lock.lock()
+        defer { lock.unlock() }
+        return sent
+    }
+
+    func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
+        lock.lock()
+        sent.append(message)
+        lock.unlock()
+    }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var milliseconds: Int64 = 1_800_000_000_000
+
+    var now: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return milliseconds
+    }
+
+    func advance(seconds: Int64) {
+        lock.lock()
+        milliseconds += seconds * 1000
+        lock.unlock()
+    }
+}
+
+func makePool(threads: Int, name: String) -> WorkerPool {
+    WorkerPool(threadCount: threads, maxQueued: 100, name: name)
+}
+
+/// A reset service over a temporary SQLite file, a fake identity, a recording provider and a manual clock.
+class ResetTestCase: XCTestCase {
+    var directory: String!
+    var identity: FakeIdentity!
+    var mail: RecordingProvider!
+    var clock: ManualClock!
+    var logs: LogSink!
+    var store: SQLiteResetStore!
+    var service: ResetService!
+    var background: WorkerPool!
+    var metrics: Metrics!
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "reset-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        identity = FakeIdentity()
+        identity.add(userID: "u_alice", email: "alice@example.com", password: "old password 1234")
+        mail = RecordingProvider()
+        clock = ManualClock()
+        logs = LogSink()
+        store = try SQLiteResetStore(path: directory + "/reset.sqlite")
+        try makeService(ResetSettings())
+    }
+
+    override func tearDownWithError() throws {
+        background?.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func makeService(_ settings: ResetSettings, template: String = LinkTemplate.defaultTemplate) throws {
+        background?.shutdown()
+        background = makePool(threads: 2, name: "reset-test")
+        metrics = Metrics()
+        let clock = self.clock!
+        service = ResetService(
+            settings: settings, store: store, identity: identity, mail: mail,
+            composer: ResetMailComposer(linkTemplate: try LinkTemplate(template)), background: background,
+            metrics: metrics, logger: Logger(service: "reset", minimumLevel: .debug, sink: logs),
+            nowMilliseconds: { clock.now })
+    }
+
+    func context(client: String? = "198.51.100.7") -> CallContext {
+        CallContext(
+            method: "reset.request", requestID: "test-\(UUID().uuidString.prefix(8))", client: client,
+            logger: Logger(service: "reset", minimumLevel: .debug, sink: logs), deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
+    }
+
+    /// Runs the background part of a request synchronously.
+    func requestNow(_ email: String, client: String? = "198.51.100.7") {
+        service.process(address: ResetService.normalizedAddress(email, maxBytes: 254)!, context: context(client: client))
+    }
+
+    /// The token in the last reset mail.
+    func lastToken(file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let text = try XCTUnwrap(mail.messages.last?.text, "no mail", file: file, line: line)
+        let range = try XCTUnwrap(text.range(of: "token="), "no link", file: file, line: line)
+        return String(text[range.upperBound...].prefix { $0 != "\n" && $0 != "&" })
+    }
+
+    /// Waits until the background pool has nothing left to do.
+    func drainBackground() {
+        let deadline = Date().addingTimeInterval(5)
+        while (background.queuedCount > 0 || background.busyCount > 0) && Date() < deadline { usleep(2000) }
+    }
+}

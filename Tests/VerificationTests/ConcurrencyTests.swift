@@ -1,0 +1,69 @@
+import Foundation
+import XCTest
+
+@testable import Verification
+
+final class ConcurrencyTests: XCTestCase {
+    func testRacingStartsForOneNumberSendOneCode() throws {
+        let harness = try Harness { $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)] }
+        let outcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            do {
+                outcomes.add("started:" + (try harness.start()))
+            } catch VerificationError.concurrentVerification(let id) {
+                outcomes.add("concurrent:" + id)
+            } catch {
+                outcomes.add("error:\(error)")
+            }
+        }
+        let started = outcomes.all.filter { $0.hasPrefix("started:") }
+        XCTAssertEqual(started.count, 1, "\(outcomes.all)")
+        let id = String(started[0].dropFirst("started:".count))
+        XCTAssertEqual(outcomes.all.filter { $0 == "concurrent:" + id }.count, 15)
+        XCTAssertEqual(harness.provider.sent.count, 1)
+    }
+
+    func testRacingChecksVerifyOnceAndRacingWrongCodesNeverExceedTheLimit() throws {
+        let harness = try Harness()
+        let id = try harness.start()
+        let code = harness.code(id)
+        let outcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            outcomes.add((try? harness.check(id, code)) == nil ? "refused" : "verified")
+        }
+        XCTAssertEqual(outcomes.all.filter { $0 == "verified" }.count, 1)
+
+        let other = try harness.start(number: "+15555550150")
+        let right = harness.code(other)
+        let wrongOutcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: 10) { _ in
+            do {
+                _ = try harness.check(other, wrong(right))
+            } catch let error as VerificationError {
+                wrongOutcomes.add(error.rpcError.reason ?? "?")
+            } catch {
+                wrongOutcomes.add("\(error)")
+            }
+        }
+        XCTAssertEqual(wrongOutcomes.all.filter { $0 == "invalid_code" }.count, 2)
+        XCTAssertEqual(wrongOutcomes.all.filter { $0 == "too_many_attempts" }.count, 8)
+        XCTAssertVerificationError(.tooManyAttempts, try harness.check(other, right))
+    }
+}
+
+final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String] = []
+
+    func add(_ value: String) {
+        lock.lock()
+        values.append(value)
+        lock.unlock()
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
+    }
+}

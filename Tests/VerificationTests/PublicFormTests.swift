@@ -1,0 +1,169 @@
+import Delivery
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Verification
+
+/// A fake identity on a real socket: what `identity.introspect`, `user`, `elevate` and `record`
+/// would answer for one user, and a log of the elevations and audit events it saw.
+final class FakeIdentity: @unchecked Sendable {
+    private let lock = NSLock()
+    private var elevations: [(String, String)] = []
+    private var records: [(String, String)] = []
+
+    func register(on router: Router) {
+        router.register("identity.introspect") { params, _ in
+            switch try params.string("session") {
+            case "lks_alice": return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000]
+            case "lks_bob": return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000]
+            default: throw RPCError(.unauthenticated, "the session is not valid")
+            }
+        }
+        router.register("identity.user") { params, _ in
+            switch try params.string("user_id") {
+            case "u_alice": return ["user_id": "u_alice", "username": "alice", "email": "alice@example.com", "phone": "+15555550100", "sms_verification": true]
+            case "u_bob": return ["user_id": "u_bob", "username": "bob", "email": "bob@example.com", "phone": "+15555550199", "sms_verification": true]
+            default: throw RPCError(.notFound, "no such user")
+            }
+        }
+        router.register("identity.elevate") { [self] params, _ in
+            lock.lock()
+            elevations.append((try params.string("session_id"), try params.string("factor")))
+            lock.unlock()
+            return ["aal": 2]
+        }
+        router.register("identity.record") { [self] params, _ in
+            lock.lock()
+            records.append((try params.string("event"), try params.string("outcome")))
+            lock.unlock()
+            return ["ok": true]
+        }
+    }
+
+    var elevated: [(String, String)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return elevations
+    }
+
+    var recorded: [(String, String)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return records
+    }
+}
+
+/// Verification's method table and a fake identity, each behind an `RPCServer` on port 0, on one loop.
+final class PublicFormTests: XCTestCase {
+    var harness: Harness!
+    var identity: FakeIdentity!
+    var loop: EventLoop!
+    var workers: WorkerPool!
+    var servers: [RPCServer] = []
+    var verificationEndpoint: Endpoint!
+    var loopThread: Thread!
+
+    override func setUpWithError() throws {
+        harness = try Harness()
+        identity = FakeIdentity()
+        loop = try EventLoop()
+        workers = WorkerPool(threadCount: 4, maxQueued: 64, name: "test")
+        let logger = Logger(service: "test", sink: LogSink())
+        let identityRouter = Router(workers: workers, metrics: Metrics())
+        identity.register(on: identityRouter)
+        let identityServer = RPCServer(loop: loop, limits: ServerLimits(), dispatcher: identityRouter, logger: logger, replicaID: "identity", trustsCallerMeta: true)
+        let identityAddress = try identityServer.listen(on: Endpoint(host: "127.0.0.1", port: 0))
+        let client = RPCClient(loop: loop, service: "identity", endpoints: [Endpoint(host: "127.0.0.1", port: identityAddress.port)], logger: logger)
+        let router = Router(workers: workers, metrics: Metrics())
+        VerificationMethods(service: harness.service, identity: RPCIdentityDirectory(client: client)).register(on: router)
+        let server = RPCServer(loop: loop, limits: ServerLimits(), dispatcher: router, logger: logger, replicaID: "test-1", trustsCallerMeta: true)
+        verificationEndpoint = Endpoint(host: "127.0.0.1", port: try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port)
+        servers = [identityServer, server]
+        let loop = self.loop!
+        loopThread = Thread { loop.run() }
+        loopThread.start()
+    }
+
+    override func tearDown() {
+        let done = DispatchSemaphore(value: 0)
+        let servers = self.servers
+        loop.execute {
+            for server in servers { server.forceClose() }
+            done.signal()
+        }
+        done.wait()
+        loop.stop()
+        while !loopThread.isFinished { usleep(1000) }
+        workers.shutdown()
+    }
+
+    private func call(_ method: String, _ params: JSON) throws -> Result<JSON, RPCError> {
+        try LineClient(verificationEndpoint).call(method, params).outcome
+    }
+
+    func testLoginFactorThroughTheSessionLiftsToAal2() throws {
+        let start = try call("verification.start", ["session": "lks_alice", "channel": "sms"]).get()
+        let id = try XCTUnwrap(start["request_id"]?.stringValue)
+        let message = try XCTUnwrap(harness.provider.sent.last)
+        XCTAssertEqual(message.to, "+15555550100", "the phone on the profile")
+        let code = harness.code(id)
+        XCTAssertEqual(try call("verification.check", ["session": "lks_alice", "request_id": .string(id), "code": .string(wrong(code))]).failureReason, "invalid_code")
+        let answer = try call("verification.check", ["session": "lks_alice", "request_id": .string(id), "code": .string(code)]).get()
+        XCTAssertEqual(answer, ["status": "verified", "aal": 2])
+        XCTAssertEqual(identity.elevated.map(\.0), ["s_alice"])
+        XCTAssertEqual(identity.elevated.map(\.1), ["sms"])
+        XCTAssertEqual(identity.recorded.map(\.0), ["factor.failed", "factor.passed"])
+        let status = try call("verification.status", ["request_id": .string(id)]).get()
+        XCTAssertEqual(status["purpose"], "login")
+        XCTAssertEqual(status["user_id"], "u_alice")
+    }
+
+    func testAnotherUsersRequestIsNotFoundAndEmailIsNoLoginFactor() throws {
+        let id = try XCTUnwrap(try call("verification.start", ["session": "lks_alice"]).get()["request_id"]?.stringValue)
+        XCTAssertEqual(harness.provider.sent.last?.channel, .sms, "the public workflow starts with SMS")
+        let code = harness.code(id)
+        XCTAssertEqual(try call("verification.check", ["session": "lks_bob", "request_id": .string(id), "code": .string(code)]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.cancel", ["session": "lks_bob", "request_id": .string(id)]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.start", ["session": "lks_bob", "channel": "email"]).failureReason, "invalid_params")
+        XCTAssertEqual(try call("verification.start", ["session": "lks_bob", "number": "+15555550111"]).failureReason, "invalid_params")
+        XCTAssertEqual(try call("verification.start", ["session": "lks_nobody"]).failureReason, "unauthenticated")
+        XCTAssertEqual(try call("verification.next", ["session": "lks_alice", "request_id": .string(id)]).get(), ["status": "pending", "channel": "voice"])
+        XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice", "request_id": .string(id)]).get(), ["status": "cancelled"])
+    }
+
+    func testPublicCheckRefusesATransactionRequest() throws {
+        let start = try call("verification.start", [
+            "user_id": "u_alice", "purpose": "transaction", "channel": "sms",
+            "payload": ["amount": 5000, "currency": "USD", "from": "checking", "to": "saving"],
+        ]).get()
+        let id = try XCTUnwrap(start["request_id"]?.stringValue)
+        XCTAssertTrue(harness.provider.sent.last!.text.contains("to move 50.00 USD from checking to saving"))
+        let code = harness.code(id)
+        XCTAssertEqual(try call("verification.check", ["session": "lks_alice", "request_id": .string(id), "code": .string(code)]).failureReason, "not_found")
+        let answer = try call("verification.check", [
+            "request_id": .string(id), "code": .string(code),
+            "payload": ["amount": 5000, "currency": "USD", "from": "checking", "to": "saving"],
+        ]).get()
+        XCTAssertEqual(answer, ["status": "verified", "user_id": "u_alice"])
+    }
+
+    func testInternalStartErrorsOnTheWire() throws {
+        let first = try call("verification.start", ["number": "+15555550123", "purpose": "transaction"]).get()
+        let refused = try call("verification.start", ["number": "+15555550123", "purpose": "transaction"])
+        guard case .failure(let error) = refused else { return XCTFail("expected concurrent_verification") }
+        XCTAssertEqual(error.reason, "concurrent_verification")
+        XCTAssertEqual(error.code, 409)
+        XCTAssertEqual(error.data?["request_id"], first["request_id"])
+        XCTAssertEqual(try call("verification.start", ["number": "+15555550124"]).failureReason, "invalid_params")
+        XCTAssertEqual(try call("verification.start", ["number": "+15555550124", "purpose": "login", "workflow": "nope"]).failureReason, "invalid_params")
+    }
+}
+
+extension Result where Failure == RPCError {
+    var failureReason: String? {
+        if case .failure(let error) = self { return error.reason }
+        return nil
+    }
+}

@@ -1,0 +1,135 @@
+import Delivery
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Verification
+
+/// A clock the test moves by hand.
+final class ManualClock: VerificationClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var now: Int64
+
+    init(_ start: Int64 = 1_800_000_000_000) { now = start }
+
+    func nowMilliseconds() -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return now
+    }
+
+    func advance(seconds: Int64) {
+        lock.lock()
+        now += seconds * 1000
+        lock.unlock()
+    }
+}
+
+/// Keeps every message; fails on demand.
+final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
+    let name = "recording"
+    private let lock = NSLock()
+    private var messages: [OutgoingMessage] = []
+    private var failing: Set<DeliveryChannel> = []
+
+    func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if failing.contains(message.channel) {
+            throw DeliveryError(provider: name, detail: "provider said no", permanent: true)
+        }
+        messages.append(message)
+    }
+
+    func fail(_ channel: DeliveryChannel, _ on: Bool = true) {
+        lock.lock()
+        if on { failing.insert(channel) } else { failing.remove(channel) }
+        lock.unlock()
+    }
+
+    var sent: [OutgoingMessage] {
+        lock.lock()
+        defer { lock.unlock() }
+        return messages
+    }
+
+    /// The code in the last message for `requestID` (the first run of 4-10 digits).
+    func code(for requestID: String) -> String? {
+        guard let message = sent.last(where: { $0.requestID == requestID }) else { return nil }
+        return extractCode(message.text)
+    }
+}
+
+/// The first run of 4-10 digits in a text; for voice texts ("1, 2, 3, ...") the spoken digits.
+func extractCode(_ text: String) -> String? {
+    if text.contains(", ") {
+        // Voice: "...: 1, 2, 3, 4, 5, 6. Again: ..."
+        let pattern = try! NSRegularExpression(pattern: "(\\d(, \\d){3,9})")
+        if let match = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            let range = Range(match.range, in: text)
+        {
+            return text[range].filter(\.isNumber)
+        }
+    }
+    let pattern = try! NSRegularExpression(pattern: "\\b(\\d{4,10})\\b")
+    guard let match = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+        let range = Range(match.range(at: 1), in: text)
+    else { return nil }
+    return String(text[range])
+}
+
+/// A service over a fresh SQLite file, a manual clock and a recording provider.
+final class Harness: @unchecked Sendable {
+    let directory: String
+    let clock = ManualClock()
+    let provider = RecordingProvider()
+    let service: VerificationService
+    let logSink = LogSink()
+    let logger: Logger
+
+    init(_ configure: (inout VerificationSettings) -> Void = { _ in }) throws {
+        directory = NSTemporaryDirectory() + "verification-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var settings = VerificationSettings(replicaID: "test-1")
+        settings.minimumNextWaitSeconds = 1
+        configure(&settings)
+        let store = try SQLiteVerificationStore(path: directory + "/verification.sqlite")
+        service = VerificationService(
+            settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
+        logger = Logger(service: "verification", sink: logSink)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    func start(number: String = "+15555550100", workflow: Workflow = .sms, purpose: Purpose = .transaction,
+               _ edit: (inout StartParameters) -> Void = { _ in }) throws -> String {
+        var parameters = StartParameters(workflow: workflow, purpose: purpose)
+        parameters.number = number
+        edit(&parameters)
+        return try service.start(parameters, logger: logger)
+    }
+
+    func check(_ id: String, _ code: String, payload: JSON? = nil) throws -> CheckResult {
+        try service.check(requestID: id, code: code, payload: payload, owner: nil, logger: logger)
+    }
+
+    func code(_ id: String) -> String { provider.code(for: id)! }
+}
+
+/// Asserts `body` throws the given verification error.
+func XCTAssertVerificationError<T>(_ expected: VerificationError, _ body: @autoclosure () throws -> T, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    do {
+        _ = try body()
+        XCTFail("expected \(expected), got a result", file: file, line: line)
+    } catch let error as VerificationError {
+        XCTAssertEqual(error, expected, note, file: file, line: line)
+    } catch {
+        XCTFail("expected \(expected), got \(error)", file: file, line: line)
+    }
+}
+
+/// A wrong code of the same length as `code`.
+func wrong(_ code: String) -> String {
+    String(code.map { $0 == "9" ? "0" : Character(String(Int(String($0))! + 1)) })
+}
