@@ -128,7 +128,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             finish(.failure(Self.unauthenticated))
             return
         }
-        resolveSession(token: token, context: context) { [self] outcome in
+        let decide: @Sendable (Result<SessionInfo, RPCError>) -> Void = { [self] outcome in
             switch outcome {
             case .failure(let error):
                 finish(.failure(error))
@@ -138,6 +138,11 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
             }
         }
+        // A cached aal 1 may be stale (a factor passed elsewhere): refuse step-up only on a fresh answer.
+        if policy.access == .stepUp, let cached = sessions.lookup(token: token), cached.aal < 2 {
+            sessions.drop(token: token)
+        }
+        resolveSession(token: token, context: context, completion: decide)
     }
 
     static let unauthenticated = RPCError(.unauthenticated, "a valid session is required")

@@ -88,7 +88,7 @@ public enum PolicyTable {
             "identity", .session, group: Group.standard, retry: .safe, cacheEffect: .dropSessionID(param: "session_id")),
         "identity.preferences": MethodPolicy("identity", .session, group: Group.standard, retry: .neverSent),
         "identity.challenge": MethodPolicy("identity", .open, group: Group.auth, retry: .safe),
-        "identity.enroll_key": MethodPolicy("identity", .stepUp, group: Group.standard, retry: .neverSent, cacheEffect: .dropCallerSession),
+        "identity.enroll_key": MethodPolicy("identity", .stepUp, group: Group.standard, retry: .neverSent),
         "identity.verify_key": MethodPolicy("identity", .session, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession),
         "identity.key_login": MethodPolicy("identity", .open, group: Group.auth, retry: .neverSent),
         "identity.keys": MethodPolicy("identity", .session, group: Group.standard, retry: .safe),

@@ -87,9 +87,10 @@ final class GatewayEndToEndTests: XCTestCase {
         let identityMethods = Self.publicMethods.map(\.method).filter { $0.hasPrefix("identity.") }
         let identity = try FakeIdentity(sessions: ["lks_aal1": 1, "lks_aal2": 2], servedMethods: identityMethods)
         fakeIdentity = identity
-        let verification = try launch("verification", name: "verification", ["--replica-id", "v1"])
-        let accounts = try launch("accounts", name: "accounts", [])
-        let reset = try launch("reset", name: "reset", [])
+        let identityList = identity.endpoint.description
+        let verification = try launch("verification", name: "verification", ["--replica-id", "v1", "--identity", identityList])
+        let accounts = try launch("accounts", name: "accounts", ["--identity", identityList, "--verification", verification.endpoint.description])
+        let reset = try launch("reset", name: "reset", ["--identity", identityList])
         let gateway = try startGateway(
             identity: identity.endpoint.description, verification: verification.endpoint.description,
             accounts: accounts.endpoint.description, reset: reset.endpoint.description)
@@ -134,8 +135,8 @@ final class GatewayEndToEndTests: XCTestCase {
     func testVerificationStartsSpreadAndChecksLandOnTheOwnerReplica() throws {
         let identity = try FakeIdentity(sessions: ["lks_alice": 1])
         fakeIdentity = identity
-        let replicaA = try launch("verification", name: "va", ["--replica-id", "va"])
-        let replicaB = try launch("verification", name: "vb", ["--replica-id", "vb"])
+        let replicaA = try launch("verification", name: "va", ["--replica-id", "va", "--identity", identity.endpoint.description])
+        let replicaB = try launch("verification", name: "vb", ["--replica-id", "vb", "--identity", identity.endpoint.description])
         let gateway = try startGateway(
             identity: identity.endpoint.description, verification: "\(replicaA.endpoint),\(replicaB.endpoint)",
             accounts: "127.0.0.1:1", reset: "127.0.0.1:1")

@@ -81,6 +81,21 @@ final class SessionAndRoutingTests: XCTestCase {
         XCTAssertEqual(try client.call("identity.enroll_key", ["session": "lks_alice"]).result?["served"]?.stringValue, "identity.enroll_key")
     }
 
+    func testStepUpIsRefusedOnlyOnAFreshAnswer() throws {
+        let gateway = try start(["identity": [identity.endpoint]])
+        let client = try gateway.client()
+        XCTAssertNotNil(try client.call("identity.keys", ["session": "lks_alice"]).result)
+        XCTAssertEqual(identity.log.count("identity.introspect"), 1)
+        // The second factor passed out of the gateway's sight (another door, or a service's own call).
+        identity.addSession(token: "lks_alice", sessionID: "s-alice", aal: 2)
+        XCTAssertEqual(try client.call("identity.enroll_key", ["session": "lks_alice"]).result?["served"]?.stringValue, "identity.enroll_key")
+        XCTAssertEqual(identity.log.count("identity.introspect"), 2)
+        // At aal 2 the cache answers again.
+        XCTAssertNotNil(try client.call("identity.enroll_key", ["session": "lks_alice"]).result)
+        XCTAssertNotNil(try client.call("identity.keys", ["session": "lks_alice"]).result)
+        XCTAssertLessThanOrEqual(identity.log.count("identity.introspect"), 3)
+    }
+
     func testSessionCacheKeepsOnlyHashes() {
         let cache = SessionCache(ttlMilliseconds: 1000)
         cache.store(token: "lks_secret", info: SessionInfo(userID: "u", sessionID: "s", deviceID: nil, aal: 1, expiresAt: nil))
