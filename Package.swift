@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: strict),
 
         // Runtime: event loop, servers, clients, config, logging, lifecycle.
-        .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "COpenSSL", "Secrets"], swiftSettings: strict),
+        .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "COpenSSL", "Secrets", "Storage"], swiftSettings: strict),
         // Message delivery shared by verification and reset: outbox, SMTP, webhook, SMS providers.
         .target(name: "Delivery", dependencies: ["ServiceKit", "Secrets", "COpenSSL"], swiftSettings: strict),
 
@@ -61,6 +61,6 @@ let package = Package(
         .testTarget(name: "ResetTests", dependencies: ["Reset"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway"], swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
-        .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),
     ]
 )

@@ -152,15 +152,32 @@ public final class ServiceHost: @unchecked Sendable {
         }
     }
 
+    private var extraListeners: [(drain: (@escaping () -> Void) -> Void, forceClose: () -> Void)] = []
+
+    /// Another listener on this loop (the gateway's HTTP door), drained on SIGTERM with the main
+    /// server; the loop stops once every one has finished. Call before `serve`.
+    public func addListener(drain: @escaping (@escaping () -> Void) -> Void, forceClose: @escaping () -> Void) {
+        extraListeners.append((drain, forceClose))
+    }
+
     private func beginShutdown(server: RPCServer) {
         guard server.state == .listening else { return }
         logger.info("draining", ["drain.inflight": .int(Int64(server.inflightCount)), "drain.timeout_ms": .int(drainTimeoutMilliseconds)])
-        server.drain { [unowned self] in loop.stop() }
+        var remaining = 1 + extraListeners.count
+        let finished = { [unowned self] in
+            remaining -= 1
+            if remaining == 0 { loop.stop() }
+        }
+        for listener in extraListeners { listener.drain(finished) }
+        server.drain(completion: finished)
         let deadline = MonotonicClock.nowMilliseconds() + drainTimeoutMilliseconds
+        var forced = false
         loop.scheduleRepeating(everyMilliseconds: 50) { [unowned self] in
-            if server.state == .draining && MonotonicClock.nowMilliseconds() >= deadline {
+            if !forced && remaining > 0 && MonotonicClock.nowMilliseconds() >= deadline {
+                forced = true
                 logger.warning("drain deadline passed; closing remaining connections")
                 server.forceClose()
+                for listener in extraListeners { listener.forceClose() }
             }
         }
     }

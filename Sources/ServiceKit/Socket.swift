@@ -108,7 +108,9 @@ public struct Socket: Sendable, Hashable {
     public func close() { _ = Glibc.close(fd) }
 }
 
-/// Ignore SIGPIPE process-wide: a peer that hangs up must produce EPIPE, not kill the process.
+/// Ignore SIGPIPE and SIGXFSZ process-wide: a peer that hangs up must produce EPIPE, and a
+/// write past a file-size limit EFBIG (a storage error the client hears about), not a dead process.
 public func ignoreBrokenPipeSignals() {
     signal(SIGPIPE, SIG_IGN)
+    signal(SIGXFSZ, SIG_IGN)
 }

@@ -17,8 +17,8 @@ public final class Stack: @unchecked Sendable {
         public var environment: [String: String] = [:]
         /// Extra environment per service name.
         public var serviceEnvironment: [String: [String: String]] = [:]
-        /// Pass each process's stderr through to ours (for `latchkey up`); otherwise it goes to a log file.
-        public var inheritStandardError = false
+        /// A file-size limit (`ulimit -f`, in KiB) per service: how the fault tests fill a "disk".
+        public var fileSizeLimitKilobytes: [String: Int] = [:]
 
         public init(binDirectory: String, dataDirectory: String) {
             self.binDirectory = binDirectory
@@ -74,6 +74,13 @@ public final class Stack: @unchecked Sendable {
     }
 
     public var gateway: Endpoint { endpoint("gateway") }
+
+    /// The gateway's HTTP door, read from its `http.listen` log line; nil when it is off.
+    public var httpGateway: Endpoint? {
+        let log = member("gateway").log
+        guard let range = log.range(of: "\"http.listen\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return nil }
+        return Endpoint(String(log[range.upperBound..<end]))
+    }
     public var outboxPath: String { (options.dataDirectory as NSString).appendingPathComponent("outbox.jsonl") }
 
     public func member(_ service: String, replica: Int = 0) -> Member {
@@ -101,19 +108,30 @@ public final class Stack: @unchecked Sendable {
         for dependency in ["identity", "verification", "accounts", "reset"] where members.contains(where: { $0.service == dependency }) {
             environment["LATCHKEY_\(dependency.uppercased())"] = replicaList(dependency)
         }
+        if service == "gateway" && environment["LATCHKEY_HTTP_LISTEN"] == nil {
+            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.useDefaultPorts ? 7480 : 0)"
+        }
         let arguments = ["--listen", "\(options.host):\(port)"]
         let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
-        let process = try spawn(service: service, arguments: arguments, environment: environment, logPath: logPath)
+        let process = try spawn(
+            service: service, arguments: arguments, environment: environment, logPath: logPath,
+            fileSizeLimitKilobytes: options.fileSizeLimitKilobytes[service])
         let bound = try waitForListening(process: process, logPath: logPath, service: replicaID)
         members.append(Member(
             service: service, replicaID: replicaID, endpoint: bound, process: process,
             arguments: ["--listen", bound.description], environment: environment, logPath: logPath))
     }
 
-    private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String) throws -> Process {
+    private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String, fileSizeLimitKilobytes: Int?) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: (options.binDirectory as NSString).appendingPathComponent(service))
-        process.arguments = arguments
+        let executable = (options.binDirectory as NSString).appendingPathComponent(service)
+        if let limit = fileSizeLimitKilobytes {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -f \(limit) && exec \"$0\" \"$@\"", executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
         process.environment = environment
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
@@ -134,7 +152,6 @@ public final class Stack: @unchecked Sendable {
             if let range = log.range(of: marker) {
                 let rest = log[range.upperBound...]
                 if let end = rest.firstIndex(of: "\""), let endpoint = Endpoint(String(rest[..<end])) {
-                    if options.inheritStandardError { FileHandle.standardError.write(Data(log.utf8)) }
                     return endpoint
                 }
             }
@@ -163,11 +180,14 @@ public final class Stack: @unchecked Sendable {
         return member(service, replica: replica).process.terminationStatus
     }
 
-    /// Starts a stopped process again on the same address, with the same data.
-    public func restart(_ service: String, replica: Int = 0) throws {
+    /// Starts a stopped process again on the same address, with the same data (and no file-size
+    /// limit unless one is given: a fault test lifts its "full disk" this way).
+    public func restart(_ service: String, replica: Int = 0, fileSizeLimitKilobytes: Int? = nil) throws {
         let member = member(service, replica: replica)
         precondition(!member.process.isRunning, "restart of a running \(service)")
-        let process = try spawn(service: service, arguments: member.arguments, environment: member.environment, logPath: member.logPath)
+        let process = try spawn(
+            service: service, arguments: member.arguments, environment: member.environment, logPath: member.logPath,
+            fileSizeLimitKilobytes: fileSizeLimitKilobytes)
         let before = member.log.components(separatedBy: "\"msg\":\"listening\"").count
         let deadline = Date().addingTimeInterval(20)
         while member.log.components(separatedBy: "\"msg\":\"listening\"").count == before {

@@ -36,6 +36,37 @@ class StackTestCase: XCTestCase {
         return text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
     }
 
+    /// The code in the newest outbox message for `requestID` (voice texts speak it digit by digit).
+    func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
+        try Self.code(outboxPath: stack.outboxPath, for: requestID, channel: channel, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// The same, from any thread: reads the outbox at `outboxPath` until the message arrives.
+    static func code(outboxPath: String, for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: outboxPath, encoding: .utf8)) ?? ""
+            let messages = text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+            if let message = messages.last(where: { $0["request_id"]?.stringValue == requestID && $0["channel"]?.stringValue == channel }),
+                let body = message["text"]?.stringValue
+            {
+                guard let code = code(in: body, spoken: channel == "voice") else { throw MissingMessage(description: "no code in: \(body)") }
+                return code
+            }
+            usleep(50_000)
+        }
+        throw MissingMessage(description: "no \(channel) message for \(requestID) within \(timeoutSeconds) s")
+    }
+
+    static func code(in text: String, spoken: Bool) -> String? {
+        let pattern = spoken ? "(\\d(, \\d){3,9})" : "\\b(\\d{4,10})\\b"
+        let expression = try! NSRegularExpression(pattern: pattern)
+        guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            let range = Range(match.range(at: 1), in: text)
+        else { return nil }
+        return text[range].filter(\.isNumber)
+    }
+
     /// Asserts an error answer with the given reason and returns it.
     @discardableResult
     func assertError(_ response: RPCResponse, _ reason: String, file: StaticString = #filePath, line: UInt = #line) -> RPCError? {
@@ -46,4 +77,8 @@ class StackTestCase: XCTestCase {
         XCTAssertEqual(error.reason, reason, error.message, file: file, line: line)
         return error
     }
+}
+
+struct MissingMessage: Error, CustomStringConvertible {
+    let description: String
 }

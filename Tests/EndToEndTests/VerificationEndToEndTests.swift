@@ -11,37 +11,11 @@ class VerificationStackTestCase: StackTestCase {
         options.serviceEnvironment["verification"] = ["LATCHKEY_VERIFICATION_MIN_NEXT_WAIT_S": "1", "LATCHKEY_VERIFICATION_TICK_MS": "100"]
     }
 
-    /// The code in the newest outbox message for `requestID` (voice texts speak it digit by digit).
-    func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while Date() < deadline {
-            if let message = outbox().last(where: { $0["request_id"]?.stringValue == requestID && $0["channel"]?.stringValue == channel }),
-                let text = message["text"]?.stringValue
-            {
-                return try XCTUnwrap(Self.code(in: text, spoken: channel == "voice"), text)
-            }
-            usleep(50_000)
-        }
-        throw MissingMessage(description: "no \(channel) message for \(requestID) within \(timeoutSeconds) s")
-    }
-
-    static func code(in text: String, spoken: Bool) -> String? {
-        let pattern = spoken ? "(\\d(, \\d){3,9})" : "\\b(\\d{4,10})\\b"
-        let expression = try! NSRegularExpression(pattern: pattern)
-        guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-            let range = Range(match.range(at: 1), in: text)
-        else { return nil }
-        return text[range].filter(\.isNumber)
-    }
-
     func start(_ client: LineClient, _ params: [String: JSON]) throws -> String {
         try XCTUnwrap(try client.result("verification.start", .object(params))["request_id"]?.stringValue)
     }
 }
 
-struct MissingMessage: Error, CustomStringConvertible {
-    let description: String
-}
 
 final class VerificationEndToEndTests: VerificationStackTestCase {
     func testWrongCodeThenRightCodeAndNoSecondUse() throws {

@@ -1,0 +1,95 @@
+import Foundation
+import LineProtocol
+import XCTest
+@testable import ServiceKit
+
+/// curl as a real HTTP/1.1 client against the door (over a fake dispatcher).
+final class HTTPCurlTests: XCTestCase {
+    static let curlPath = "/usr/bin/curl"
+
+    /// Runs curl and returns (HTTP status, body). `-w` appends the status after a marker line.
+    private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.curlPath)
+        process.arguments = ["-sS", "--max-time", "10", "-w", "\n%{http_code}"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard let newline = text.lastIndex(of: "\n"), let status = Int(text[text.index(after: newline)...]) else {
+            throw ConfigurationError("curl printed no status: \(text)")
+        }
+        return (status, String(text[..<newline]))
+    }
+
+    func testCurlDrivesTheRoutesAndSeesTheStatuses() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.curlPath), "curl is not installed")
+        var settings = HTTPGatewayDoor.Settings()
+        settings.aasaAppIDs = ["ABCDE12345.com.example.bank"]
+        let server = try TestHTTPServer(settings: settings)
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.endpoint.port)"
+        let json = ["-H", "Content-Type: application/json"]
+
+        let ping = try curl(["-X", "POST", "--data", "{}"] + json + ["\(base)/v1/gateway/ping"])
+        XCTAssertEqual(ping.status, 200)
+        XCTAssertEqual(try JSONParser.parse(ping.body)["result"]?["pong"], true)
+
+        let whoami = try curl(["-X", "POST", "--data", "{}", "-H", "Authorization: Bearer lks_curl"] + json + ["\(base)/v1/identity/whoami"])
+        XCTAssertEqual(whoami.status, 200)
+        XCTAssertEqual(try JSONParser.parse(whoami.body)["result"]?["session"], "lks_curl")
+
+        XCTAssertEqual(try curl(["--data", #"{"reason":"rate_limited"}"#] + json + ["\(base)/v1/t/fail"]).status, 429)
+        XCTAssertEqual(try curl(["--data", #"{"reason":"step_up_required"}"#] + json + ["\(base)/v1/t/fail"]).status, 403)
+        XCTAssertEqual(try curl(["--data", #"{"email":"a@example.com"}"#] + json + ["\(base)/auth/password/request"]).status, 200)
+        XCTAssertEqual(try curl(["--data", #"{"token":"lkr_good"}"#] + json + ["\(base)/auth/password/validate"]).status, 200)
+        XCTAssertEqual(try curl(["--data", #"{"token":"lkr_nope"}"#] + json + ["\(base)/auth/password/validate"]).status, 400)
+        XCTAssertEqual(try curl(["--data", #"{"token":"lkr_good","password":"weak"}"#] + json + ["\(base)/auth/password/reset"]).status, 422)
+        XCTAssertEqual(try curl(["--data", "a=1", "\(base)/v1/gateway/ping"]).status, 415, "curl's default form type is refused")
+        XCTAssertEqual(try curl(["\(base)/v1/gateway/ping"]).status, 405)
+        XCTAssertEqual(try curl(["\(base)/nowhere"]).status, 404)
+        XCTAssertEqual(try curl(["\(base)/healthz"]).status, 200)
+        XCTAssertEqual(try curl(["\(base)/.well-known/apple-app-site-association"]).status, 200)
+        let metrics = try curl(["\(base)/metrics"])
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertTrue(metrics.body.contains("latchkey_requests_total{method=\"gateway.ping\"}"))
+
+        let rpc = try curl(["--data", #"[{"jsonrpc":"2.0","id":1,"method":"gateway.ping"},{"jsonrpc":"2.0","id":2,"method":"t.echo","params":{"x":1}}]"#] + json + ["\(base)/rpc"])
+        XCTAssertEqual(rpc.status, 200)
+        XCTAssertEqual(try JSONParser.parse(rpc.body).arrayValue?.count, 2)
+    }
+
+    func testCurlBigBodyWithExpectContinueAndOversizeBody() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.curlPath), "curl is not installed")
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.endpoint.port)"
+        let padding = String(repeating: "x", count: 40_000)
+        // Force the 100-continue handshake regardless of curl's own threshold.
+        let big = try curl(["--data", "{\"pad\":\"\(padding)\"}", "-H", "Content-Type: application/json", "-H", "Expect: 100-continue", "\(base)/v1/t/echo"])
+        XCTAssertEqual(big.status, 200)
+        XCTAssertEqual(try JSONParser.parse(big.body)["result"]?["pad"]?.stringValue?.count, 40_000)
+        let tooBig = String(repeating: "y", count: 70_000)
+        let refused = try curl(["--data", "{\"pad\":\"\(tooBig)\"}", "-H", "Content-Type: application/json", "\(base)/v1/t/echo"])
+        XCTAssertEqual(refused.status, 413)
+    }
+
+    func testCurlReusesOneKeepAliveConnectionForSeveralURLs() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.curlPath), "curl is not installed")
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.endpoint.port)/healthz"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.curlPath)
+        process.arguments = ["-sS", "-w", "%{http_code} %{num_connects}\n", "-o", "/dev/null", url, "-o", "/dev/null", url, "-o", "/dev/null", url]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(text.split(separator: "\n"), ["200 1", "200 0", "200 0"], "one connect, then reuse")
+    }
+}
