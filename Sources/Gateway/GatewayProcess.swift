@@ -37,10 +37,13 @@ public enum GatewayOptions {
     }
 }
 
-/// Builds the gateway from configuration and serves until SIGTERM.
+/// Builds the gateway from configuration and serves until SIGTERM: the line listener and the
+/// HTTP/1.1 door (issue 9), both over the same `Gateway` dispatcher and the same TLS context.
 public enum GatewayProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
-        let host = try ServiceHost(name: "gateway", defaultPort: 7400, arguments: arguments, environment: environment, extraOptions: GatewayOptions.all)
+        let host = try ServiceHost(
+            name: "gateway", defaultPort: 7400, arguments: arguments, environment: environment,
+            extraOptions: GatewayOptions.all + HTTPOptions.all)
         let configuration = host.configuration
         let settings = try GatewayOptions.settings(configuration)
         var endpoints: [String: [Endpoint]] = [:]
@@ -58,18 +61,27 @@ public enum GatewayProcess {
         let server = RPCServer(
             loop: host.loop, limits: limits, dispatcher: gateway, logger: host.logger,
             replicaID: host.replicaID, trustsCallerMeta: false)
-        switch (configuration.string(GatewayOptions.tlsCertificate), configuration.string(GatewayOptions.tlsKey)) {
-        case (let certificate?, let key?):
-            let context = try TLSServerContext(certificateChainFile: certificate, privateKeyFile: key)
-            server.makeTransport = { socket in try context.makeTransport(for: socket) }
-            host.logger.info("tls enabled", ["tls.certificate": .string(certificate)])
-        case (nil, nil):
-            break
-        default:
-            throw ConfigurationError("--tls-cert and --tls-key go together")
+        let transportFactory = try tlsTransportFactory(configuration, logger: host.logger)
+        server.makeTransport = transportFactory
+        if let http = try HTTPGatewayDoor.listen(host: host, dispatcher: gateway, transportFactory: transportFactory) {
+            host.addListener(drain: { http.drain(completion: $0) }, forceClose: { http.forceClose() })
         }
         let status = ServiceHost.serve(server: server, endpoint: host.listenEndpoint, host: host)
         accessLog.flush()
         return status
+    }
+
+    /// TLS 1.2+ for both doors when `--tls-cert` and `--tls-key` are given; nil for plain TCP.
+    static func tlsTransportFactory(_ configuration: Configuration, logger: Logger) throws -> (@Sendable (Socket) throws -> Transport)? {
+        switch (configuration.string(GatewayOptions.tlsCertificate), configuration.string(GatewayOptions.tlsKey)) {
+        case (let certificate?, let key?):
+            let context = try TLSServerContext(certificateChainFile: certificate, privateKeyFile: key)
+            logger.info("tls enabled", ["tls.certificate": .string(certificate)])
+            return { socket in try context.makeTransport(for: socket) }
+        case (nil, nil):
+            return nil
+        default:
+            throw ConfigurationError("--tls-cert and --tls-key go together")
+        }
     }
 }

@@ -33,7 +33,7 @@ final class GatewayEndToEndTests: XCTestCase {
     private func startGateway(identity: String, verification: String, accounts: String, reset: String, extra: [String] = []) throws -> LaunchedProcess {
         try launch("gateway", name: "gateway", [
             "--identity", identity, "--verification", verification, "--accounts", accounts, "--reset", reset,
-            "--health-interval-ms", "200", "--rate-limits", "auth=0:0,codes=0:0,default=0:0",
+            "--health-interval-ms", "200", "--rate-limits", "auth=0:0,codes=0:0,default=0:0", "--http-listen", "off",
         ] + extra)
     }
 
