@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Reproduces compose/docker-compose.yml without Docker and runs the seed flows through it.
+
+Every service starts from the compose file's own definition: its entrypoint (mapped to the
+built executable), its `environment`, and compose/.env.example, with `${VAR:-default}`
+substituted as Compose would. What Docker would provide is played by this machine:
+  - each container gets its own loopback address (127.0.0.x), so every service listens on
+    its real port (7400-7404) as in the compose network;
+  - service DNS names are mapped to those addresses (`verification` resolves to BOTH
+    verification replicas, as Compose DNS does after `--scale verification=2`);
+  - each named volume is a directory (the two verification replicas share theirs);
+  - each container's host name (`LATCHKEY_REPLICA_ID: auto`) is a distinct name per replica;
+  - Mailpit is a real SMTP server (aiosmtpd) on its compose port.
+Health is awaited with each service's own compose health check command. Then a login, a
+transfer confirmed by its SMS code, and a password reset by e-mailed link go through the
+gateway. Usage: compose_topology.py BIN_DIR"""
+import email
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from email import policy
+from pathlib import Path
+
+import yaml
+from aiosmtpd.controller import Controller
+
+ROOT = Path(__file__).resolve().parent.parent
+ADDRESSES = {"identity": ["127.0.0.11"], "verification": ["127.0.0.21", "127.0.0.22"], "accounts": ["127.0.0.31"],
+             "reset": ["127.0.0.41"], "gateway": ["127.0.0.51"], "mailpit": ["127.0.0.61"]}
+START_ORDER = ["identity", "verification", "accounts", "reset", "gateway"]
+
+
+def env_example():
+    values = {}
+    for line in (ROOT / "compose/.env.example").read_text().splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            key, value = line.split("=", 1)
+            if value.strip():
+                values[key.strip()] = value.strip()
+    return values
+
+
+def substitute(value, variables):
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: variables.get(m.group(1), m.group(2) or ""), str(value))
+
+
+def map_names(value):
+    """service:port -> address:port for every replica of that service (Compose DNS)."""
+    def replace(match):
+        name, port = match.group(1), match.group(2)
+        return ",".join(f"{address}:{port}" for address in ADDRESSES[name])
+    return re.sub(r"\b(identity|verification|accounts|reset|mailpit):(\d+)\b", replace, value)
+
+
+class Mailbox:
+    def __init__(self):
+        self.messages = []
+
+    async def handle_DATA(self, server, session, envelope):
+        self.messages.append(email.message_from_bytes(envelope.content, policy=policy.default))
+        return "250 OK"
+
+
+def call(address, method, params=None, timeout=10):
+    with socket.create_connection(address, timeout=timeout) as connection:
+        request = {"jsonrpc": "2.0", "id": 1, "method": method}
+        if params is not None:
+            request["params"] = params
+        connection.sendall((json.dumps(request) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    answer = json.loads(data)
+    if "error" in answer:
+        raise RuntimeError(f"{method}: {answer['error']}")
+    return answer["result"]
+
+
+def main():
+    bin_dir = Path(sys.argv[1]).resolve()
+    compose = yaml.safe_load((ROOT / "compose/docker-compose.yml").read_text())
+    variables = env_example()
+    work = Path(tempfile.mkdtemp(prefix="latchkey-topology-"))
+    mailbox = Mailbox()
+    smtp = Controller(mailbox, hostname=ADDRESSES["mailpit"][0], port=1025)
+    smtp.start()
+    processes = []
+    try:
+        for name in START_ORDER:
+            service = compose["services"][name]
+            for replica, address in enumerate(ADDRESSES[name]):
+                environment = {key: value for key, value in os.environ.items() if not key.startswith("LATCHKEY_")}
+                environment.update(variables)
+                for key, value in (service.get("environment") or {}).items():
+                    environment[key] = substitute(value, variables)
+                for key in list(environment):
+                    if key.startswith("LATCHKEY_"):
+                        environment[key] = map_names(environment[key])
+                port = environment["LATCHKEY_LISTEN"].rsplit(":", 1)[1]
+                environment["LATCHKEY_LISTEN"] = f"{address}:{port}"
+                for mount in service.get("volumes", []):
+                    volume, target = mount.split(":", 1)
+                    directory = work / volume
+                    directory.mkdir(exist_ok=True)
+                    if environment.get("LATCHKEY_DATA_DIR") == target:
+                        environment["LATCHKEY_DATA_DIR"] = str(directory)
+                if environment.get("LATCHKEY_REPLICA_ID") == "auto":
+                    environment["LATCHKEY_REPLICA_ID"] = f"container-{name}-{replica + 1}"
+                environment["LATCHKEY_SCRYPT_LOG_N"] = "10"  # test speed; production keeps 15
+                if name == "gateway":
+                    environment["LATCHKEY_HTTP_LISTEN"] = "off"
+                executable = bin_dir / Path(service["entrypoint"][0]).name
+                log = open(work / f"{name}-{replica}.log", "w")
+                processes.append(subprocess.Popen([str(executable)], env=environment, stderr=log, stdout=subprocess.DEVNULL))
+                wait_healthy(service, address, port, bin_dir, work / f"{name}-{replica}.log")
+        gateway = (ADDRESSES["gateway"][0], 7400)
+        health = call(gateway, "gateway.health")
+        run_flows(gateway, mailbox, work)
+        print(f"topology: {len(processes)} processes as in docker-compose.yml; login, transfer and reset passed")
+        print(f"topology: gateway.health sees {json.dumps(health)[:300]}")
+    finally:
+        for process in reversed(processes):
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                status = process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                status = "killed"
+            if status != 0:
+                print(f"topology: a process exited with {status}", file=sys.stderr)
+                sys.exit(1)
+        smtp.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def wait_healthy(service, address, port, bin_dir, log_path):
+    """Runs the compose health check (latchkey call <name>.health) against this container's address."""
+    command = [str(bin_dir / "latchkey")] + service["healthcheck"]["test"][2:]
+    command = [address + ":" + port if part == f"127.0.0.1:{port}" else part for part in command]
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if subprocess.run(command, capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1)
+    print(Path(log_path).read_text(), file=sys.stderr)
+    raise RuntimeError(f"{service['entrypoint'][0]} at {address} never became healthy")
+
+
+def sms_code(work, request_id):
+    outboxes = list((work / "verification-data").glob("outbox.jsonl"))
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        for outbox in outboxes or list((work / "verification-data").glob("outbox.jsonl")):
+            for line in outbox.read_text().splitlines():
+                message = json.loads(line)
+                if message.get("request_id") == request_id:
+                    return re.search(r"\b(\d{6,10})\b", message["text"]).group(1)
+        time.sleep(0.05)
+    raise RuntimeError(f"no SMS for {request_id}")
+
+
+def run_flows(gateway, mailbox, work):
+    password = "topology river stone 7"
+    user_id = call(gateway, "identity.register", {"username": "topo", "password": password,
+                                                  "email": "topo@example.com", "phone": "5555550123"})["user_id"]
+    login = call(gateway, "identity.login", {"username": "topo", "password": password, "device_id": "iphone"})
+    assert login["session"].startswith("lks_") and login["aal"] == 1, login
+    session = login["session"]
+    call((ADDRESSES["accounts"][0], 7403), "accounts.deposit",
+         {"user_id": user_id, "account": "checking", "amount": 50_000, "idempotency_key": "topology-fund"})
+    ticket = call(gateway, "accounts.transfer", {"session": session, "from": "checking", "to": "saving",
+                                                 "amount": 5_000, "idempotency_key": "topology-1"})
+    code = sms_code(work, ticket["request_id"])
+    done = call(gateway, "accounts.confirm", {"session": session, "transfer_id": ticket["transfer_id"], "code": code})
+    balances = {entry["name"]: entry["balance"] for entry in done["accounts"]}
+    assert balances == {"checking": 45_000, "saving": 5_000}, balances
+
+    assert call(gateway, "reset.request", {"email": "topo@example.com"}) == {"ok": True}
+    deadline = time.time() + 10
+    while not mailbox.messages and time.time() < deadline:
+        time.sleep(0.05)
+    assert mailbox.messages, "the reset mail reached the SMTP server (Mailpit's place)"
+    text = mailbox.messages[0].get_body(preferencelist=("plain",)).get_content()
+    token = re.search(r"token=([A-Za-z0-9_%\-]+)", text).group(1).replace("%5F", "_").replace("%2D", "-")
+    assert call(gateway, "reset.validate", {"token": token})["valid"] is True
+    call(gateway, "reset.complete", {"token": token, "password": "a brand new garden 9"})
+    fresh = call(gateway, "identity.login", {"username": "topo", "password": "a brand new garden 9", "device_id": "iphone"})
+    assert fresh["session"].startswith("lks_")
+
+
+if __name__ == "__main__":
+    main()
