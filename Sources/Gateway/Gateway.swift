@@ -285,6 +285,12 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 completion(Self.cleaned(outcome, service: pool.service))
                 return
             }
+            // Every replica is backing off after failed connects (a service that just started, or
+            // restarted): rather than fail at once, try one of them directly, which ignores back-off.
+            if address == nil, pinned == nil, attemptsLeft > 1, let fallback = pool.fallbackAddress(excluding: excluded) {
+                call(pool, request, retrySafe: retrySafe, pinned: fallback, context: context, attemptsLeft: 1, excluded: excluded, completion: completion)
+                return
+            }
             if let address { pool.markFailed(address, reason: sent ? "connection lost" : "connect failed") }
             let canRetry = pinned == nil && attemptsLeft > 1 && address != nil && (!sent || retrySafe)
             guard canRetry, let address else {

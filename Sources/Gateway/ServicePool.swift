@@ -144,6 +144,14 @@ public final class ServicePool: @unchecked Sendable {
         return outOfRotation
     }
 
+    /// A replica to try when the client has none in rotation: one not known to be down first.
+    public func fallbackAddress(excluding excluded: Set<SocketAddress>) -> SocketAddress? {
+        lock.lock()
+        defer { lock.unlock() }
+        let candidates = order.filter { !excluded.contains($0) }
+        return candidates.first { replicas[$0]?.inRotation ?? true } ?? candidates.first
+    }
+
     /// The address whose health reported `replicaID`, if known.
     public func address(forReplicaID replicaID: String) -> SocketAddress? {
         lock.lock()

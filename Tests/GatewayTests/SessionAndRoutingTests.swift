@@ -240,6 +240,18 @@ final class SessionAndRoutingTests: XCTestCase {
         XCTAssertEqual(try client.call("verification.start", ["session": "lks_alice"]).result?["replica"]?.stringValue, "vb")
     }
 
+    func testAServiceThatComesUpAfterTheGatewayIsServedAtOnce() throws {
+        let port = identity.port
+        try identity.crash()
+        let gateway = try start(["identity": [Endpoint(host: "127.0.0.1", port: port)]])
+        let client = try gateway.client()
+        XCTAssertEqual(try client.call("identity.login", ["username": "a"]).reason, "unavailable")
+        usleep(700_000)  // several failed probes: the client backs off that address
+        let restarted = try FakeService(service: "identity", replicaID: "identity-again", loopThread: loopThread, port: port)
+        XCTAssertEqual(try client.call("identity.login", ["username": "a"]).result?["replica"]?.stringValue, "identity-again")
+        XCTAssertEqual(restarted.log.count("identity.login"), 1)
+    }
+
     func testSilentUpstreamGivesTimeoutInBoundedTime() throws {
         identity.handlerDelayMilliseconds = 3000
         var settings = GatewaySettings.unlimitedForTests

@@ -194,7 +194,7 @@ final class FakeService: @unchecked Sendable {
     private var sessions: [String: (String, Int64)] = [:]
     var handlerDelayMilliseconds: UInt32 = 0
 
-    init(service: String, replicaID: String, loopThread: LoopThread, extraMethods: [String] = []) throws {
+    init(service: String, replicaID: String, loopThread: LoopThread, extraMethods: [String] = [], port requestedPort: Int = 0) throws {
         self.service = service
         self.replicaID = replicaID
         self.loopThread = loopThread
@@ -242,7 +242,7 @@ final class FakeService: @unchecked Sendable {
             loop: loopThread.loop, limits: ServerLimits(), dispatcher: router, logger: Logger(service: service, sink: LogSink()),
             replicaID: replicaID, trustsCallerMeta: true)
         let server = self.server
-        port = try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port }
+        port = try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: requestedPort)).port }
         box.value = self
     }
 
