@@ -48,6 +48,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
     /// Starts delivering events. Call once, on the loop thread, after setting the delegate.
     func activate() throws(SystemError) {
         try loop.register(socket.fd, readable: true, writable: transport.wantsWritable, handler: self)
+        registeredInterest = (true, transport.wantsWritable)
     }
 
     public var pendingOutboundBytes: Int { outbound.count - outboundOffset }
@@ -127,10 +128,16 @@ public final class Channel: EventHandler, @unchecked Sendable {
         updateInterest()
     }
 
+    /// What epoll was last told, so an unchanged interest costs no `epoll_ctl` (one per write otherwise).
+    private var registeredInterest: (readable: Bool, writable: Bool)?
+
     private func updateInterest() {
         guard state != .closed else { return }
         let wantsWrite = outboundOffset < outbound.count || transport.wantsWritable
-        loop.reregister(socket.fd, readable: !readingPaused && !endOfInput && state == .open, writable: wantsWrite)
+        let wantsRead = !readingPaused && !endOfInput && state == .open
+        if let registered = registeredInterest, registered.readable == wantsRead, registered.writable == wantsWrite { return }
+        registeredInterest = (wantsRead, wantsWrite)
+        loop.reregister(socket.fd, readable: wantsRead, writable: wantsWrite)
     }
 
     public func handle(_ readiness: Readiness) {

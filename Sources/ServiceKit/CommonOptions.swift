@@ -9,6 +9,8 @@ public enum CommonOptions {
     public static let accounts = ConfigOption("accounts", default: "127.0.0.1:7403", help: "accounts replicas, comma-separated HOST:PORT")
     public static let reset = ConfigOption("reset", default: "127.0.0.1:7404", help: "reset replicas, comma-separated HOST:PORT")
 
+    public static let serviceToken = ConfigOption("service-token", help: "shared secret for internal calls: sent as meta.token, and when set a service refuses calls without it")
+
     public static let maxLineBytes = ConfigOption("max-line-bytes", default: "65536", help: "longest request line accepted, in bytes")
     public static let maxConnections = ConfigOption("max-connections", default: "4096", help: "open connections per process")
     public static let maxInflightPerConnection = ConfigOption("max-inflight", default: "64", help: "requests in flight per connection before reading pauses")
@@ -21,7 +23,7 @@ public enum CommonOptions {
     public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
 
     public static let all: [ConfigOption] = [
-        listen, dataDirectory, replicaID, logLevel, identity, verification, accounts, reset,
+        listen, dataDirectory, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
         maxLineBytes, maxConnections, maxInflightPerConnection, idleTimeoutMilliseconds,
         lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
         workerThreads, workerQueueDepth, drainTimeoutMilliseconds,
@@ -32,6 +34,8 @@ public enum CommonOptions {
 public struct ServerLimits: Sendable {
     public var maxLineBytes = 64 * 1024
     public var maxConnections = 4096
+    /// Open connections from one peer host; set by the gateway (services trust their callers).
+    public var maxConnectionsPerAddress = Int.max
     public var maxInflightPerConnection = 64
     public var maxBatchSize = 100
     public var idleTimeoutMilliseconds: Int64 = 300_000

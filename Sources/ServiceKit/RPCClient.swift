@@ -12,6 +12,8 @@ public final class RPCClient: @unchecked Sendable {
     public let service: String
     private let endpoints: [Endpoint]
     private let connectionsPerAddress: Int
+    /// Sent as `meta.token` on every call when set (`--service-token`). Set before the first call.
+    public var serviceToken: String?
     private let logger: Logger
     // Loop-confined state.
     private var targets: [UpstreamTarget] = []
@@ -182,6 +184,8 @@ final class UpstreamTarget {
             nextConnection = (nextConnection + 1) % connections.count
             connection = connections[nextConnection]
         }
+        var request = request
+        if let token = client.serviceToken { request.meta = (request.meta ?? [:]).merging(["token": .string(token)]) { _, new in new } }
         connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
     }
 

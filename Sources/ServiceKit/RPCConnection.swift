@@ -100,6 +100,10 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
         let token = takeToken()
         let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
         pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
+        guard server.carriesServiceToken(request) else {
+            complete(token: token, outcome: .failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only")))
+            return
+        }
         let context = server.makeContext(for: request, peer: channel.peer, deadlineMilliseconds: deadline)
         let loop = channel.loop
         server.dispatcher.dispatch(request, context: context) { [weak self] outcome in
@@ -163,7 +167,10 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
             complete(token: token, outcome: .failure(RPCError(.timeout, "\(entry.method) took longer than \(limits.requestTimeoutMilliseconds) ms")))
         }
         guard channel.state == .open else { return }
-        if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
+        if channel.transport.isHandshaking && now - channel.lastReadMilliseconds > limits.lineTimeoutMilliseconds {
+            server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "handshake_timeout"])
+            channel.close()
+        } else if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "line_timeout"])
             channel.close()
         } else if channel.pendingOutboundBytes > 0 && now - channel.lastWriteProgressMilliseconds > limits.writeTimeoutMilliseconds {

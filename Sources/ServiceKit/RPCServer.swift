@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import Secrets
 
 /// A line-protocol JSON-RPC server on one event loop: accepts connections up to the limit,
 /// runs an `RPCConnection` on each, and drives their timers. Lifecycle:
@@ -20,6 +21,25 @@ public final class RPCServer: @unchecked Sendable {
 
     private var listener: Listener?
     private var connections: [Int32: RPCConnection] = [:]
+    /// Open connections per peer host, for `limits.maxConnectionsPerAddress`.
+    private var connectionsPerHost: [String: Int] = [:]
+    /// Wraps each accepted socket (for example in TLS). Set before `listen`; nil means plain TCP.
+    public var makeTransport: (@Sendable (Socket) throws -> Transport)?
+    /// When set (`--service-token`), requests whose `meta.token` differs are refused with
+    /// `unauthenticated` before dispatch. Never set on the public gateway listener.
+    public var requiredServiceToken: String? {
+        didSet { requiredServiceTokenBytes = requiredServiceToken.map { Array($0.utf8) } }
+    }
+    private var requiredServiceTokenBytes: [UInt8]?
+
+    /// False when a service token is required and `request` does not carry it (constant-time compare).
+    /// `ping` and `health` stay open so orchestrator health checks work without the secret.
+    func carriesServiceToken(_ request: RPCRequest) -> Bool {
+        guard let required = requiredServiceTokenBytes else { return true }
+        if request.method.hasSuffix(".ping") || request.method.hasSuffix(".health") { return true }
+        guard let given = request.meta?["token"]?.stringValue else { return false }
+        return constantTimeEquals(Array(given.utf8), required)
+    }
     public private(set) var state: State = .idle
     private var drainCompletion: (() -> Void)?
 
@@ -53,20 +73,32 @@ public final class RPCServer: @unchecked Sendable {
     public var inflightCount: Int { connections.values.reduce(0) { $0 + $1.inflightCount } }
 
     func accepted(_ socket: Socket, peer: SocketAddress) {
-        guard state == .listening, connections.count < limits.maxConnections else {
+        let host = peer.host
+        let perHost = connectionsPerHost[host] ?? 0
+        guard state == .listening, connections.count < limits.maxConnections, perHost < limits.maxConnectionsPerAddress else {
             let error = RPCError(.overloaded, "too many connections")
             var line = RPCResponse(id: .null, error: error).encoded()
             line.append(UInt8(ascii: "\n"))
-            line.withUnsafeBytes { _ = try? socket.write($0) }
+            // Plain text even on a TLS listener: the peer gets a clean close either way.
+            if makeTransport == nil { line.withUnsafeBytes { _ = try? socket.write($0) } }
             socket.close()
             return
         }
-        let channel = Channel(loop: loop, socket: socket, peer: peer, highWaterBytes: limits.outboundHighWaterBytes)
+        let transport: Transport?
+        do {
+            transport = try makeTransport?(socket)
+        } catch {
+            logger.warning("cannot wrap connection", ["net.peer": .string(peer.description), "error": .string(String(describing: error))])
+            socket.close()
+            return
+        }
+        let channel = Channel(loop: loop, socket: socket, peer: peer, transport: transport, highWaterBytes: limits.outboundHighWaterBytes)
         let connection = RPCConnection(channel: channel, server: self)
         channel.delegate = connection
         do {
             try channel.activate()
             connections[socket.fd] = connection
+            connectionsPerHost[host] = perHost + 1
         } catch {
             socket.close()
         }
@@ -74,6 +106,9 @@ public final class RPCServer: @unchecked Sendable {
 
     func connectionClosed(_ connection: RPCConnection) {
         connections.removeValue(forKey: connection.channel.socket.fd)
+        if let host = connection.channel.peer?.host, let count = connectionsPerHost[host] {
+            connectionsPerHost[host] = count > 1 ? count - 1 : nil
+        }
         finishDrainIfDone()
     }
 

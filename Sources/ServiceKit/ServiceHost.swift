@@ -82,6 +82,7 @@ public final class ServiceHost: @unchecked Sendable {
     public func client(for service: String, option: ConfigOption) throws -> RPCClient {
         if let existing = clients[service] { return existing }
         let client = RPCClient(loop: loop, service: service, endpoints: try configuration.endpoints(option), logger: logger)
+        client.serviceToken = configuration.string(CommonOptions.serviceToken)
         clients[service] = client
         return client
     }
@@ -117,6 +118,7 @@ public final class ServiceHost: @unchecked Sendable {
     /// Listens, serves until SIGTERM/SIGINT, drains, and returns the exit status (0 on a clean stop).
     public func run() -> Int32 {
         let server = RPCServer(loop: loop, limits: limits, dispatcher: router, logger: logger, replicaID: replicaID, trustsCallerMeta: true)
+        server.requiredServiceToken = configuration.string(CommonOptions.serviceToken)
         self.server = server
         return Self.serve(server: server, endpoint: listenEndpoint, host: self)
     }

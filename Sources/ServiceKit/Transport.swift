@@ -6,6 +6,12 @@ public protocol Transport: AnyObject {
     /// True while a TLS handshake or renegotiation needs the socket to become writable to progress.
     var wantsWritable: Bool { get }
     func close()
+    /// True until a TLS handshake completes; a handshake gets as long as a line (slow clients).
+    var isHandshaking: Bool { get }
+}
+
+extension Transport {
+    public var isHandshaking: Bool { false }
 }
 
 /// Plain TCP.

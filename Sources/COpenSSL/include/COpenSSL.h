@@ -41,4 +41,7 @@ int lk_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 // oldest first) for C-style callers such as the TLS wrapper; returns how many errors were drained.
 int lk_ERR_print_last(char *buf, size_t len);
 
+// The gateway TLS listener's extra shims (SSL_CTX_set_mode is a macro).
+#include "lk_tls.h"
+
 #endif

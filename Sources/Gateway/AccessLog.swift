@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+import LineProtocol
+import ServiceKit
+
+/// One structured line per request (the same shape as `Logger` lines: `ts`, `level`, `msg`,
+/// `service`, `replica`, `rpc.*`, `net.client`), never params or tokens. Lines are built
+/// directly as bytes and written in batches — at most every `flushIntervalMilliseconds` or
+/// when `flushBytes` are waiting — so the log does not cost a system call per request.
+/// Thread-safe.
+public final class AccessLog: @unchecked Sendable {
+    public typealias Sink = @Sendable ([UInt8]) -> Void
+
+    private let lock = NSLock()
+    private var buffer: [UInt8] = []
+    private let prefix: [UInt8]
+    private let sink: Sink
+    private let flushBytes: Int
+    private var cachedSecond: Int64 = -1
+    private var cachedSecondText: [UInt8] = []
+
+    public init(replicaID: String, flushBytes: Int = 32 * 1024, sink: @escaping Sink = AccessLog.standardError) {
+        var prefix: [UInt8] = Array(#"{"level":"info","msg":"request","replica":"#.utf8)
+        JSON.string(replicaID).append(to: &prefix)
+        prefix.append(contentsOf: #","service":"gateway""#.utf8)
+        self.prefix = prefix
+        self.sink = sink
+        self.flushBytes = flushBytes
+        buffer.reserveCapacity(flushBytes * 2)
+    }
+
+    public static let standardError: Sink = { bytes in
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+
+    public func record(requestID: String, method: String, reason: String?, durationMicroseconds: Int64, client: String?) {
+        let now = WallClock.nowMilliseconds()
+        lock.lock()
+        buffer.append(contentsOf: prefix)
+        buffer.append(contentsOf: #","net.client":"#.utf8)
+        if let client { JSON.string(client).append(to: &buffer) } else { buffer.append(contentsOf: "null".utf8) }
+        buffer.append(contentsOf: #","rpc.duration_us":"#.utf8)
+        buffer.append(contentsOf: String(durationMicroseconds).utf8)
+        buffer.append(contentsOf: #","rpc.method":"#.utf8)
+        JSON.string(method).append(to: &buffer)
+        buffer.append(contentsOf: #","rpc.reason":"#.utf8)
+        if let reason { JSON.string(reason).append(to: &buffer) } else { buffer.append(contentsOf: "null".utf8) }
+        buffer.append(contentsOf: #","rpc.request_id":"#.utf8)
+        JSON.string(requestID).append(to: &buffer)
+        buffer.append(contentsOf: #","ts":""#.utf8)
+        appendTimestamp(milliseconds: now)
+        buffer.append(contentsOf: "\"}\n".utf8)
+        let full = buffer.count >= flushBytes
+        lock.unlock()
+        if full { flush() }
+    }
+
+    /// Writes what is waiting. Called by a loop timer and at shutdown.
+    public func flush() {
+        lock.lock()
+        guard !buffer.isEmpty else {
+            lock.unlock()
+            return
+        }
+        let bytes = buffer
+        buffer.removeAll(keepingCapacity: true)
+        lock.unlock()
+        sink(bytes)
+    }
+
+    /// `2026-11-29T16:25:19.481Z`; the seconds part is formatted once a second.
+    private func appendTimestamp(milliseconds: Int64) {
+        let second = milliseconds / 1000
+        if second != cachedSecond {
+            var seconds = time_t(second)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            cachedSecond = second
+            cachedSecondText = Array(String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)).utf8)
+        }
+        buffer.append(contentsOf: cachedSecondText)
+        let fraction = Int(milliseconds % 1000)
+        buffer.append(UInt8(ascii: "0") + UInt8(fraction / 100))
+        buffer.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
+        buffer.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+        buffer.append(UInt8(ascii: "Z"))
+    }
+}

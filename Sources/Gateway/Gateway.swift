@@ -1,0 +1,314 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+
+/// The gateway's tunables, each with its unit. Read from configuration in `GatewayProcess`.
+public struct GatewaySettings: Sendable {
+    /// How long an introspection answer is reused (0 disables the cache).
+    public var sessionCacheMilliseconds: Int64 = 2000
+    /// Upper bound on one forwarded call (the request deadline may be shorter).
+    public var upstreamTimeoutMilliseconds: Int64 = 5000
+    public var healthIntervalMilliseconds: Int64 = 1000
+    public var healthTimeoutMilliseconds: Int64 = 1000
+    public var resolveIntervalMilliseconds: Int64 = 5000
+    public var connectionsPerReplica = 2
+    /// Forward attempts per request when retrying is safe (first try included).
+    public var maxAttempts = 3
+    public var rateLimits = RateLimits.defaults
+    /// Sent as `meta.token` to every service when set (`--service-token`); never accepted from clients.
+    public var serviceToken: String?
+
+    public init() {}
+}
+
+/// The one dispatch path behind every public door (the line protocol today; HTTP later):
+/// policy, rate limits, session checks, forwarding with failover, metrics and the access log.
+/// A door builds a `CallContext` (client address, fresh request id, deadline) and calls `dispatch`.
+public final class Gateway: RPCDispatcher, @unchecked Sendable {
+    public let settings: GatewaySettings
+    public let pools: [String: ServicePool]
+    public let metrics: Metrics
+    public let sessions: SessionCache
+    public let limiter: RateLimiter
+    public let accessLog: AccessLog
+    private let logger: Logger
+
+    public init(pools: [String: ServicePool], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog) {
+        self.pools = pools
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+        self.accessLog = accessLog
+        sessions = SessionCache(ttlMilliseconds: settings.sessionCacheMilliseconds)
+        limiter = RateLimiter(limits: settings.rateLimits)
+    }
+
+    /// Builds the pools for `endpoints` (service -> replicas) on `loop` and starts health checks,
+    /// DNS refreshes and cache pruning on its timers.
+    public static func make(
+        loop: EventLoop, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog
+    ) -> Gateway {
+        var pools: [String: ServicePool] = [:]
+        for service in PolicyTable.services {
+            guard let list = endpoints[service], !list.isEmpty else { continue }
+            let client = RPCClient(loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica, logger: logger)
+            client.serviceToken = settings.serviceToken
+            pools[service] = ServicePool(service: service, client: client, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
+        }
+        let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)
+        // Timers hold the gateway weakly: the loop keeps its timers forever, and the pools hold the loop.
+        loop.scheduleRepeating(everyMilliseconds: 100) { [weak accessLog] in accessLog?.flush() }
+        for pool in pools.values { pool.probe() }
+        loop.scheduleRepeating(everyMilliseconds: settings.healthIntervalMilliseconds) { [weak gateway] in
+            for pool in gateway?.pools.values ?? [:].values { pool.probe() }
+        }
+        loop.scheduleRepeating(everyMilliseconds: settings.resolveIntervalMilliseconds) { [weak gateway] in
+            for pool in gateway?.pools.values ?? [:].values { pool.refreshAddresses() }
+        }
+        loop.scheduleRepeating(everyMilliseconds: 10_000) { [weak gateway] in
+            gateway?.sessions.prune()
+            gateway?.limiter.prune()
+        }
+        return gateway
+    }
+
+    // MARK: Doors
+
+    private let contextLock = NSLock()
+    private var contextCounter: UInt64 = 0
+    private let contextPrefix = "gw-\(String(UInt32.random(in: .min ... .max), radix: 16))-"
+
+    /// A call context for a door that is not an `RPCServer` (the HTTP listener): the peer's
+    /// address as the client, a fresh gateway-issued request id, and a deadline. The line
+    /// listener gets the same from `RPCServer` (with `trustsCallerMeta: false`).
+    public func makeContext(method: String, client: String?, timeoutMilliseconds: Int64) -> CallContext {
+        contextLock.lock()
+        contextCounter &+= 1
+        let requestID = contextPrefix + String(contextCounter)
+        contextLock.unlock()
+        return CallContext(
+            method: method, requestID: requestID, client: client, logger: logger.with(["rpc.request_id": .string(requestID)]),
+            deadlineMilliseconds: MonotonicClock.nowMilliseconds() + timeoutMilliseconds)
+    }
+
+    // MARK: Dispatch
+
+    public func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void) {
+        let started = MonotonicClock.nowMicroseconds()
+        let policy = PolicyTable.policy(for: request.method)
+        let metrics = self.metrics
+        let accessLog = self.accessLog
+        let finish: @Sendable (Result<JSON, RPCError>) -> Void = { outcome in
+            let elapsed = MonotonicClock.nowMicroseconds() - started
+            let reason: String? = if case .failure(let error) = outcome { error.reason ?? "error" } else { nil }
+            let method = policy == nil ? "unknown" : request.method
+            metrics.record(method: method, microseconds: elapsed, errorReason: reason)
+            // The access log: never params, never the session token.
+            accessLog.record(requestID: context.requestID, method: method, reason: reason, durationMicroseconds: elapsed, client: context.client)
+            reply(outcome)
+        }
+        guard let policy else {
+            finish(.failure(.methodNotFound(request.method)))
+            return
+        }
+        if let wait = limiter.take(client: context.client ?? "unknown", group: policy.group) {
+            finish(.failure(RPCError(.rateLimited, "too many requests; retry later", extra: ["retry_after": .int(wait)])))
+            return
+        }
+        if policy.isLocal {
+            finish(answerLocally(request.method))
+            return
+        }
+        let members = request.params?.objectValue ?? [:]
+        guard policy.access != .open else {
+            forward(request, policy: policy, members: members, token: nil, context: context, finish: finish)
+            return
+        }
+        guard let token = members["session"]?.stringValue, !token.isEmpty, token.utf8.count <= 1024 else {
+            finish(.failure(Self.unauthenticated))
+            return
+        }
+        let decide: @Sendable (Result<SessionInfo, RPCError>) -> Void = { [self] outcome in
+            switch outcome {
+            case .failure(let error):
+                finish(.failure(error))
+            case .success(let info) where policy.access == .stepUp && info.aal < 2:
+                finish(.failure(RPCError(.stepUpRequired, "this needs a second factor (aal 2)", extra: ["aal": .int(info.aal)])))
+            case .success:
+                forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
+            }
+        }
+        // A cached aal 1 may be stale (a factor passed elsewhere): refuse step-up only on a fresh answer.
+        if policy.access == .stepUp, let cached = sessions.lookup(token: token), cached.aal < 2 {
+            sessions.drop(token: token)
+        }
+        resolveSession(token: token, context: context, completion: decide)
+    }
+
+    static let unauthenticated = RPCError(.unauthenticated, "a valid session is required")
+
+    private func answerLocally(_ method: String) -> Result<JSON, RPCError> {
+        switch method {
+        case "gateway.ping":
+            return .success(["pong": true])
+        case "gateway.health":
+            return .success(healthJSON)
+        case "gateway.metrics":
+            var snapshot = metrics.snapshot().objectValue ?? [:]
+            snapshot["sessions_cached"] = .int(Int64(sessions.count))
+            snapshot["rate_buckets"] = .int(Int64(limiter.bucketCount))
+            return .success(.object(snapshot))
+        default:
+            return .failure(.methodNotFound(method))
+        }
+    }
+
+    /// `{"status": "ok"|"degraded", "services": {name: {"replicas": [...], "up", "total"}}}`.
+    public var healthJSON: JSON {
+        var services: [String: JSON] = [:]
+        var degraded = false
+        for service in PolicyTable.services {
+            guard let pool = pools[service] else { continue }
+            services[service] = pool.healthJSON
+            if pool.statuses.contains(where: { $0.state == .down }) { degraded = true }
+        }
+        return ["status": .string(degraded ? "degraded" : "ok"), "services": .object(services)]
+    }
+
+    // MARK: Sessions
+
+    private let introspectionLock = NSLock()
+    /// Introspections in flight, by token hash: concurrent requests with one token share one call.
+    private var introspectionWaiters: [[UInt8]: [@Sendable (Result<SessionInfo, RPCError>) -> Void]] = [:]
+
+    private func resolveSession(token: String, context: CallContext, completion: @escaping @Sendable (Result<SessionInfo, RPCError>) -> Void) {
+        if let cached = sessions.lookup(token: token) {
+            completion(.success(cached))
+            return
+        }
+        guard let identity = pools["identity"] else {
+            completion(.failure(RPCError(.unavailable, "identity is unavailable")))
+            return
+        }
+        let key = SessionCache.key(forToken: token)
+        introspectionLock.lock()
+        if introspectionWaiters[key] != nil {
+            introspectionWaiters[key]!.append(completion)
+            introspectionLock.unlock()
+            return
+        }
+        introspectionWaiters[key] = [completion]
+        introspectionLock.unlock()
+        let sessions = self.sessions
+        let request = RPCRequest(method: "identity.introspect", params: ["session": .string(token)], id: nil)
+        call(identity, request, retrySafe: true, pinned: nil, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { [self] outcome in
+            let resolved: Result<SessionInfo, RPCError>
+            switch outcome {
+            case .success(let result):
+                if let info = SessionInfo(introspection: result) {
+                    sessions.store(token: token, info: info)
+                    resolved = .success(info)
+                } else {
+                    resolved = .failure(RPCError(.unavailable, "identity answered an unexpected introspection"))
+                }
+            case .failure(let error) where error.reason == Reason.unauthenticated.rawValue:
+                resolved = .failure(Self.unauthenticated)
+            case .failure(let error) where error.reason == Reason.timeout.rawValue:
+                resolved = .failure(error)
+            case .failure:
+                resolved = .failure(RPCError(.unavailable, "cannot check the session now"))
+            }
+            introspectionLock.lock()
+            let waiters = introspectionWaiters.removeValue(forKey: key) ?? []
+            introspectionLock.unlock()
+            for waiter in waiters { waiter(resolved) }
+        }
+    }
+
+    // MARK: Forwarding
+
+    private func forward(
+        _ request: RPCRequest, policy: MethodPolicy, members: [String: JSON], token: String?, context: CallContext,
+        finish: @escaping @Sendable (Result<JSON, RPCError>) -> Void
+    ) {
+        guard let pool = pools[policy.service] else {
+            finish(.failure(RPCError(.unavailable, "\(policy.service) is not configured")))
+            return
+        }
+        var pinned: SocketAddress?
+        if policy.routesByRequestID, let requestID = members["request_id"]?.stringValue,
+            let replica = PolicyTable.replicaID(fromRequestID: requestID)
+        {
+            // State lives on the owner: no round robin, no retry elsewhere. Unknown owner: any replica answers not_found.
+            pinned = pool.address(forReplicaID: replica)
+        }
+        let retrySafe: Bool
+        switch policy.retry {
+        case .safe: retrySafe = true
+        case .withIdempotencyKey: retrySafe = members["idempotency_key"].map { $0 != .null } ?? false
+        case .neverSent: retrySafe = false
+        }
+        let sessions = self.sessions
+        let effect = policy.cacheEffect
+        call(pool, request, retrySafe: retrySafe, pinned: pinned, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { outcome in
+            Self.applyCacheEffect(effect, outcome: outcome, token: token, members: members, sessions: sessions)
+            finish(outcome)
+        }
+    }
+
+    private static func applyCacheEffect(
+        _ effect: MethodPolicy.CacheEffect, outcome: Result<JSON, RPCError>, token: String?, members: [String: JSON], sessions: SessionCache
+    ) {
+        switch effect {
+        case .none:
+            return
+        case .dropCallerSession:
+            if let token { sessions.drop(token: token) }
+        case .dropSessionID(let key):
+            guard case .success = outcome else { return }
+            if let id = members[key]?.stringValue ?? members[key]?.intValue.map(String.init) { sessions.drop(sessionID: id) }
+        }
+    }
+
+    /// One forward with bounded failover. A transport failure takes the replica out of rotation;
+    /// the call moves to another replica when it never left (`sent: false`) or when it is safe to repeat.
+    private func call(
+        _ pool: ServicePool, _ request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext,
+        attemptsLeft: Int, excluded: Set<SocketAddress>, completion: @escaping @Sendable (Result<JSON, RPCError>) -> Void
+    ) {
+        let timeout = min(settings.upstreamTimeoutMilliseconds, max(1, context.remainingMilliseconds))
+        let meta: [String: JSON] = ["client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID)]
+        let skip = excluded.union(pool.addressesOutOfRotation())
+        pool.client.call(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
+            [self] outcome, address in
+            guard case .failure(let error) = outcome, let sent = error.data?["sent"]?.boolValue else {
+                completion(Self.cleaned(outcome, service: pool.service))
+                return
+            }
+            // Every replica is backing off after failed connects (a service that just started, or
+            // restarted): rather than fail at once, try one of them directly, which ignores back-off.
+            if address == nil, pinned == nil, attemptsLeft > 1, let fallback = pool.fallbackAddress(excluding: excluded) {
+                call(pool, request, retrySafe: retrySafe, pinned: fallback, context: context, attemptsLeft: 1, excluded: excluded, completion: completion)
+                return
+            }
+            if let address { pool.markFailed(address, reason: sent ? "connection lost" : "connect failed") }
+            let canRetry = pinned == nil && attemptsLeft > 1 && address != nil && (!sent || retrySafe)
+            guard canRetry, let address else {
+                completion(.failure(RPCError(.unavailable, "\(pool.service) is unavailable")))
+                return
+            }
+            var next = excluded
+            next.insert(address)
+            call(pool, request, retrySafe: retrySafe, pinned: nil, context: context, attemptsLeft: attemptsLeft - 1, excluded: next, completion: completion)
+        }
+    }
+
+    /// Upstream transport errors become plain `unavailable` / `timeout`, without internal details.
+    private static func cleaned(_ outcome: Result<JSON, RPCError>, service: String) -> Result<JSON, RPCError> {
+        guard case .failure(let error) = outcome else { return outcome }
+        if error.reason == Reason.timeout.rawValue && error.data?.objectValue?.count == 1 {
+            return .failure(RPCError(.timeout, "\(service) did not answer in time"))
+        }
+        return outcome
+    }
+}

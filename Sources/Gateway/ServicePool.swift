@@ -1,0 +1,179 @@
+import Dispatch
+import Foundation
+import LineProtocol
+import ServiceKit
+
+/// One replica as the gateway sees it.
+public struct ReplicaStatus: Sendable {
+    public enum State: String, Sendable {
+        /// Not probed yet: in rotation.
+        case unknown
+        case up
+        case down
+    }
+
+    public let address: SocketAddress
+    public var state: State = .unknown
+    /// What `<service>.health` reported as `replica_id`.
+    public var replicaID: String?
+    public var lastCheckedMilliseconds: Int64?
+    public var lastError: String?
+    /// The `status` its health reported (`ok`, or what the service says is wrong).
+    public var reportedStatus: String?
+
+    public var inRotation: Bool { state != .down }
+
+    var json: JSON {
+        var object: [String: JSON] = ["address": .string(address.description), "state": .string(state.rawValue)]
+        object["replica_id"] = replicaID.map(JSON.string) ?? .null
+        object["checked_ms_ago"] = lastCheckedMilliseconds.map { .int(MonotonicClock.nowMilliseconds() - $0) } ?? .null
+        if let lastError { object["error"] = .string(lastError) }
+        if let reportedStatus { object["status"] = .string(reportedStatus) }
+        return .object(object)
+    }
+}
+
+/// A service's replicas: the multiplexed `RPCClient` that carries calls, plus the health the
+/// gateway has observed (active probes of `<service>.health` and failed forwards). A replica
+/// marked down leaves rotation until a probe answers again. Thread-safe.
+public final class ServicePool: @unchecked Sendable {
+    public let service: String
+    public let client: RPCClient
+    private let healthTimeoutMilliseconds: Int64
+    private let logger: Logger
+    private let lock = NSLock()
+    private var replicas: [SocketAddress: ReplicaStatus] = [:]
+    private var order: [SocketAddress] = []
+    /// Recomputed on every state change so the per-request read is one copy.
+    private var outOfRotation: Set<SocketAddress> = []
+
+    public init(service: String, client: RPCClient, healthTimeoutMilliseconds: Int64, logger: Logger) {
+        self.service = service
+        self.client = client
+        self.healthTimeoutMilliseconds = healthTimeoutMilliseconds
+        self.logger = logger
+    }
+
+    // MARK: Health
+
+    /// Probes every known address with `<service>.health`. Safe from any thread.
+    public func probe() {
+        client.addressStates { [self] states in
+            let addresses = states.map(\.address)
+            sync(addresses: addresses)
+            for address in addresses {
+                client.call("\(service).health", params: nil, timeoutMilliseconds: healthTimeoutMilliseconds, address: address) { [self] outcome, _ in
+                    record(probeOf: address, outcome: outcome)
+                }
+            }
+        }
+    }
+
+    /// Re-resolves DNS names off the event loop (Compose scaling), then probes the new set.
+    public func refreshAddresses() {
+        DispatchQueue.global().async { [self] in
+            client.refreshAddresses()
+            probe()
+        }
+    }
+
+    private func sync(addresses: [SocketAddress]) {
+        lock.lock()
+        defer { lock.unlock() }
+        for address in addresses where replicas[address] == nil { replicas[address] = ReplicaStatus(address: address) }
+        for address in order where !addresses.contains(address) { replicas.removeValue(forKey: address) }
+        order = addresses
+        recomputeRotationLocked()
+    }
+
+    private func recomputeRotationLocked() {
+        let down = Set(replicas.values.filter { !$0.inRotation }.map(\.address))
+        outOfRotation = down.count >= replicas.count ? [] : down
+    }
+
+    private func record(probeOf address: SocketAddress, outcome: Result<JSON, RPCError>) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var status = replicas[address] else { return }
+        let previous = status.state
+        status.lastCheckedMilliseconds = MonotonicClock.nowMilliseconds()
+        switch outcome {
+        case .success(let result):
+            status.state = .up
+            status.replicaID = result["replica_id"]?.stringValue ?? status.replicaID
+            status.reportedStatus = result["status"]?.stringValue
+            status.lastError = nil
+        case .failure(let error) where error.reason == Reason.unavailable.rawValue || error.reason == Reason.timeout.rawValue:
+            status.state = .down
+            status.lastError = error.reason
+        case .failure:
+            // It answered (perhaps an older build without health): reachable.
+            status.state = .up
+            status.lastError = nil
+        }
+        replicas[address] = status
+        if previous != status.state { recomputeRotationLocked() }
+        if previous != status.state && previous != .unknown {
+            logger.info("replica state changed", [
+                "upstream.service": .string(service), "upstream.address": .string(address.description),
+                "upstream.state": .string(status.state.rawValue),
+            ])
+        }
+    }
+
+    /// A forward to `address` failed at the transport level: out of rotation until a probe answers.
+    public func markFailed(_ address: SocketAddress, reason: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var status = replicas[address], status.state != .down else { return }
+        status.state = .down
+        status.lastError = reason
+        replicas[address] = status
+        recomputeRotationLocked()
+        logger.warning("replica marked down", [
+            "upstream.service": .string(service), "upstream.address": .string(address.description), "upstream.reason": .string(reason),
+        ])
+    }
+
+    // MARK: Routing
+
+    /// Addresses to skip for a new call: the ones down, unless that is all of them (then try anyway).
+    public func addressesOutOfRotation() -> Set<SocketAddress> {
+        lock.lock()
+        defer { lock.unlock() }
+        return outOfRotation
+    }
+
+    /// A replica to try when the client has none in rotation: one not known to be down first.
+    public func fallbackAddress(excluding excluded: Set<SocketAddress>) -> SocketAddress? {
+        lock.lock()
+        defer { lock.unlock() }
+        let candidates = order.filter { !excluded.contains($0) }
+        return candidates.first { replicas[$0]?.inRotation ?? true } ?? candidates.first
+    }
+
+    /// The address whose health reported `replicaID`, if known.
+    public func address(forReplicaID replicaID: String) -> SocketAddress? {
+        lock.lock()
+        defer { lock.unlock() }
+        return order.first { replicas[$0]?.replicaID == replicaID }
+    }
+
+    public var replicaCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return max(1, order.count)
+    }
+
+    public var statuses: [ReplicaStatus] {
+        lock.lock()
+        defer { lock.unlock() }
+        return order.compactMap { replicas[$0] }
+    }
+
+    public var healthJSON: JSON {
+        let list = statuses
+        let up = list.filter { $0.state == .up }.count
+        return ["replicas": .array(list.map(\.json)), "up": .int(Int64(up)), "total": .int(Int64(list.count))]
+    }
+}

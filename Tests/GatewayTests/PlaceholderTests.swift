@@ -1,5 +1,0 @@
-import XCTest
-
-final class PlaceholderTests: XCTestCase {
-    func testTargetBuilds() { XCTAssertTrue(true) }
-}

@@ -1,0 +1,114 @@
+import Foundation
+import Glibc
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Gateway
+
+/// Connection caps and slow clients: each is cut off without hurting anyone else.
+final class ProtectionTests: XCTestCase {
+    private var gateway: GatewayUnderTest?
+
+    override func tearDown() {
+        gateway?.shutdown()
+        gateway = nil
+    }
+
+    private func start(limits: ServerLimits) throws -> GatewayUnderTest {
+        // No services needed: gateway.ping answers locally.
+        let started = try GatewayUnderTest(endpoints: ["identity": [Endpoint(host: "127.0.0.1", port: 1)]], limits: limits)
+        gateway = started
+        return started
+    }
+
+    /// Worst round trip of `count` pings on a fresh connection, in milliseconds.
+    private func worstPingMilliseconds(_ gateway: GatewayUnderTest, count: Int = 20) throws -> Int64 {
+        let client = try gateway.client()
+        var worst: Int64 = 0
+        for _ in 0..<count {
+            let started = MonotonicClock.nowMilliseconds()
+            XCTAssertEqual(try client.call("gateway.ping").result, ["pong": true])
+            worst = max(worst, MonotonicClock.nowMilliseconds() - started)
+        }
+        return worst
+    }
+
+    func testConnectionsPerAddressAreCapped() throws {
+        var limits = ServerLimits()
+        limits.maxConnectionsPerAddress = 3
+        let gateway = try start(limits: limits)
+        let first = try (0..<3).map { _ in try gateway.client() }
+        for client in first { XCTAssertNotNil(try client.call("gateway.ping").result) }
+        let refused = try gateway.client(timeoutMilliseconds: 2000)
+        let line = refused.readLine()
+        XCTAssertTrue(line?.contains("overloaded") ?? false, line ?? "closed without a word")
+        XCTAssertTrue(refused.waitForClose())
+        // Closing one frees a place.
+        _ = first.first.map { Glibc.shutdown($0.fd, Int32(SHUT_RDWR)) }
+        usleep(100_000)
+        XCTAssertNotNil(try gateway.client().call("gateway.ping").result)
+    }
+
+    func testTotalConnectionsAreCapped() throws {
+        var limits = ServerLimits()
+        limits.maxConnections = 2
+        let gateway = try start(limits: limits)
+        let held = try (0..<2).map { _ in try gateway.client() }
+        for client in held { XCTAssertNotNil(try client.call("gateway.ping").result) }
+        let refused = try gateway.client(timeoutMilliseconds: 2000)
+        XCTAssertTrue(refused.readLine()?.contains("overloaded") ?? false)
+    }
+
+    func testSlowlorisIsCutOffAndOthersAreNotSlowed() throws {
+        var limits = ServerLimits()
+        limits.lineTimeoutMilliseconds = 500
+        let gateway = try start(limits: limits)
+        let slow = try gateway.client(timeoutMilliseconds: 3000)
+        let started = MonotonicClock.nowMilliseconds()
+        XCTAssertTrue(slow.send(raw: #"{"jsonrpc":"2.0","id":1,"#))
+        // Keep dribbling bytes: activity does not extend a line's deadline.
+        for _ in 0..<3 {
+            usleep(100_000)
+            XCTAssertTrue(slow.send(raw: " "))
+            XCTAssertLessThan(try worstPingMilliseconds(gateway, count: 5), 100)
+        }
+        XCTAssertTrue(slow.waitForClose(), "the slow line was cut off")
+        let closedAfter = MonotonicClock.nowMilliseconds() - started
+        XCTAssertGreaterThanOrEqual(closedAfter, 450)
+        XCTAssertLessThan(closedAfter, 2000)
+        XCTAssertLessThan(try worstPingMilliseconds(gateway), 100)
+    }
+
+    func testClientThatNeverReadsIsCutOffAndOthersAreNotSlowed() throws {
+        var limits = ServerLimits()
+        limits.writeTimeoutMilliseconds = 500
+        limits.outboundHighWaterBytes = 16 * 1024
+        let gateway = try start(limits: limits)
+        let greedy = try TestLineClient(port: gateway.port, receiveBufferBytes: 4096, timeoutMilliseconds: 200)
+        // Batches of pings whose answers it never reads.
+        let batch = "[" + (1...100).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"gateway.ping"}"# }.joined(separator: ",") + "]\n"
+        var sentLines = 0
+        for _ in 0..<2000 {
+            guard greedy.send(raw: batch) else { break }
+            sentLines += 1
+        }
+        XCTAssertLessThan(sentLines, 2000, "the gateway stopped reading from a client that does not read")
+        XCTAssertLessThan(try worstPingMilliseconds(gateway), 100)
+        usleep(800_000)
+        let server = gateway.server
+        XCTAssertEqual(try gateway.loopThread.sync { server.connectionCount }, 0, "the greedy client was cut off")
+        XCTAssertTrue(greedy.waitForClose())
+        XCTAssertLessThan(try worstPingMilliseconds(gateway), 100)
+    }
+
+    func testOversizedLineGetsAnErrorAndTheConnectionKeepsWorking() throws {
+        var limits = ServerLimits()
+        limits.maxLineBytes = 1024
+        let gateway = try start(limits: limits)
+        let client = try gateway.client()
+        XCTAssertTrue(client.send(raw: String(repeating: "x", count: 5000) + "\n"))
+        XCTAssertTrue(client.readLine()?.contains("-32600") ?? false)
+        XCTAssertNotNil(try client.call("gateway.ping").result)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Gateway
+
+/// TLS on the public listener, with a self-signed certificate made here, spoken to by OpenSSL clients.
+final class TLSTests: XCTestCase {
+    private var gateway: GatewayUnderTest?
+    private var directory: String!
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "gateway-tls-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let status = try run("/usr/bin/env", [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-subj", "/CN=localhost", "-days", "1", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
+        ]).status
+        XCTAssertEqual(status, 0)
+        let context = try TLSServerContext(certificateChainFile: directory + "/cert.pem", privateKeyFile: directory + "/key.pem")
+        var limits = ServerLimits()
+        limits.lineTimeoutMilliseconds = 500
+        gateway = try GatewayUnderTest(endpoints: ["identity": [Endpoint(host: "127.0.0.1", port: 1)]], limits: limits) { server in
+            server.makeTransport = { socket in try context.makeTransport(for: socket) }
+        }
+    }
+
+    override func tearDown() {
+        gateway?.shutdown()
+        gateway = nil
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func run(_ executable: String, _ arguments: [String], input: String = "", holdInputSeconds: Double = 0, timeoutSeconds: Double = 20) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        let inputPipe = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = inputPipe
+        try process.run()
+        inputPipe.fileHandleForWriting.write(Data(input.utf8))
+        if holdInputSeconds > 0 { usleep(UInt32(holdInputSeconds * 1_000_000)) }
+        try inputPipe.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func testPythonSSLClientTalksLineProtocolOverTLS12AndUp() throws {
+        let port = gateway!.port
+        let script = """
+            import socket, ssl, sys, json
+            context = ssl.create_default_context(cafile=sys.argv[2])
+            results = []
+            for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+                context.minimum_version = version
+                context.maximum_version = version
+                with socket.create_connection(("127.0.0.1", int(sys.argv[1]))) as raw:
+                    with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                        batch = "[" + ",".join('{"jsonrpc":"2.0","id":%d,"method":"gateway.ping"}' % i for i in range(100)) + "]\\n"
+                        tls.sendall(('{"jsonrpc":"2.0","id":"one","method":"gateway.ping"}\\n' + batch * 50).encode())
+                        data = b""
+                        while data.count(b"\\n") < 51:
+                            chunk = tls.recv(65536)
+                            if not chunk: break
+                            data += chunk
+                        lines = data.split(b"\\n")
+                        first = json.loads(lines[0])
+                        answers = sum(len(json.loads(line)) for line in lines[1:51])
+                        results.append("%s %s %d" % (tls.version(), first["result"]["pong"], answers))
+            old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            old.check_hostname = False
+            old.verify_mode = ssl.CERT_NONE
+            old.maximum_version = ssl.TLSVersion.TLSv1_1
+            try:
+                old.minimum_version = ssl.TLSVersion.TLSv1
+                with socket.create_connection(("127.0.0.1", int(sys.argv[1]))) as raw:
+                    with old.wrap_socket(raw) as tls:
+                        results.append("old accepted")
+            except (ssl.SSLError, OSError, ValueError):
+                results.append("old refused")
+            print("|".join(results))
+            """
+        let result = try run("/usr/bin/env", ["python3", "-c", script, String(port), directory + "/cert.pem"])
+        XCTAssertEqual(result.output.trimmingCharacters(in: .whitespacesAndNewlines), "TLSv1.2 True 5000|TLSv1.3 True 5000|old refused")
+        // Plain text on the TLS port gets nowhere, and the listener keeps serving.
+        let plain = try TestLineClient(port: port, timeoutMilliseconds: 2000)
+        _ = plain.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}"# + "\n")
+        XCTAssertFalse(plain.readLine()?.contains("pong") ?? false)
+    }
+
+    func testAClientThatNeverFinishesTheHandshakeIsCutOff() throws {
+        let stalled = try TestLineClient(port: gateway!.port, timeoutMilliseconds: 3000)
+        let started = MonotonicClock.nowMilliseconds()
+        XCTAssertTrue(stalled.send(raw: "\u{16}\u{03}\u{01}"))
+        XCTAssertTrue(stalled.waitForClose())
+        let elapsed = MonotonicClock.nowMilliseconds() - started
+        XCTAssertGreaterThanOrEqual(elapsed, 400)
+        XCTAssertLessThan(elapsed, 2000)
+    }
+
+    func testOpenSSLSClientWorksAsADebuggingClient() throws {
+        let port = gateway!.port
+        let result = try run(
+            "/usr/bin/env", ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-quiet", "-no_ign_eof"],
+            input: #"{"jsonrpc":"2.0","id":7,"method":"gateway.ping"}"# + "\n", holdInputSeconds: 1, timeoutSeconds: 5)
+        XCTAssertTrue(result.output.contains(#"{"jsonrpc":"2.0","id":7,"result":{"pong":true}}"#), result.output)
+    }
+}
