@@ -141,7 +141,8 @@ def main():
                 print(f"topology: a process exited with {status}", file=sys.stderr)
                 sys.exit(1)
         smtp.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        if os.environ.get('KEEP') is None: shutil.rmtree(work, ignore_errors=True)
+        else: print(work)
 
 
 def wait_healthy(service, address, port, bin_dir, log_path):
@@ -171,7 +172,7 @@ def sms_code(work, request_id):
 
 
 def run_flows(gateway, mailbox, work):
-    password = "topology river stone 7"
+    password = "blue harbor lantern 7"
     user_id = call(gateway, "identity.register", {"username": "topo", "password": password,
                                                   "email": "topo@example.com", "phone": "5555550123"})["user_id"]
     login = call(gateway, "identity.login", {"username": "topo", "password": password, "device_id": "iphone"})

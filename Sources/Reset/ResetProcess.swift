@@ -53,7 +53,7 @@ public enum ResetProcess {
             backgroundLoop.run()
             backgroundLoopEnded.signal()
         }.start()
-        let mail = try emailProvider(configuration, logger: host.logger)
+        let mail = try DeliveryOptions.emailProvider(configuration, logger: host.logger)
         let background = WorkerPool(
             threadCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64),
             maxQueued: try configuration.int(ResetOptions.mailQueue, range: 1...1_000_000), name: "reset-mail")
@@ -86,16 +86,5 @@ public enum ResetProcess {
         backgroundLoop.stop()
         backgroundLoopEnded.wait()
         return status
-    }
-
-    /// `--delivery smtp` (or any SMS provider name with `--smtp-url` set) sends e-mail through
-    /// SMTP; `outbox` (the default) appends to the outbox file.
-    static func emailProvider(_ configuration: Configuration, logger: Logger) throws -> DeliveryProvider {
-        let delivery = configuration.string(DeliveryOptions.delivery) ?? "outbox"
-        let hasSMTP = !(configuration.string(DeliveryOptions.smtpURL) ?? "").isEmpty
-        if delivery == "smtp" || (delivery != "outbox" && hasSMTP) {
-            return try SMTPProvider(configuration: configuration, logger: logger)
-        }
-        return try OutboxProvider(path: DeliveryOptions.outboxPath(configuration), logger: logger)
     }
 }

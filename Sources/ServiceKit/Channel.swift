@@ -147,6 +147,17 @@ public final class Channel: EventHandler, @unchecked Sendable {
         if readiness.hangup && state != .closed && !readiness.readable { close() }
     }
 
+    /// During a drain: take in what the peer had already sent before the drain began, even
+    /// with reading paused, so those requests are answered (and the close is a FIN, not an RST).
+    public func readAlreadyReceived() {
+        guard state == .open, !endOfInput else { return }
+        let wasPaused = readingPaused
+        readingPaused = false
+        readAvailable()
+        readingPaused = wasPaused
+        updateInterest()
+    }
+
     private func readAvailable() {
         // Bounded: at most 16 reads per wake-up so one busy peer cannot starve the others.
         for _ in 0..<16 {

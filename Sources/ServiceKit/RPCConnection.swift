@@ -184,6 +184,7 @@ final class RPCConnection: ChannelDelegate, @unchecked Sendable {
     /// During shutdown: finish what is in flight, then close.
     func drain() {
         draining = true
+        channel.readAlreadyReceived()
         processLines()
         closeIfFinished()
     }

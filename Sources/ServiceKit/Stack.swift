@@ -46,7 +46,7 @@ public final class Stack: @unchecked Sendable {
         }
 
         /// Everything the process wrote to stderr so far (structured log lines).
-        public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+        public var log: String { Stack.readFile(logPath) }
     }
 
     public let options: Options
@@ -148,7 +148,7 @@ public final class Stack: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         let marker = "\"net.listen\":\""
         while Date() < deadline {
-            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let log = Stack.readFile(logPath)
             if let range = log.range(of: marker) {
                 let rest = log[range.upperBound...]
                 if let end = rest.firstIndex(of: "\""), let endpoint = Endpoint(String(rest[..<end])) {
@@ -212,6 +212,21 @@ public final class Stack: @unchecked Sendable {
                 member.process.waitUntilExit()
             }
         }
+    }
+
+    /// A whole (small) file as text with plain read(2): Foundation's file readers leak on Linux.
+    static func readFile(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The directory holding the executables next to the running binary (or test bundle).

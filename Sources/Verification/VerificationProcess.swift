@@ -15,9 +15,9 @@ public enum VerificationProcess {
         let fileName = host.replicaID == "verification" ? "verification.sqlite" : "verification-\(host.replicaID).sqlite"
         let store = try SQLiteVerificationStore(path: try host.dataFile(fileName))
         let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
-        // E-mail codes go through the same SMTP client as reset mails when --smtp-url is set.
-        let smtp = (configuration.string(DeliveryOptions.smtpURL) ?? "").isEmpty ? nil : try SMTPProvider(configuration: configuration, logger: host.logger)
-        let providers = try ProviderFactory.make(configuration: configuration, logger: host.logger, emailProvider: smtp)
+        let providers = try ProviderFactory.make(
+            configuration: configuration, logger: host.logger,
+            emailProvider: try DeliveryOptions.emailProvider(configuration, logger: host.logger))
         let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         VerificationMethods(service: service, identity: identity).register(on: host.router)

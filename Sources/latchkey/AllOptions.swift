@@ -1,5 +1,6 @@
 import Accounts
 import Delivery
+import Gateway
 import Identity
 import Reset
 import ServiceKit
@@ -9,7 +10,7 @@ import Verification
 enum AllOptions {
     static var catalog: [ConfigOption] {
         var seen = Set<String>()
-        return (CommonOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all + AccountsProcess.options + ResetOptions.all + SMTPOptions.all
+        return (CommonOptions.all + GatewayOptions.all + HTTPOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all + AccountsProcess.options + ResetOptions.all + SMTPOptions.all
             + [CallCommand.gatewayOption] + UpCommand.options + BenchCommand.options)
             .filter { seen.insert($0.name).inserted }
     }
