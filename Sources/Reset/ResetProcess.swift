@@ -5,10 +5,27 @@ import ServiceKit
 
 /// Options of the reset service (documented in protocol/reset.md).
 public enum ResetOptions {
+    /// The link template: `--reset-link-template` when given; else the universal link when the
+    /// HTTP door's public origin is configured (the path the app claims in
+    /// apple-app-site-association); else the app's own scheme.
+    public static func linkTemplate(_ configuration: Configuration) throws -> String {
+        if configuration.isSet(linkTemplate) { return try configuration.requiredString(linkTemplate) }
+        guard let origin = configuration.string(publicURL), !origin.isEmpty else { return LinkTemplate.defaultTemplate }
+        guard origin.hasPrefix("https://"), !origin.dropFirst(8).contains("/") || origin.hasSuffix("/") else {
+            throw ConfigurationError("--public-url must be an https:// origin such as https://bank.example.com")
+        }
+        let firstPath = (configuration.string(HTTPOptions.aasaPaths) ?? "/reset*").split(separator: ",").first.map(String.init) ?? "/reset*"
+        let path = String(firstPath.trimmingCharacters(in: .whitespaces).prefix { $0 != "*" && $0 != "?" })
+        let base = origin.hasSuffix("/") ? String(origin.dropLast()) : origin
+        return "\(base)\(path)?token={token}"
+    }
+
     public static let tokenTTLSeconds = ConfigOption("reset-token-ttl-s", default: "1800", help: "how long a reset link works, in seconds")
     public static let linkTemplate = ConfigOption(
         "reset-link-template", default: LinkTemplate.defaultTemplate,
         help: "the link mailed, with {token}: a deep link (latchkey://...) or a universal link (https://...)")
+    public static let publicURL = ConfigOption(
+        "public-url", help: "the HTTPS origin of the gateway's HTTP door (https://bank.example.com); with it, reset links default to the universal link <public-url><first --aasa-paths path>?token={token}")
     public static let addressIntervalSeconds = ConfigOption("reset-address-interval-s", default: "60", help: "at most one request per e-mail address in this many seconds")
     public static let addressPerHour = ConfigOption("reset-address-per-hour", default: "5", help: "requests per e-mail address an hour")
     public static let clientPerHour = ConfigOption("reset-client-per-hour", default: "20", help: "requests per client address an hour")
@@ -17,7 +34,7 @@ public enum ResetOptions {
     public static let mailWorkers = ConfigOption("reset-mail-workers", default: "2", help: "threads doing lookups and sending mail after the answer")
     public static let mailQueue = ConfigOption("reset-mail-queue", default: "1000", help: "requests waiting for those threads before new ones are dropped (still answered ok)")
 
-    public static let all = [tokenTTLSeconds, linkTemplate, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown, productName, mailWorkers, mailQueue]
+    public static let all = [tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown, productName, mailWorkers, mailQueue]
 
     public static func settings(_ configuration: Configuration) throws -> ResetSettings {
         var settings = ResetSettings()
@@ -40,7 +57,7 @@ public enum ResetProcess {
         let settings = try ResetOptions.settings(configuration)
         let composer = ResetMailComposer(
             productName: configuration.string(ResetOptions.productName) ?? "Latchkey",
-            linkTemplate: try LinkTemplate(configuration.string(ResetOptions.linkTemplate) ?? LinkTemplate.defaultTemplate))
+            linkTemplate: try LinkTemplate(ResetOptions.linkTemplate(configuration)))
         let store = try SQLiteResetStore(path: host.dataFile("reset.sqlite"))
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
