@@ -68,7 +68,10 @@ def main():
         key = line.split("=", 1)[0].strip()
         if key.startswith("LATCHKEY_") and key not in known and key not in ("LATCHKEY_IMAGE", "LATCHKEY_PUBLIC_PORT"):
             fail(f".env.example: {key} is not an option the code knows")
-    print(f"compose: no drift ({len(known)} options in the code, {len(services)} services in the file)")
+    guide = (ROOT / "compose/README.md").read_text()
+    if table.strip() not in guide:
+        fail("compose/README.md's configuration table differs from `latchkey options`: regenerate it")
+    print(f"compose: no drift ({len(known)} options in the code, {len(services)} services in the file, guide table current)")
 
 
 if __name__ == "__main__":
