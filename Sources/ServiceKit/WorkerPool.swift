@@ -10,7 +10,7 @@ public final class WorkerPool: @unchecked Sendable {
     private let maxQueued: Int
     private var stopping = false
     private var threads: [Thread] = []
-    public private(set) var busyCount = 0
+    private var busy = 0
 
     public init(threadCount: Int, maxQueued: Int, name: String = "worker") {
         precondition(threadCount > 0 && maxQueued > 0)
@@ -34,6 +34,13 @@ public final class WorkerPool: @unchecked Sendable {
         queue.append(work)
         condition.signal()
         return true
+    }
+
+    /// Threads running work right now.
+    public var busyCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return busy
     }
 
     public var queuedCount: Int {
@@ -64,11 +71,11 @@ public final class WorkerPool: @unchecked Sendable {
                 queue.removeFirst(queueHead)
                 queueHead = 0
             }
-            busyCount += 1
+            busy += 1
             condition.unlock()
             work()
             condition.lock()
-            busyCount -= 1
+            busy -= 1
             condition.unlock()
         }
     }

@@ -144,6 +144,9 @@ final class FaultEndToEndTests: StackTestCase {
     }
 
     func testFullDiskGivesClearErrorsAndLosesNothingAcknowledged() throws {
+        // ThreadSanitizer's runtime dies of SIGBUS under a file-size limit (its own shadow
+        // mapping), before the service runs: the plain and AddressSanitizer runs cover this.
+        try XCTSkipIf(ProcessInfo.processInfo.environment["LATCHKEY_SANITIZER"] == "thread", "file-size limits break the TSan runtime")
         let accounts = try direct("accounts")
         var acknowledged: [String: Int64] = [:]
         var refusal: RPCError?
