@@ -156,6 +156,11 @@ public final class EventLoop: @unchecked Sendable {
         }
         runTasks()
         flushChannels()
+        // A stopped loop lets go of everything registered on it, so handlers and timers that
+        // point back at the loop do not keep each other alive.
+        for fd in Array(handlers.keys) { unregister(fd) }
+        timers.removeAll()
+        channelsToFlush.removeAll()
     }
 
     /// Called by a channel the first time it queues output in an iteration.
