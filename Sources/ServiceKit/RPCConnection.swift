@@ -3,7 +3,7 @@ import LineProtocol
 /// The line protocol on one server-side connection: frames lines, decodes JSON-RPC,
 /// dispatches each request, writes answers as they come (possibly out of order), and
 /// applies the per-connection limits. Confined to the loop thread.
-final class RPCConnection: ChannelDelegate, @unchecked Sendable {
+final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendable {
     private struct Pending {
         let id: JSON?
         let method: String

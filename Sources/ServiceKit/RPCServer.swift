@@ -6,7 +6,7 @@ import Secrets
 /// runs an `RPCConnection` on each, and drives their timers. Lifecycle:
 /// `idle -> listening -> draining -> stopped`; other transitions are programmer errors.
 public final class RPCServer: @unchecked Sendable {
-    public enum State: Sendable { case idle, listening, draining, stopped }
+    public typealias State = ServerState
 
     public let loop: EventLoop
     public let limits: ServerLimits
@@ -19,12 +19,12 @@ public final class RPCServer: @unchecked Sendable {
     private var requestCounter: UInt64 = 0
     private let counterLock = NSLock()
 
-    private var listener: Listener?
-    private var connections: [Int32: RPCConnection] = [:]
-    /// Open connections per peer host, for `limits.maxConnectionsPerAddress`.
-    private var connectionsPerHost: [String: Int] = [:]
+    private var acceptor: ConnectionAcceptor<RPCConnection>!
     /// Wraps each accepted socket (for example in TLS). Set before `listen`; nil means plain TCP.
-    public var makeTransport: (@Sendable (Socket) throws -> Transport)?
+    public var makeTransport: (@Sendable (Socket) throws -> Transport)? {
+        get { acceptor.makeTransport }
+        set { acceptor.makeTransport = newValue }
+    }
     /// When set (`--service-token`), requests whose `meta.token` differs are refused with
     /// `unauthenticated` before dispatch. Never set on the public gateway listener.
     public var requiredServiceToken: String? {
@@ -40,8 +40,7 @@ public final class RPCServer: @unchecked Sendable {
         guard let given = request.meta?["token"]?.stringValue else { return false }
         return constantTimeEquals(Array(given.utf8), required)
     }
-    public private(set) var state: State = .idle
-    private var drainCompletion: (() -> Void)?
+    public var state: ServerState { acceptor.state }
 
     public init(loop: EventLoop, limits: ServerLimits, dispatcher: RPCDispatcher, logger: Logger, replicaID: String, trustsCallerMeta: Bool) {
         self.loop = loop
@@ -50,67 +49,30 @@ public final class RPCServer: @unchecked Sendable {
         self.logger = logger
         self.trustsCallerMeta = trustsCallerMeta
         self.requestIDPrefix = "\(replicaID)-\(Hex8.random())-"
+        var refusal = RPCResponse(id: .null, error: RPCError(.overloaded, "too many connections")).encoded()
+        refusal.append(UInt8(ascii: "\n"))
+        acceptor = ConnectionAcceptor(
+            loop: loop,
+            limits: .init(
+                maxConnections: limits.maxConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+                outboundHighWaterBytes: limits.outboundHighWaterBytes),
+            logger: logger, refusal: refusal
+        ) { [unowned self] channel in
+            let connection = RPCConnection(channel: channel, server: self)
+            channel.delegate = connection
+            return connection
+        }
     }
 
     /// Binds and starts accepting. Call before `loop.run()` or on the loop thread.
     /// Returns the bound address (with the real port when 0 was asked for).
     @discardableResult
-    public func listen(on endpoint: Endpoint) throws -> SocketAddress {
-        precondition(state == .idle, "listen called in state \(state)")
-        guard let address = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port).first else {
-            throw SystemError(call: "resolve(\(endpoint))", errno: ENOENT)
-        }
-        let socket = try Socket.listen(on: address)
-        let listener = Listener(socket: socket, server: self)
-        try loop.register(socket.fd, readable: true, writable: false, handler: listener)
-        self.listener = listener
-        state = .listening
-        loop.scheduleRepeating(everyMilliseconds: 100) { [weak self] in self?.tick() }
-        return socket.localAddress ?? address
-    }
+    public func listen(on endpoint: Endpoint) throws -> SocketAddress { try acceptor.listen(on: endpoint) }
 
-    public var connectionCount: Int { connections.count }
-    public var inflightCount: Int { connections.values.reduce(0) { $0 + $1.inflightCount } }
+    public var connectionCount: Int { acceptor.connectionCount }
+    public var inflightCount: Int { acceptor.inflightCount }
 
-    func accepted(_ socket: Socket, peer: SocketAddress) {
-        let host = peer.host
-        let perHost = connectionsPerHost[host] ?? 0
-        guard state == .listening, connections.count < limits.maxConnections, perHost < limits.maxConnectionsPerAddress else {
-            let error = RPCError(.overloaded, "too many connections")
-            var line = RPCResponse(id: .null, error: error).encoded()
-            line.append(UInt8(ascii: "\n"))
-            // Plain text even on a TLS listener: the peer gets a clean close either way.
-            if makeTransport == nil { line.withUnsafeBytes { _ = try? socket.write($0) } }
-            socket.close()
-            return
-        }
-        let transport: Transport?
-        do {
-            transport = try makeTransport?(socket)
-        } catch {
-            logger.warning("cannot wrap connection", ["net.peer": .string(peer.description), "error": .string(String(describing: error))])
-            socket.close()
-            return
-        }
-        let channel = Channel(loop: loop, socket: socket, peer: peer, transport: transport, highWaterBytes: limits.outboundHighWaterBytes)
-        let connection = RPCConnection(channel: channel, server: self)
-        channel.delegate = connection
-        do {
-            try channel.activate()
-            connections[socket.fd] = connection
-            connectionsPerHost[host] = perHost + 1
-        } catch {
-            socket.close()
-        }
-    }
-
-    func connectionClosed(_ connection: RPCConnection) {
-        connections.removeValue(forKey: connection.channel.socket.fd)
-        if let host = connection.channel.peer?.host, let count = connectionsPerHost[host] {
-            connectionsPerHost[host] = count > 1 ? count - 1 : nil
-        }
-        finishDrainIfDone()
-    }
+    func connectionClosed(_ connection: RPCConnection) { acceptor.connectionClosed(connection) }
 
     func makeContext(for request: RPCRequest, peer: SocketAddress?, deadlineMilliseconds: Int64) -> CallContext {
         var client = peer?.host
@@ -133,61 +95,14 @@ public final class RPCServer: @unchecked Sendable {
         return requestIDPrefix + String(value)
     }
 
-    private func tick() {
-        let now = MonotonicClock.nowMilliseconds()
-        for connection in Array(connections.values) { connection.checkTimeouts(nowMilliseconds: now) }
-    }
-
     // MARK: Shutdown
 
     /// Stops accepting, lets in-flight requests finish and their answers go out, closes
     /// every connection, then calls `completion` on the loop thread. Loop thread only.
-    public func drain(completion: @escaping () -> Void) {
-        guard state == .listening else {
-            completion()
-            return
-        }
-        state = .draining
-        drainCompletion = completion
-        if let listener {
-            loop.unregister(listener.socket.fd)
-            listener.socket.close()
-            self.listener = nil
-        }
-        for connection in Array(connections.values) { connection.drain() }
-        finishDrainIfDone()
-    }
+    public func drain(completion: @escaping () -> Void) { acceptor.drain(completion: completion) }
 
     /// After the drain deadline: close whatever is left.
-    public func forceClose() {
-        for connection in Array(connections.values) { connection.channel.close() }
-        finishDrainIfDone()
-    }
-
-    private func finishDrainIfDone() {
-        guard state == .draining, connections.isEmpty, let completion = drainCompletion else { return }
-        state = .stopped
-        drainCompletion = nil
-        completion()
-    }
-}
-
-/// The listening socket: accepts in bounded bursts.
-private final class Listener: EventHandler {
-    let socket: Socket
-    unowned let server: RPCServer
-
-    init(socket: Socket, server: RPCServer) {
-        self.socket = socket
-        self.server = server
-    }
-
-    func handle(_ readiness: Readiness) {
-        for _ in 0..<64 {
-            guard case .done(let (connection, peer))? = try? socket.accept() else { return }
-            server.accepted(connection, peer: peer)
-        }
-    }
+    public func forceClose() { acceptor.forceClose() }
 }
 
 enum Hex8 {

@@ -5,7 +5,7 @@ import LineProtocol
 /// HTTP/1.1 on one server-side connection: parses requests, hands each to the handler,
 /// writes responses strictly in request order (pipelining) however the handler finishes,
 /// and applies the per-connection limits and timers. Confined to the loop thread.
-final class HTTPConnection: ChannelDelegate, @unchecked Sendable {
+final class HTTPConnection: ChannelDelegate, ServedConnection, @unchecked Sendable {
     /// One request awaiting (or holding) its response, in request order.
     private struct Slot {
         let sequence: Int

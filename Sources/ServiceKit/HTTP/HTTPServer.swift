@@ -51,7 +51,7 @@ public protocol HTTPHandler: AnyObject, Sendable {
 /// `HTTPConnection` on each, and drives their timers. Lifecycle, as `RPCServer`:
 /// `idle -> listening -> draining -> stopped`; other transitions are programmer errors.
 public final class HTTPServer: @unchecked Sendable {
-    public enum State: Sendable { case idle, listening, draining, stopped }
+    public typealias State = ServerState
 
     public typealias TransportFactory = @Sendable (Socket) throws -> Transport
 
@@ -59,15 +59,11 @@ public final class HTTPServer: @unchecked Sendable {
     public let limits: HTTPLimits
     let handler: HTTPHandler
     let logger: Logger
-    private let transportFactory: TransportFactory?
     private let requestIDPrefix: String
     private var requestCounter: UInt64 = 0
+    private var acceptor: ConnectionAcceptor<HTTPConnection>!
 
-    private var listener: HTTPListener?
-    private var connections: [Int32: HTTPConnection] = [:]
-    private var connectionsPerAddress: [String: Int] = [:]
-    public private(set) var state: State = .idle
-    private var drainCompletion: (() -> Void)?
+    public var state: ServerState { acceptor.state }
 
     /// `transportFactory` wraps each accepted socket (TLS); nil means plain TCP.
     public init(
@@ -78,73 +74,32 @@ public final class HTTPServer: @unchecked Sendable {
         self.limits = limits
         self.handler = handler
         self.logger = logger
-        self.transportFactory = transportFactory
         self.requestIDPrefix = "\(replicaID)-h\(Hex8.random())-"
+        let refusal = HTTPConnection.serialize(
+            HTTPResponse.error(503, reason: "overloaded", "too many connections"), keepAlive: false, includeBody: true)
+        acceptor = ConnectionAcceptor(
+            loop: loop,
+            limits: .init(
+                maxConnections: limits.maxConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+                outboundHighWaterBytes: limits.outboundHighWaterBytes),
+            logger: logger, refusal: refusal
+        ) { [unowned self] channel in
+            let connection = HTTPConnection(channel: channel, server: self)
+            channel.delegate = connection
+            return connection
+        }
+        acceptor.makeTransport = transportFactory
     }
 
     /// Binds and starts accepting. Call before `loop.run()` or on the loop thread.
     /// Returns the bound address (with the real port when 0 was asked for).
     @discardableResult
-    public func listen(on endpoint: Endpoint) throws -> SocketAddress {
-        precondition(state == .idle, "listen called in state \(state)")
-        guard let address = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port).first else {
-            throw SystemError(call: "resolve(\(endpoint))", errno: ENOENT)
-        }
-        let socket = try Socket.listen(on: address)
-        let listener = HTTPListener(socket: socket, server: self)
-        try loop.register(socket.fd, readable: true, writable: false, handler: listener)
-        self.listener = listener
-        state = .listening
-        loop.scheduleRepeating(everyMilliseconds: 100) { [weak self] in self?.tick() }
-        return socket.localAddress ?? address
-    }
+    public func listen(on endpoint: Endpoint) throws -> SocketAddress { try acceptor.listen(on: endpoint) }
 
-    public var connectionCount: Int { connections.count }
-    public var inflightCount: Int { connections.values.reduce(0) { $0 + $1.inflightCount } }
+    public var connectionCount: Int { acceptor.connectionCount }
+    public var inflightCount: Int { acceptor.inflightCount }
 
-    func accepted(_ socket: Socket, peer: SocketAddress) {
-        let address = peer.host
-        guard state == .listening, connections.count < limits.maxConnections,
-            connectionsPerAddress[address, default: 0] < limits.maxConnectionsPerAddress
-        else {
-            // Best effort, plain text: a TLS client will just see the connection close.
-            if transportFactory == nil {
-                let response = HTTPResponse.error(503, reason: "overloaded", "too many connections")
-                let bytes = HTTPConnection.serialize(response, keepAlive: false, includeBody: true)
-                bytes.withUnsafeBytes { _ = try? socket.write($0) }
-            }
-            socket.close()
-            return
-        }
-        let transport: Transport?
-        do {
-            transport = try transportFactory?(socket)
-        } catch {
-            logger.info("http transport refused a connection", ["net.peer": .string(peer.description)])
-            socket.close()
-            return
-        }
-        let channel = Channel(loop: loop, socket: socket, peer: peer, transport: transport, highWaterBytes: limits.outboundHighWaterBytes)
-        let connection = HTTPConnection(channel: channel, server: self)
-        channel.delegate = connection
-        do {
-            try channel.activate()
-            connections[socket.fd] = connection
-            connectionsPerAddress[address, default: 0] += 1
-        } catch {
-            transport?.close()
-            socket.close()
-        }
-    }
-
-    func connectionClosed(_ connection: HTTPConnection) {
-        guard connections.removeValue(forKey: connection.channel.socket.fd) != nil else { return }
-        if let address = connection.channel.peer?.host {
-            let remaining = connectionsPerAddress[address, default: 1] - 1
-            connectionsPerAddress[address] = remaining > 0 ? remaining : nil
-        }
-        finishDrainIfDone()
-    }
+    func connectionClosed(_ connection: HTTPConnection) { acceptor.connectionClosed(connection) }
 
     /// Loop thread only.
     func nextRequestID() -> String {
@@ -152,59 +107,12 @@ public final class HTTPServer: @unchecked Sendable {
         return requestIDPrefix + String(requestCounter)
     }
 
-    private func tick() {
-        let now = MonotonicClock.nowMilliseconds()
-        for connection in Array(connections.values) { connection.checkTimeouts(nowMilliseconds: now) }
-    }
-
     // MARK: Shutdown
 
     /// Stops accepting, lets in-flight requests finish and their responses go out (with
     /// `Connection: close`), closes every connection, then calls `completion` on the loop thread.
-    public func drain(completion: @escaping () -> Void) {
-        guard state == .listening else {
-            completion()
-            return
-        }
-        state = .draining
-        drainCompletion = completion
-        if let listener {
-            loop.unregister(listener.socket.fd)
-            listener.socket.close()
-            self.listener = nil
-        }
-        for connection in Array(connections.values) { connection.drain() }
-        finishDrainIfDone()
-    }
+    public func drain(completion: @escaping () -> Void) { acceptor.drain(completion: completion) }
 
     /// After the drain deadline: close whatever is left.
-    public func forceClose() {
-        for connection in Array(connections.values) { connection.channel.close() }
-        finishDrainIfDone()
-    }
-
-    private func finishDrainIfDone() {
-        guard state == .draining, connections.isEmpty, let completion = drainCompletion else { return }
-        state = .stopped
-        drainCompletion = nil
-        completion()
-    }
-}
-
-/// The listening socket: accepts in bounded bursts.
-private final class HTTPListener: EventHandler {
-    let socket: Socket
-    unowned let server: HTTPServer
-
-    init(socket: Socket, server: HTTPServer) {
-        self.socket = socket
-        self.server = server
-    }
-
-    func handle(_ readiness: Readiness) {
-        for _ in 0..<64 {
-            guard case .done(let (connection, peer))? = try? socket.accept() else { return }
-            server.accepted(connection, peer: peer)
-        }
-    }
+    public func forceClose() { acceptor.forceClose() }
 }
