@@ -72,7 +72,7 @@ final class BenchEnvironment: @unchecked Sendable {
             options.environment["LATCHKEY_VERIFICATION_SENDS_\(limit)"] = "100000000"
         }
         options.serviceEnvironment["reset"] = ["LATCHKEY_RESET_CLIENT_PER_HOUR": "1000000"]
-        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,default=0:1"]
+        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,reset=0:1,default=0:1"]
         let stack = try Stack.start(options)
         ownStack = stack
         return stack

@@ -15,7 +15,7 @@ final class AccountsStackTests: StackTestCase {
             limits["LATCHKEY_VERIFICATION_SENDS_PER_\(name)".replacingOccurrences(of: "PER_GLOBAL", with: "GLOBAL")] = "100000000"
         }
         options.serviceEnvironment["verification"] = limits
-        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,default=0:1"]
+        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,reset=0:1,default=0:1"]
     }
 
     private func signIn(_ gateway: LineClient, username: String, phone: String) throws -> (session: String, userID: String) {

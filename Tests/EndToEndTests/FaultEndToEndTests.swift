@@ -9,7 +9,7 @@ import XCTest
 final class FaultEndToEndTests: StackTestCase {
     override func stackOptions(_ options: inout Stack.Options) {
         // Many users from one address: lift the per-client budgets the storm would trip.
-        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,default=0:1"]
+        options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,reset=0:1,default=0:1"]
         for limit in ["PER_CLIENT_10M", "PER_CLIENT_DAY", "GLOBAL_HOUR", "GLOBAL_DAY"] {
             options.environment["LATCHKEY_VERIFICATION_SENDS_\(limit)"] = "1000000"
         }
