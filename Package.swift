@@ -47,7 +47,11 @@ let package = Package(
         .executableTarget(name: "ResetMain", dependencies: ["Reset"], path: "Sources/reset", swiftSettings: strict),
         .executableTarget(
             name: "LatchkeyMain",
-            dependencies: ["ServiceKit", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway"],
+            // The five executables are dependencies too: `swift run latchkey up` builds what it launches.
+            dependencies: [
+                "ServiceKit", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway",
+                "GatewayMain", "IdentityMain", "VerificationMain", "AccountsMain", "ResetMain",
+            ],
             path: "Sources/latchkey", swiftSettings: strict),
 
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
