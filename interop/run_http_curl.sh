@@ -6,6 +6,20 @@
 #   BASE=http://127.0.0.1:7480 OUTBOX=./.latchkey/outbox.jsonl \
 #   LATCHKEY_DEMO_PASSWORD=... interop/run_http_curl.sh
 set -euo pipefail
+# Without BASE, start our own `latchkey up --demo` in a temporary directory, as CI does.
+if [[ -z "${BASE:-}" ]]; then
+  cd "$(dirname "$0")/.."
+  work=$(mktemp -d)
+  export LATCHKEY_DEMO_PASSWORD="curl suite $RANDOM harbour"
+  "$(swift build --show-bin-path)/latchkey" up --demo --data-dir "$work/.latchkey" >"$work/up.log" 2>&1 &
+  up=$!
+  trap 'kill -INT $up 2>/dev/null; wait $up 2>/dev/null; rm -rf "$work"' EXIT
+  for _ in $(seq 300); do grep -q "demo user" "$work/up.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q "demo user: username demo" "$work/up.log" || { cat "$work/up.log" >&2; exit 1; }
+  export BASE=http://127.0.0.1:7480 OUTBOX="$work/.latchkey/outbox.jsonl"
+  bash "$0"
+  exit $?
+fi
 BASE=${BASE:-http://127.0.0.1:7480}
 OUTBOX=${OUTBOX:-./.latchkey/outbox.jsonl}
 USER_NAME=${USER_NAME:-demo}
