@@ -28,7 +28,7 @@ public final class EventLoop: @unchecked Sendable {
     private var tasks: [() -> Void] = []
     private var wakePending = false
     private var stopRequested = false
-    private var loopThreadID: pthread_t?
+    private var loopThreadID: pthread_t?  // guarded by taskLock: read from any thread
     /// Channels with output queued during this iteration; flushed once at its end, so many
     /// answers to one peer leave in one `send`.
     private var channelsToFlush: [Channel] = []
@@ -53,9 +53,13 @@ public final class EventLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
+    /// True on the thread running `run()`. Safe from any thread (the id is set under `taskLock`).
     public var isInLoopThread: Bool {
-        guard let loopThreadID else { return false }
-        return pthread_equal(loopThreadID, pthread_self()) != 0
+        taskLock.lock()
+        let loopThread = loopThreadID
+        taskLock.unlock()
+        guard let loopThread else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
     }
 
     // MARK: Registration (loop thread)
@@ -126,7 +130,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until `stop()`.
     public func run() {
+        taskLock.lock()
         loopThreadID = pthread_self()
+        taskLock.unlock()
         let capacity = 256
         var readyFDs = [Int32](repeating: 0, count: capacity)
         var readyEvents = [UInt32](repeating: 0, count: capacity)
