@@ -143,7 +143,7 @@ public final class ResetService: Sendable {
             send(composer.resetLink(to: accountAddress, token: token, validForSeconds: settings.tokenTTLSeconds), kind: "reset_link", context: context)
         } catch {
             metrics.increment("reset.request_failed")
-            context.logger.error("reset request failed", ["error": .string(Self.describe(error))])
+            context.logger.error("reset request failed", ["error": .string(String(describing: error))])
         }
     }
 
@@ -171,7 +171,7 @@ public final class ResetService: Sendable {
         do {
             record = try store.liveToken(hash: hash, nowMilliseconds: nowMilliseconds())
         } catch {
-            logger.error("reset token lookup failed", ["error": .string(Self.describe(error))])
+            logger.error("reset token lookup failed", ["error": .string(String(describing: error))])
             throw .unavailable
         }
         guard let record else { throw .invalidToken }
@@ -195,7 +195,7 @@ public final class ResetService: Sendable {
         do {
             claimed = try store.claim(tokenID: record.tokenID, nowMilliseconds: nowMilliseconds())
         } catch {
-            log.error("reset token claim failed", ["error": .string(Self.describe(error))])
+            log.error("reset token claim failed", ["error": .string(String(describing: error))])
             throw .unavailable
         }
         guard claimed else {
@@ -284,7 +284,6 @@ public final class ResetService: Sendable {
 
     /// Our errors and Storage errors never carry bound values or secrets; still, only the type
     /// and its own description reach the log.
-    static func describe(_ error: any Error) -> String { String(describing: error) }
 }
 
 extension String {

@@ -40,15 +40,16 @@ public struct Logger: Sendable {
         return copy
     }
 
-    public func debug(_ message: StaticString, _ extra: [String: JSON] = [:]) { log(.debug, message, extra) }
-    public func info(_ message: StaticString, _ extra: [String: JSON] = [:]) { log(.info, message, extra) }
-    public func warning(_ message: StaticString, _ extra: [String: JSON] = [:]) { log(.warning, message, extra) }
-    public func error(_ message: StaticString, _ extra: [String: JSON] = [:]) { log(.error, message, extra) }
+    // Metadata is an autoclosure: a line below the level costs no dictionary on the request path.
+    public func debug(_ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) { log(.debug, message, extra()) }
+    public func info(_ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) { log(.info, message, extra()) }
+    public func warning(_ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) { log(.warning, message, extra()) }
+    public func error(_ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) { log(.error, message, extra()) }
 
-    public func log(_ level: Level, _ message: StaticString, _ extra: [String: JSON] = [:]) {
+    public func log(_ level: Level, _ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) {
         guard level >= minimumLevel else { return }
         var fields = metadata
-        fields.merge(extra) { _, new in new }
+        fields.merge(extra()) { _, new in new }
         fields["level"] = .string(level.name)
         fields["msg"] = .string(message.description)
         fields["ts"] = .string(Self.timestamp())

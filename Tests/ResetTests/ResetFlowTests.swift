@@ -167,17 +167,6 @@ final class ResetRequestTests: ResetTestCase {
         XCTAssertNoThrow(try service.request(email: "alice@example.com", context: context()))
         XCTAssertEqual(metrics.counter("reset.dropped"), 1)
     }
-
-    private func dispatch(_ router: Router, _ method: String, _ params: JSON) -> Result<JSON, RPCError> {
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { result in
-            box.result = result
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return box.result!
-    }
 }
 
 final class ResultBox: @unchecked Sendable {
@@ -306,28 +295,17 @@ final class ResetValidateCompleteTests: ResetTestCase {
         let token = try lastToken()
         let router = Router(workers: makePool(threads: 1, name: "router"), metrics: Metrics())
         service.register(on: router)
-        let valid = call(router, "reset.validate", ["token": .string(token)])
+        let valid = dispatch(router, "reset.validate", ["token": .string(token)])
         XCTAssertEqual(try valid.get()["valid"], true)
         XCTAssertEqual(try valid.get()["expires_at"]?.intValue, clock.now / 1000 + 1800)
-        let weak = call(router, "reset.complete", ["token": .string(token), "password": "weak"])
+        let weak = dispatch(router, "reset.complete", ["token": .string(token), "password": "weak"])
         XCTAssertEqual(weak.failure?.reason, "weak_password")
         XCTAssertEqual(weak.failure?.code, 422)
-        XCTAssertEqual(try call(router, "reset.complete", ["token": .string(token), "password": "strong enough now"]).get(), ["ok": true])
-        let used = call(router, "reset.validate", ["token": .string(token)])
+        XCTAssertEqual(try dispatch(router, "reset.complete", ["token": .string(token), "password": "strong enough now"]).get(), ["ok": true])
+        let used = dispatch(router, "reset.validate", ["token": .string(token)])
         XCTAssertEqual(used.failure?.reason, "invalid_token")
         XCTAssertEqual(used.failure?.code, 400)
-        XCTAssertEqual(call(router, "reset.complete", ["token": .string(token)]).failure?.reason, "invalid_params")
-    }
-
-    private func call(_ router: Router, _ method: String, _ params: JSON) -> Result<JSON, RPCError> {
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { result in
-            box.result = result
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return box.result!
+        XCTAssertEqual(dispatch(router, "reset.complete", ["token": .string(token)]).failure?.reason, "invalid_params")
     }
 }
 

@@ -182,6 +182,18 @@ class ResetTestCase: XCTestCase {
         return String(text[range.upperBound...].prefix { $0 != "\n" && $0 != "&" })
     }
 
+    /// Sends one request through the service's method table and waits for the answer.
+    func dispatch(_ router: Router, _ method: String, _ params: JSON) -> Result<JSON, RPCError> {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { result in
+            box.result = result
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return box.result!
+    }
+
     /// Waits until the background pool has nothing left to do.
     func drainBackground() {
         let deadline = Date().addingTimeInterval(5)
