@@ -40,11 +40,11 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets"], swiftSettings: strict),
 
         // Thin executables.
-        .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/gateway", swiftSettings: strict),
-        .executableTarget(name: "IdentityMain", dependencies: ["Identity"], path: "Sources/identity", swiftSettings: strict),
-        .executableTarget(name: "VerificationMain", dependencies: ["Verification"], path: "Sources/verification", swiftSettings: strict),
-        .executableTarget(name: "AccountsMain", dependencies: ["Accounts"], path: "Sources/accounts", swiftSettings: strict),
-        .executableTarget(name: "ResetMain", dependencies: ["Reset"], path: "Sources/reset", swiftSettings: strict),
+        .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/Executables/gateway", swiftSettings: strict),
+        .executableTarget(name: "IdentityMain", dependencies: ["Identity"], path: "Sources/Executables/identity", swiftSettings: strict),
+        .executableTarget(name: "VerificationMain", dependencies: ["Verification"], path: "Sources/Executables/verification", swiftSettings: strict),
+        .executableTarget(name: "AccountsMain", dependencies: ["Accounts"], path: "Sources/Executables/accounts", swiftSettings: strict),
+        .executableTarget(name: "ResetMain", dependencies: ["Reset"], path: "Sources/Executables/reset", swiftSettings: strict),
         .executableTarget(
             name: "LatchkeyMain",
             // The five executables are dependencies too: `swift run latchkey up` builds what it launches.
@@ -52,7 +52,7 @@ let package = Package(
                 "ServiceKit", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway",
                 "GatewayMain", "IdentityMain", "VerificationMain", "AccountsMain", "ResetMain",
             ],
-            path: "Sources/latchkey", swiftSettings: strict),
+            path: "Sources/Executables/latchkey", swiftSettings: strict),
 
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
         .testTarget(name: "SecretsTests", dependencies: ["Secrets"], swiftSettings: strict),
