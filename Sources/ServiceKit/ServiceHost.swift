@@ -26,6 +26,7 @@ public final class ServiceHost: @unchecked Sendable {
 
     /// Reads flags and `LATCHKEY_*` variables: the common options plus `extraOptions`.
     public init(name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = []) throws {
+        try HelpRequested.check(arguments, usage: Usage.text("\(name) [OPTIONS]", options: CommonOptions.all + extraOptions))
         ignoreBrokenPipeSignals()
         self.name = name
         let configuration = try Configuration(arguments: arguments, environment: environment, options: CommonOptions.all + extraOptions)

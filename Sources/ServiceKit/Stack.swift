@@ -10,8 +10,10 @@ public final class Stack: @unchecked Sendable {
         public var binDirectory: String
         public var dataDirectory: String
         public var host = "127.0.0.1"
-        /// Fixed ports (gateway 7400 ... reset 7404) or 0 for ephemeral ones.
-        public var useDefaultPorts = false
+        /// The gateway's port; the services follow it (identity +1 ... reset +4, extra
+        /// verification replicas +12, +22, ...) and the HTTP door sits at +80. nil: every process
+        /// on an ephemeral port (tests, bench).
+        public var basePort: Int?
         public var verificationReplicas = 1
         /// Extra environment for every process (e.g. `LATCHKEY_SCRYPT_LOG_N`).
         public var environment: [String: String] = [:]
@@ -34,8 +36,11 @@ public final class Stack: @unchecked Sendable {
         let arguments: [String]
         let environment: [String: String]
         public let logPath: String
+        /// Where this stack's first run of the process began writing: earlier runs' lines in the
+        /// same (appended) file are not this stack's.
+        public let logStartOffset: Int
 
-        init(service: String, replicaID: String, endpoint: Endpoint, process: Process, arguments: [String], environment: [String: String], logPath: String) {
+        init(service: String, replicaID: String, endpoint: Endpoint, process: Process, arguments: [String], environment: [String: String], logPath: String, logStartOffset: Int) {
             self.service = service
             self.replicaID = replicaID
             self.endpoint = endpoint
@@ -43,16 +48,19 @@ public final class Stack: @unchecked Sendable {
             self.arguments = arguments
             self.environment = environment
             self.logPath = logPath
+            self.logStartOffset = logStartOffset
         }
 
-        /// Everything the process wrote to stderr so far (structured log lines).
-        public var log: String { Stack.readFile(logPath) }
+        /// Everything the process wrote to stderr since this stack started it (structured log lines).
+        public var log: String { Stack.readFile(logPath, from: logStartOffset) }
     }
 
     public let options: Options
     public private(set) var members: [Member] = []
 
-    public static let defaultPorts = ["gateway": 7400, "identity": 7401, "verification": 7402, "accounts": 7403, "reset": 7404]
+    public static let defaultBasePort = 7400
+    public static let portOffsets = ["gateway": 0, "identity": 1, "verification": 2, "accounts": 3, "reset": 4]
+    public static let httpPortOffset = 80
     public static let startOrder = ["identity", "verification", "accounts", "reset", "gateway"]
 
     private init(options: Options) { self.options = options }
@@ -62,6 +70,7 @@ public final class Stack: @unchecked Sendable {
         let stack = Stack(options: options)
         do {
             try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
+            if let basePort = options.basePort { try checkPortsFree(host: options.host, basePort: basePort) }
             for service in startOrder {
                 let replicas = service == "verification" ? options.verificationReplicas : 1
                 for index in 0..<replicas { try stack.launch(service: service, index: index) }
@@ -96,7 +105,7 @@ public final class Stack: @unchecked Sendable {
 
     private func launch(service: String, index: Int) throws {
         let replicaID = index == 0 ? service : "\(service)-\(index + 1)"
-        let port = options.useDefaultPorts ? (Self.defaultPorts[service]! + (index == 0 ? 0 : 10 * index)) : 0
+        let port = options.basePort.map { $0 + Self.portOffsets[service]! + 10 * index } ?? 0
         var dataDirectory = options.dataDirectory
         if index > 0 { dataDirectory = (dataDirectory as NSString).appendingPathComponent(replicaID) }
         var environment = ProcessInfo.processInfo.environment
@@ -109,17 +118,19 @@ public final class Stack: @unchecked Sendable {
             environment["LATCHKEY_\(dependency.uppercased())"] = replicaList(dependency)
         }
         if service == "gateway" && environment["LATCHKEY_HTTP_LISTEN"] == nil {
-            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.useDefaultPorts ? 7480 : 0)"
+            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.basePort.map { $0 + Self.httpPortOffset } ?? 0)"
         }
         let arguments = ["--listen", "\(options.host):\(port)"]
         let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
+        let logStartOffset = Self.fileSize(logPath)
         let process = try spawn(
             service: service, arguments: arguments, environment: environment, logPath: logPath,
             fileSizeLimitKilobytes: options.fileSizeLimitKilobytes[service])
-        let bound = try waitForListening(process: process, logPath: logPath, service: replicaID)
+        let bound = try waitForListening(process: process, logPath: logPath, logStartOffset: logStartOffset, service: replicaID)
         members.append(Member(
             service: service, replicaID: replicaID, endpoint: bound, process: process,
-            arguments: ["--listen", bound.description], environment: environment, logPath: logPath))
+            arguments: ["--listen", bound.description], environment: environment, logPath: logPath,
+            logStartOffset: logStartOffset))
     }
 
     private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String, fileSizeLimitKilobytes: Int?) throws -> Process {
@@ -143,24 +154,60 @@ public final class Stack: @unchecked Sendable {
         return process
     }
 
-    /// Reads the process's log until its `listening` line gives the bound address.
-    private func waitForListening(process: Process, logPath: String, service: String, timeoutSeconds: Double = 20) throws -> Endpoint {
+    /// Reads what the process logged in this run until its `listening` line gives the bound
+    /// address. An error line or an exit before it fails the start, naming a port in use.
+    private func waitForListening(process: Process, logPath: String, logStartOffset: Int, service: String, timeoutSeconds: Double = 20) throws -> Endpoint {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
-        let marker = "\"net.listen\":\""
         while Date() < deadline {
-            let log = Stack.readFile(logPath)
-            if let range = log.range(of: marker) {
-                let rest = log[range.upperBound...]
-                if let end = rest.firstIndex(of: "\""), let endpoint = Endpoint(String(rest[..<end])) {
-                    return endpoint
-                }
-            }
+            let log = Stack.readFile(logPath, from: logStartOffset)
+            if let endpoint = Self.listeningEndpoint(in: log) { return endpoint }
             if !process.isRunning {
-                throw ConfigurationError("\(service) exited with status \(process.terminationStatus) before listening:\n\(log)")
+                process.waitUntilExit()
+                let finalLog = Stack.readFile(logPath, from: logStartOffset)
+                if let port = Self.portInUse(in: finalLog) { throw ConfigurationError(Self.portInUseMessage(port)) }
+                throw ConfigurationError("\(service) exited with status \(process.terminationStatus) before listening:\n\(finalLog)")
             }
             usleep(20_000)
         }
         throw ConfigurationError("\(service) did not start listening within \(Int(timeoutSeconds)) s")
+    }
+
+    /// The address of the `"msg":"listening"` line (never of an error line that also names `net.listen`).
+    static func listeningEndpoint(in log: String) -> Endpoint? {
+        for line in log.split(separator: "\n") where line.contains("\"msg\":\"listening\"") {
+            guard let range = line.range(of: "\"net.listen\":\""),
+                  let end = line[range.upperBound...].firstIndex(of: "\"") else { continue }
+            return Endpoint(String(line[range.upperBound..<end]))
+        }
+        return nil
+    }
+
+    /// The port of a failed bind ("bind(127.0.0.1:7401) failed: Address already in use") in a log.
+    static func portInUse(in log: String) -> Int? {
+        for line in log.split(separator: "\n") where line.contains("(errno \(EADDRINUSE))") {
+            guard let bind = line.range(of: "bind("), let close = line[bind.upperBound...].firstIndex(of: ")") else { continue }
+            return Endpoint(String(line[bind.upperBound..<close]))?.port
+        }
+        return nil
+    }
+
+    static func portInUseMessage(_ port: Int) -> String { "port \(port) is in use: is another stack running?" }
+
+    /// Binds each fixed port once before starting anything, so a clash is named before any
+    /// process starts (and before the demo user is attempted against someone else's stack).
+    private static func checkPortsFree(host: String, basePort: Int) throws {
+        let offsets = Array(portOffsets.values).sorted() + [httpPortOffset]
+        for port in offsets.map({ basePort + $0 }) {
+            guard let address = try SocketAddress.resolve(host: host, port: port).first else { continue }
+            let probe: Socket
+            do {
+                probe = try Socket.listen(on: address)
+            } catch {
+                guard error.errno == EADDRINUSE else { throw error }
+                throw ConfigurationError(portInUseMessage(port))
+            }
+            probe.close()
+        }
     }
 
     // MARK: Faults and lifecycle
@@ -214,11 +261,12 @@ public final class Stack: @unchecked Sendable {
         }
     }
 
-    /// A whole (small) file as text with plain read(2): Foundation's file readers leak on Linux.
-    static func readFile(_ path: String) -> String {
+    /// A (small) file as text from `offset` on, with plain read(2): Foundation's file readers leak on Linux.
+    static func readFile(_ path: String, from offset: Int = 0) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "" }
         defer { close(fd) }
+        if offset > 0 && lseek(fd, off_t(offset), SEEK_SET) < 0 { return "" }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -227,6 +275,11 @@ public final class Stack: @unchecked Sendable {
             bytes += chunk[0..<count]
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// The directory holding the executables next to the running binary (or test bundle).

@@ -5,7 +5,10 @@ extension Database {
     /// A consistent copy of the SQLite file at `source`, which another process may be writing,
     /// through SQLite's online backup API (never a file copy of a live WAL database). For the
     /// operator's `latchkey backup`; opens no migrations, so it works on any service's file.
-    public static func backup(databaseAt source: String, to destination: String) throws(StorageError) {
+    /// `progress` hears (pages copied, pages in all) after each step of `pagesPerStep` pages.
+    public static func backup(
+        databaseAt source: String, to destination: String, pagesPerStep: Int32 = -1, progress: ((Int, Int) -> Void)? = nil
+    ) throws(StorageError) {
         guard access(source, R_OK) == 0 else { throw .io("cannot read \(source)") }
         let temporary = destination + ".partial-\(getpid())"
         unlink(temporary)
@@ -19,7 +22,12 @@ extension Database {
             guard let backup = sqlite3_backup_init(destinationHandle, "main", sourceHandle, "main") else {
                 throw Connection.error(destinationHandle, sqlite3_errcode(destinationHandle))
             }
-            let step = sqlite3_backup_step(backup, -1)
+            var step: Int32
+            repeat {
+                step = sqlite3_backup_step(backup, pagesPerStep)
+                let total = Int(sqlite3_backup_pagecount(backup))
+                progress?(total - Int(sqlite3_backup_remaining(backup)), total)
+            } while step == SQLITE_OK || step == SQLITE_BUSY || step == SQLITE_LOCKED
             let finish = sqlite3_backup_finish(backup)
             if step != SQLITE_DONE { throw StorageError.from(code: step, message: "backup step failed") }
             if finish != SQLITE_OK { throw Connection.error(destinationHandle, finish) }

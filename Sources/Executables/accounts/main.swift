@@ -1,9 +1,4 @@
-import Foundation
 import Accounts
+import ServiceKit
 
-do {
-    exit(try AccountsProcess.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
-} catch {
-    FileHandle.standardError.write(Data("accounts: \(error)\n".utf8))
-    exit(2)
-}
+runExecutable("accounts") { arguments, environment in try AccountsProcess.run(arguments: arguments, environment: environment) }

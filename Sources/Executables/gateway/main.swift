@@ -1,10 +1,4 @@
-import Foundation
 import Gateway
 import ServiceKit
 
-do {
-    exit(try GatewayProcess.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
-} catch {
-    FileHandle.standardError.write(Data("gateway: \(error)\n".utf8))
-    exit(2)
-}
+runExecutable("gateway") { arguments, environment in try GatewayProcess.run(arguments: arguments, environment: environment) }

@@ -1,9 +1,4 @@
-import Foundation
 import Identity
+import ServiceKit
 
-do {
-    exit(try IdentityProcess.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
-} catch {
-    FileHandle.standardError.write(Data("identity: \(error)\n".utf8))
-    exit(2)
-}
+runExecutable("identity") { arguments, environment in try IdentityProcess.run(arguments: arguments, environment: environment) }

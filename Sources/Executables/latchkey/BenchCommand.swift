@@ -26,7 +26,10 @@ enum BenchCommand {
         defer { environment.shutdown() }
         let report = BenchReport(asJSON: settings.asJSON)
         let scenarios = scenario == "all" ? ["ping", "login", "verify", "transfer", "reset"] : [scenario]
-        for name in scenarios {
+        let progress = TerminalProgress()
+        for (index, name) in scenarios.enumerated() {
+            progress.show("bench \(index + 1)/\(scenarios.count): \(name) (starting the stack and measuring \(Int(settings.seconds)) s per row)...")
+            defer { progress.clear() }
             switch name {
             case "ping": try PingBench.run(environment, target: configuration.string(target) ?? "both", report: report)
             case "login": try LoginBench.run(environment, report: report)

@@ -7,7 +7,7 @@ enum PingBench {
         let settings = environment.settings
         let label = "c=\(settings.connections) k=\(settings.inflight)"
         var direct: LoadResult?
-        if target == "both" || (target != "gateway" && Stack.defaultPorts[target] != nil) {
+        if target == "both" || (target != "gateway" && Stack.portOffsets[target] != nil) {
             let service = target == "both" ? "identity" : target
             let result = try LoadGenerator.pipelined(endpoint: try environment.direct(service), method: "\(service).ping", params: nil, settings: settings)
             report.row("ping direct \(service) \(label)", result)

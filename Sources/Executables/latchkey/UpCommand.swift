@@ -4,25 +4,33 @@ import LineProtocol
 import Secrets
 import ServiceKit
 
-/// `latchkey up [--demo]`: the whole stack on 127.0.0.1:7400-7404 with data in ./.latchkey,
-/// logs followed on stderr. A child that dies is reported and the stack stops: nothing is
+/// `latchkey up [--demo] [--base-port P]`: the whole stack on 127.0.0.1:P..P+4 (7400 by
+/// default, the HTTP door on P+80) with data in ./.latchkey, this run's logs followed on stderr. A child that dies is reported and the stack stops: nothing is
 /// restarted silently. Ctrl-C / SIGTERM stops every child and exits 0.
 enum UpCommand {
     static let demo = ConfigOption("demo", default: "false", help: "`latchkey up` also creates the seed app's demo user")
     static let demoPassword = ConfigOption("demo-password", help: "the demo user's password (default: generated and printed)")
-    static let options = [demo, demoPassword]
+    static let basePort = ConfigOption("base-port", default: "7400", help: "`latchkey up`: the gateway's port; identity P+1 ... reset P+4, the HTTP door P+80")
+    static let options = [demo, demoPassword, basePort]
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
-        let configuration = try Configuration(arguments: arguments, environment: environment, options: options + [CommonOptions.dataDirectory])
+        let configuration = try Configuration(
+            arguments: arguments, environment: environment, options: options + [CommonOptions.dataDirectory, CommonOptions.listen])
         var stackOptions = Stack.Options(
             binDirectory: Stack.siblingBinaryDirectory(),
             dataDirectory: configuration.string(CommonOptions.dataDirectory) ?? "./.latchkey")
-        stackOptions.useDefaultPorts = true
+        // `--listen HOST:PORT` names the gateway's address; the services follow its port.
+        if configuration.isSet(CommonOptions.listen) {
+            let gateway = try configuration.endpoint(CommonOptions.listen)
+            stackOptions.host = gateway.host
+            stackOptions.basePort = gateway.port
+        }
+        if configuration.isSet(basePort) || stackOptions.basePort == nil {
+            stackOptions.basePort = try configuration.int(basePort, range: 1...(65535 - Stack.httpPortOffset))
+        }
         let stack = try Stack.start(stackOptions)
-        let follower = LogFollower(paths: stack.members.map(\.logPath))
-        print("Latchkey is up. Data in \(stackOptions.dataDirectory); messages go to \(stack.outboxPath)")
-        for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
-        print("Try: latchkey call gateway.ping   or   nc \(stack.gateway.host) \(stack.gateway.port)")
+        let follower = LogFollower(members: stack.members)
+        printBanner(stack: stack, dataDirectory: stackOptions.dataDirectory)
         if try configuration.bool(demo) {
             do {
                 try DemoUser.create(stack: stack, password: configuration.string(demoPassword))
@@ -32,6 +40,14 @@ enum UpCommand {
         }
         fflush(nil)
         return waitUntilStopped(stack: stack, follower: follower)
+    }
+
+    private static func printBanner(stack: Stack, dataDirectory: String) {
+        print("Latchkey is up. Data in \(dataDirectory); messages go to \(stack.outboxPath)")
+        for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
+        if let http = stack.httpGateway { print("  \("http door".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(http)") }
+        print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
+        print("Press Ctrl-C to stop the stack.")
     }
 
     private static func waitUntilStopped(stack: Stack, follower: LogFollower) -> Int32 {
@@ -64,13 +80,15 @@ enum StopFlag {
     }
 }
 
-/// Copies what the children append to their log files onto our stderr.
+/// Copies what the children append to their log files in this run onto our stderr (an
+/// earlier run's lines in the same files are not replayed).
 final class LogFollower {
     private var offsets: [String: UInt64] = [:]
     private let paths: [String]
 
-    init(paths: [String]) {
-        self.paths = paths
+    init(members: [Stack.Member]) {
+        paths = members.map(\.logPath)
+        for member in members { offsets[member.logPath] = UInt64(member.logStartOffset) }
         StopFlag.install()
     }
 

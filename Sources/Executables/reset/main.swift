@@ -1,9 +1,4 @@
-import Foundation
 import Reset
+import ServiceKit
 
-do {
-    exit(try ResetProcess.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
-} catch {
-    FileHandle.standardError.write(Data("reset: \(error)\n".utf8))
-    exit(2)
-}
+runExecutable("reset") { arguments, environment in try ResetProcess.run(arguments: arguments, environment: environment) }

@@ -1,9 +1,4 @@
-import Foundation
 import Verification
+import ServiceKit
 
-do {
-    exit(try VerificationProcess.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
-} catch {
-    FileHandle.standardError.write(Data("verification: \(error)\n".utf8))
-    exit(2)
-}
+runExecutable("verification") { arguments, environment in try VerificationProcess.run(arguments: arguments, environment: environment) }

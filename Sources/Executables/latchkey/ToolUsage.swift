@@ -1,0 +1,28 @@
+import ServiceKit
+
+/// What `latchkey --help` and `latchkey COMMAND --help` print.
+enum ToolUsage {
+    static let overview = """
+        usage: latchkey COMMAND [OPTIONS]     (latchkey COMMAND --help for its options)
+
+          up [--demo] [--base-port P]       run the whole stack on 127.0.0.1:P..P+4 (default 7400), HTTP door on P+80
+          call METHOD ['{"json":"params"}'] one request to the gateway, the answer on stdout
+          bench SCENARIO                    measure: ping, login, verify, transfer, reset, all
+          backup SOURCE.sqlite DEST.sqlite  online backup of a live service database
+          options                           every configuration variable, as a Markdown table
+
+        exit status: 0 done, 1 an error answer or a failure, 2 a usage error, 3 the stack could not be reached
+
+        """
+
+    static func of(_ command: String) -> String? {
+        switch command {
+        case "up": Usage.text("latchkey up [--demo] [--base-port P | --listen HOST:PORT] [--data-dir DIR]", options: UpCommand.options + [CommonOptions.dataDirectory, CommonOptions.listen])
+        case "call": Usage.text("latchkey call METHOD ['{\"json\":\"params\"}'] [--gateway HOST:PORT]", options: [CallCommand.gatewayOption])
+        case "bench": Usage.text("latchkey bench SCENARIO   (ping, login, verify, transfer, reset, all)", options: BenchCommand.options)
+        case "backup": Usage.text("latchkey backup SOURCE.sqlite DEST.sqlite", options: [])
+        case "options": Usage.text("latchkey options", options: [])
+        default: nil
+        }
+    }
+}

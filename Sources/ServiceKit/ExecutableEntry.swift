@@ -1,0 +1,46 @@
+import Foundation
+
+/// Thrown when `--help` (or `-h`) is on the command line: the caller prints `usage` to stdout
+/// and exits 0, before anything else is read or started.
+public struct HelpRequested: Error, Sendable {
+    public let usage: String
+
+    public init(usage: String) { self.usage = usage }
+
+    /// Throws when the arguments ask for help.
+    public static func check(_ arguments: [String], usage: @autoclosure () -> String) throws(HelpRequested) {
+        if arguments.contains("--help") || arguments.contains("-h") { throw HelpRequested(usage: usage()) }
+    }
+}
+
+public enum Usage {
+    /// A usage line, then every option with its variable, default and meaning.
+    public static func text(_ synopsis: String, options: [ConfigOption]) -> String {
+        var lines = ["usage: \(synopsis)"]
+        if !options.isEmpty {
+            lines.append("")
+            lines.append("options (each flag can also be set by its environment variable):")
+            let width = min(36, options.map { $0.flag.count + 6 }.max() ?? 0)
+            for option in options {
+                let flag = "\(option.flag) VALUE".padding(toLength: max(width, option.flag.count + 7), withPad: " ", startingAt: 0)
+                let defaultText = option.defaultValue.map { " (default: \($0))" } ?? ""
+                lines.append("  \(flag) \(option.environmentName): \(option.help)\(defaultText)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The body of every service executable's `main.swift`: runs `body` with the command line and
+/// environment, prints help to stdout (exit 0) or an error to stderr (exit 2).
+public func runExecutable(_ name: String, _ body: ([String], [String: String]) throws -> Int32) -> Never {
+    do {
+        exit(try body(Array(CommandLine.arguments.dropFirst()), ProcessInfo.processInfo.environment))
+    } catch let help as HelpRequested {
+        print(help.usage, terminator: "")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+        exit(2)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Glibc
+import ServiceKit
+import XCTest
+
+/// The operator's first ten minutes with the real `latchkey` binary: `up` on a chosen base port,
+/// honest readiness, a named port clash, this run's logs only, `--help` everywhere, and exit
+/// statuses a script can tell apart.
+final class LatchkeyToolTests: XCTestCase {
+    private var directory: String!
+
+    override func setUp() {
+        directory = NSTemporaryDirectory() + "latchkey-tool-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func testUpOnABasePortServesThereAndARestartShowsOnlyItsOwnRun() throws {
+        let base = try freeBasePort()
+        let data = directory + "/data"
+        for run in 1...2 {
+            let up = try ToolRun.start(["up", "--demo", "--base-port", "\(base)", "--data-dir", data], directory: directory, label: "up\(run)")
+            defer { up.interruptAndWait() }
+            try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
+            let output = up.output
+            XCTAssertTrue(output.contains("http://127.0.0.1:\(base + 80)"), "the banner lists the HTTP door:\n\(output)")
+            XCTAssertFalse(output.contains("demo user not created"), output)
+            XCTAssertTrue(output.contains(run == 1 ? "demo user: username demo" : "demo user already exists"), output)
+            let ping = try ToolRun.start(["call", "gateway.ping", "--gateway", "127.0.0.1:\(base)"], directory: directory, label: "ping\(run)")
+            XCTAssertEqual(ping.wait(), 0, ping.output)
+            XCTAssertTrue(ping.output.contains("\"pong\":true"), ping.output)
+            let answer = try LineClient(Endpoint(host: "127.0.0.1", port: base + 1)).call("identity.ping")
+            XCTAssertNotNil(try? answer.outcome.get(), "identity listens on base + 1")
+            // Each run starts five processes: exactly five `listening` lines, not the earlier run's too.
+            try up.waitForOutput("\"msg\":\"listening\"", count: 5, timeoutSeconds: 10)
+            XCTAssertEqual(up.output.components(separatedBy: "\"msg\":\"listening\"").count - 1, 5, "run \(run) replayed an earlier run's log lines")
+            XCTAssertEqual(up.interruptAndWait(), 0)
+        }
+    }
+
+    func testUpNamesAPortInUseAndExitsNonZero() throws {
+        let base = try freeBasePort()
+        let squatter = try Socket.listen(on: try XCTUnwrap(SocketAddress.resolve(host: "127.0.0.1", port: base + 1).first))
+        defer { squatter.close() }
+        let up = try ToolRun.start(["up", "--base-port", "\(base)", "--data-dir", directory + "/data"], directory: directory, label: "clash")
+        let status = up.wait()
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(up.output.contains("port \(base + 1) is in use: is another stack running?"), up.output)
+        XCTAssertFalse(up.output.contains("Latchkey is up"), up.output)
+    }
+
+    func testEveryCommandAndExecutableAnswersHelpWithExitZero() throws {
+        for arguments in [["--help"], ["up", "--help"], ["call", "--help"], ["bench", "--help"], ["backup", "--help"], ["options", "--help"]] {
+            let run = try ToolRun.start(arguments, directory: directory, label: "help")
+            XCTAssertEqual(run.wait(), 0, "latchkey \(arguments.joined(separator: " ")): \(run.output)")
+            XCTAssertTrue(run.output.contains("usage: latchkey"), run.output)
+        }
+        for executable in ["gateway", "identity", "verification", "accounts", "reset"] {
+            let run = try ToolRun.start(["--help"], executable: executable, directory: directory, label: "help-\(executable)")
+            XCTAssertEqual(run.wait(), 0, "\(executable) --help: \(run.output)")
+            XCTAssertTrue(run.output.contains("usage: \(executable)"), run.output)
+            XCTAssertTrue(run.output.contains("LATCHKEY_LISTEN"), run.output)
+        }
+    }
+
+    func testCallTellsABadArgumentFromAStoppedStack() throws {
+        let badJSON = try ToolRun.start(["call", "gateway.ping", "{not json"], directory: directory, label: "bad-json")
+        XCTAssertEqual(badJSON.wait(), 2, badJSON.output)
+        let port = try freeBasePort()
+        let refused = try ToolRun.start(["call", "gateway.ping", "--gateway", "127.0.0.1:\(port)"], directory: directory, label: "refused")
+        XCTAssertEqual(refused.wait(), 3, refused.output)
+        XCTAssertTrue(refused.output.contains("is the stack running? try `latchkey up`"), refused.output)
+    }
+
+    /// A base port whose six ports (P..P+4 and P+80) are free right now.
+    private func freeBasePort() throws -> Int {
+        for _ in 0..<200 {
+            let base = Int.random(in: 20_000...50_000)
+            let ports = [0, 1, 2, 3, 4, 80].map { base + $0 }
+            var sockets: [Socket] = []
+            defer { sockets.forEach { $0.close() } }
+            for port in ports {
+                guard let address = try SocketAddress.resolve(host: "127.0.0.1", port: port).first,
+                      let socket = try? Socket.listen(on: address) else { break }
+                sockets.append(socket)
+            }
+            if sockets.count == ports.count { return base }
+        }
+        throw XCTSkip("no free base port found")
+    }
+}
+
+/// One run of a Latchkey executable with stdout and stderr captured in a file.
+private final class ToolRun {
+    let process = Process()
+    let outputPath: String
+
+    private init(outputPath: String) { self.outputPath = outputPath }
+
+    static func start(_ arguments: [String], executable: String = "latchkey", directory: String, label: String) throws -> ToolRun {
+        let run = ToolRun(outputPath: "\(directory)/\(label)-\(UUID().uuidString.prefix(6)).out")
+        _ = FileManager.default.createFile(atPath: run.outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: run.outputPath))
+        run.process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/" + executable)
+        run.process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["LATCHKEY_SCRYPT_LOG_N"] = "10"
+        run.process.environment = environment
+        run.process.standardOutput = output
+        run.process.standardError = output
+        run.process.standardInput = FileHandle.nullDevice
+        try run.process.run()
+        try output.close()
+        return run
+    }
+
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until `marker` appears `count` times, the process ends, or the deadline passes.
+    func waitForOutput(_ marker: String, count: Int = 1, timeoutSeconds: Double) throws {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while output.components(separatedBy: marker).count - 1 < count {
+            guard process.isRunning else { throw ToolRunError("exited with \(process.terminationStatus) before \(marker):\n\(output)") }
+            guard Date() < deadline else { throw ToolRunError("no \(marker) within \(timeoutSeconds) s:\n\(output)") }
+            usleep(50_000)
+        }
+    }
+
+    @discardableResult
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @discardableResult
+    func interruptAndWait() -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, SIGINT) }
+        return wait()
+    }
+}
+
+private struct ToolRunError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
