@@ -3,7 +3,10 @@
 the code (no drift): every Latchkey service is an executable we build, listens on its
 default port, keeps its SQLite file in its own named volume, and every LATCHKEY_* variable
 named in the compose file or in .env.example is an option the code declares
-(`latchkey options`). Usage: compose_check.py SCHEMA_JSON LATCHKEY_BINARY"""
+(`latchkey options`). It also checks that the file deploys as written: built from the
+repository, the HTTP door listening on a container address and published, no fixed host port
+clashing between replicas, egress only for the services that send messages, and the TLS
+override valid. Usage: compose_check.py SCHEMA_JSON LATCHKEY_BINARY"""
 import json
 import re
 import subprocess
@@ -16,6 +19,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SERVICES = {"gateway": 7400, "identity": 7401, "verification": 7402, "accounts": 7403, "reset": 7404}
 SQLITE_SERVICES = ["identity", "verification", "accounts", "reset"]
+EGRESS_SERVICES = {"verification", "reset"}
 
 
 def fail(message):
@@ -26,8 +30,11 @@ def fail(message):
 def main():
     schema_path, latchkey = sys.argv[1], sys.argv[2]
     compose = yaml.safe_load((ROOT / "compose/docker-compose.yml").read_text())
-    jsonschema.validate(compose, json.loads(Path(schema_path).read_text()))
-    print("compose: valid against the Compose Specification schema")
+    schema = json.loads(Path(schema_path).read_text())
+    jsonschema.validate(compose, schema)
+    tls_override = yaml.safe_load((ROOT / "compose/docker-compose.tls.yml").read_text())
+    jsonschema.validate(tls_override, schema)
+    print("compose: both files valid against the Compose Specification schema")
 
     table = subprocess.run([latchkey, "options"], check=True, capture_output=True, text=True).stdout
     known = set(re.findall(r"`(LATCHKEY_[A-Z0-9_]+)`", table))
@@ -64,14 +71,60 @@ def main():
         if not services[name].get("healthcheck", {}).get("test", [None, None, None, ""])[3].startswith(f"{name}.health"):
             fail(f"{name}: the health check must ask {name}.health")
 
+    check_deployable(compose, tls_override, known)
     for line in (ROOT / "compose/.env.example").read_text().splitlines():
         key = line.split("=", 1)[0].strip()
-        if key.startswith("LATCHKEY_") and key not in known and key not in ("LATCHKEY_IMAGE", "LATCHKEY_PUBLIC_PORT"):
+        # Every service gets the whole .env, and a LATCHKEY_ name the code does not know stops it.
+        if key.startswith("LATCHKEY_") and key not in known:
             fail(f".env.example: {key} is not an option the code knows")
     guide = (ROOT / "compose/README.md").read_text()
     if table.strip() not in guide:
         fail("compose/README.md's configuration table differs from `latchkey options`: regenerate it")
     print(f"compose: no drift ({len(known)} options in the code, {len(services)} services in the file, guide table current)")
+
+
+def default_of(value):
+    """`${NAME:-default}` as Compose would substitute it with NAME unset."""
+    return re.sub(r"\$\{\w+(?::-([^}]*))?\}", lambda m: m.group(1) or "", str(value))
+
+
+def check_deployable(compose, tls_override, known):
+    services = compose["services"]
+    for name in SERVICES:
+        build = services[name].get("build") or {}
+        if not isinstance(build, dict) or (ROOT / "compose" / build.get("context", ".") / build.get("dockerfile", "")).resolve() != (ROOT / "compose/Dockerfile").resolve():
+            fail(f"{name}: needs build: {{context: .., dockerfile: compose/Dockerfile}} so a fresh clone deploys")
+    gateway = services["gateway"]
+    if gateway["environment"].get("LATCHKEY_HTTP_LISTEN") != "0.0.0.0:7480":
+        fail("gateway: LATCHKEY_HTTP_LISTEN must be 0.0.0.0:7480 (the HTTP door on the container address)")
+    targets = [str(port.get("target")) if isinstance(port, dict) else str(port).rsplit(":", 1)[-1] for port in gateway.get("ports", [])]
+    if "7480" not in targets or "7400" not in targets:
+        fail(f"gateway: must publish 7400 and 7480, publishes {targets}")
+    for name, service in services.items():
+        replicas = int(default_of((service.get("deploy") or {}).get("replicas", 1)))
+        for port in service.get("ports", []):
+            # Short syntax and host mode bind the host port per container; ingress shares it.
+            fixed = not isinstance(port, dict) or port.get("mode") != "ingress"
+            if replicas > 1 and fixed:
+                fail(f"{name}: {replicas} replicas cannot share the fixed host port {port} under docker compose up")
+    networks = compose.get("networks", {})
+    if not (networks.get("internal") or {}).get("internal"):
+        fail("the internal network must be internal: true")
+    for name, service in services.items():
+        attached = set(service.get("networks", []))
+        if name in EGRESS_SERVICES and not any(not (networks.get(n) or {}).get("internal") for n in attached):
+            fail(f"{name}: sends SMS/voice/e-mail, so it needs a network with a route out")
+        if name in SQLITE_SERVICES and name not in EGRESS_SERVICES and attached != {"internal"}:
+            fail(f"{name}: must stay on the internal network only, found {sorted(attached)}")
+        if name in SQLITE_SERVICES and "public" in attached:
+            fail(f"{name}: must not be on the gateway's public network")
+    for key in (tls_override["services"]["gateway"].get("environment") or {}):
+        if key not in known:
+            fail(f"docker-compose.tls.yml: {key} is not an option the code knows")
+    secrets = tls_override.get("secrets", {})
+    if set(tls_override["services"]["gateway"].get("secrets", [])) != set(secrets):
+        fail("docker-compose.tls.yml: the gateway must mount every secret it declares")
+    print("compose: deployable as written (build key, HTTP door published, no host-port clash, egress for senders, TLS override)")
 
 
 if __name__ == "__main__":

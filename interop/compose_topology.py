@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from email import policy
 from pathlib import Path
 
@@ -117,8 +118,9 @@ def main():
                 if environment.get("LATCHKEY_REPLICA_ID") == "auto":
                     environment["LATCHKEY_REPLICA_ID"] = f"container-{name}-{replica + 1}"
                 environment["LATCHKEY_SCRYPT_LOG_N"] = "10"  # test speed; production keeps 15
-                if name == "gateway":
-                    environment["LATCHKEY_HTTP_LISTEN"] = "off"
+                if "LATCHKEY_HTTP_LISTEN" in environment:
+                    http_port = environment["LATCHKEY_HTTP_LISTEN"].rsplit(":", 1)[1]
+                    environment["LATCHKEY_HTTP_LISTEN"] = f"{address}:{http_port}"
                 executable = bin_dir / Path(service["entrypoint"][0]).name
                 log = open(work / f"{name}-{replica}.log", "w")
                 processes.append(subprocess.Popen([str(executable)], env=environment, stderr=log, stdout=subprocess.DEVNULL))
@@ -126,6 +128,7 @@ def main():
         gateway = (ADDRESSES["gateway"][0], 7400)
         health = call(gateway, "gateway.health")
         run_flows(gateway, mailbox, work)
+        check_http_door(compose)
         print(f"topology: {len(processes)} processes as in docker-compose.yml; login, transfer and reset passed")
         print(f"topology: gateway.health sees {json.dumps(health)[:300]}")
     finally:
@@ -143,6 +146,17 @@ def main():
         smtp.stop()
         if os.environ.get('KEEP') is None: shutil.rmtree(work, ignore_errors=True)
         else: print(work)
+
+
+def check_http_door(compose):
+    """The HTTP door listens where the compose file says, on the gateway container's address."""
+    port = compose["services"]["gateway"]["environment"]["LATCHKEY_HTTP_LISTEN"].rsplit(":", 1)[1]
+    request = urllib.request.Request(f"http://{ADDRESSES['gateway'][0]}:{port}/v1/gateway/ping", data=b"{}",
+                                     headers={"content-type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer = json.loads(response.read())
+    assert answer == {"pong": True} or answer.get("result") == {"pong": True}, answer
+    print(f"topology: the HTTP door answers on {ADDRESSES['gateway'][0]}:{port}")
 
 
 def wait_healthy(service, address, port, bin_dir, log_path):
