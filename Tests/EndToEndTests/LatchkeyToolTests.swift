@@ -22,7 +22,9 @@ final class LatchkeyToolTests: XCTestCase {
         let base = try freeBasePort()
         let data = directory + "/data"
         for run in 1...2 {
-            let up = try ToolRun.start(["up", "--demo", "--base-port", "\(base)", "--data-dir", data], directory: directory, label: "up\(run)")
+            let up = try ToolRun.start(
+                ["up", "--demo", "--base-port", "\(base)", "--data-dir", data], directory: directory, label: "up\(run)",
+                environment: ["LATCHKEY_DEMO_PASSWORD": "correct horse battery 9"])
             defer { up.interruptAndWait() }
             try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
             let output = up.output
@@ -38,6 +40,25 @@ final class LatchkeyToolTests: XCTestCase {
             try up.waitForOutput("\"msg\":\"listening\"", count: 5, timeoutSeconds: 10)
             XCTAssertEqual(up.output.components(separatedBy: "\"msg\":\"listening\"").count - 1, 5, "run \(run) replayed an earlier run's log lines")
             XCTAssertEqual(up.interruptAndWait(), 0)
+        }
+    }
+
+    /// Production allows 3 codes per number per 10 minutes; a developer running the seed flow
+    /// again and again on `latchkey up` must not be stopped by it.
+    func testUpRelaxesTheSMSWindowsForDevelopment() throws {
+        let base = try freeBasePort()
+        let up = try ToolRun.start(
+            ["up", "--demo", "--base-port", "\(base)", "--data-dir", directory + "/data"], directory: directory, label: "sms",
+            environment: ["LATCHKEY_DEMO_PASSWORD": "correct horse battery 9"])
+        defer { up.interruptAndWait() }
+        try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
+        let gateway = try LineClient(Endpoint(host: "127.0.0.1", port: base))
+        let login = try gateway.call("identity.login", ["username": "demo", "password": "correct horse battery 9", "device_id": "dev-phone"]).outcome.get()
+        let session = try XCTUnwrap(login["session"]?.stringValue)
+        for attempt in 1...5 {
+            let started = try gateway.call("verification.start", ["session": .string(session)])
+            let requestID = try XCTUnwrap(try started.outcome.get()["request_id"]?.stringValue, "start \(attempt): \(started)")
+            _ = try gateway.call("verification.cancel", ["session": .string(session), "request_id": .string(requestID)]).outcome.get()
         }
     }
 
@@ -100,7 +121,9 @@ private final class ToolRun {
 
     private init(outputPath: String) { self.outputPath = outputPath }
 
-    static func start(_ arguments: [String], executable: String = "latchkey", directory: String, label: String) throws -> ToolRun {
+    static func start(
+        _ arguments: [String], executable: String = "latchkey", directory: String, label: String, environment extra: [String: String] = [:]
+    ) throws -> ToolRun {
         let run = ToolRun(outputPath: "\(directory)/\(label)-\(UUID().uuidString.prefix(6)).out")
         _ = FileManager.default.createFile(atPath: run.outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: run.outputPath))
@@ -108,6 +131,7 @@ private final class ToolRun {
         run.process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["LATCHKEY_SCRYPT_LOG_N"] = "10"
+        environment.merge(extra) { _, new in new }
         run.process.environment = environment
         run.process.standardOutput = output
         run.process.standardError = output

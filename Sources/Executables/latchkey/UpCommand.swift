@@ -28,6 +28,7 @@ enum UpCommand {
         if configuration.isSet(basePort) || stackOptions.basePort == nil {
             stackOptions.basePort = try configuration.int(basePort, range: 1...(65535 - Stack.httpPortOffset))
         }
+        stackOptions.environment = developmentSendLimits(unlessSetIn: environment)
         let stack = try Stack.start(stackOptions)
         let follower = LogFollower(members: stack.members)
         printBanner(stack: stack, dataDirectory: stackOptions.dataDirectory)
@@ -42,11 +43,25 @@ enum UpCommand {
         return waitUntilStopped(stack: stack, follower: follower)
     }
 
+    /// `latchkey up` is a developer's stack on 127.0.0.1: the per-number, per-user and
+    /// per-client SMS windows (3, 5 and 10 per 10 minutes in production) would stop a developer
+    /// who runs the seed flow a few times. Raised here only, and only where not set explicitly.
+    static let developmentSendLimits = [
+        "LATCHKEY_VERIFICATION_SENDS_PER_NUMBER_10M": "100", "LATCHKEY_VERIFICATION_SENDS_PER_NUMBER_DAY": "1000",
+        "LATCHKEY_VERIFICATION_SENDS_PER_USER_10M": "100", "LATCHKEY_VERIFICATION_SENDS_PER_USER_DAY": "1000",
+        "LATCHKEY_VERIFICATION_SENDS_PER_CLIENT_10M": "300", "LATCHKEY_VERIFICATION_SENDS_PER_CLIENT_DAY": "3000",
+    ]
+
+    private static func developmentSendLimits(unlessSetIn environment: [String: String]) -> [String: String] {
+        developmentSendLimits.filter { environment[$0.key] == nil }
+    }
+
     private static func printBanner(stack: Stack, dataDirectory: String) {
         print("Latchkey is up. Data in \(dataDirectory); messages go to \(stack.outboxPath)")
         for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
         if let http = stack.httpGateway { print("  \("http door".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(http)") }
         print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
+        print("Development send limits: up to 100 codes per number per 10 minutes (production: see protocol/verification.md).")
         print("Press Ctrl-C to stop the stack.")
     }
 
