@@ -26,6 +26,31 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    func testAFlagNeverTakesTheNextFlagAsItsValue() {
+        let token = ConfigOption("service-token", help: "a secret")
+        let listen = ConfigOption("listen", help: "where")
+        XCTAssertThrowsError(try Configuration(arguments: ["--service-token", "--listen", "127.0.0.1:1"], environment: [:], options: [token, listen])) { error in
+            XCTAssertTrue(String(describing: error).contains("--service-token needs a value"), String(describing: error))
+        }
+        XCTAssertThrowsError(try Configuration(arguments: ["--listen", "127.0.0.1:1", "--service-token"], environment: [:], options: [token, listen]),
+                             "a value flag at the end without its value")
+        let explicit = try? Configuration(arguments: ["--service-token=--odd-but-explicit"], environment: [:], options: [token])
+        XCTAssertEqual(explicit?.string(token), "--odd-but-explicit", "the = form says plainly what the value is")
+    }
+
+    func testASwitchStandsAloneOrTakesABooleanWord() throws {
+        let demo = ConfigOption("demo", default: "false", help: "a switch")
+        let alone = try Configuration(arguments: ["--demo", "--name", "x"], environment: [:], options: [demo, nameOption])
+        XCTAssertTrue(try alone.bool(demo))
+        XCTAssertEqual(alone.string(nameOption), "x")
+        let off = try Configuration(arguments: ["--demo", "false", "rest"], environment: [:], options: [demo])
+        XCTAssertFalse(try off.bool(demo))
+        XCTAssertEqual(off.positional, ["rest"])
+        let beforePositional = try Configuration(arguments: ["--demo", "ping"], environment: [:], options: [demo])
+        XCTAssertTrue(try beforePositional.bool(demo))
+        XCTAssertEqual(beforePositional.positional, ["ping"], "a switch does not eat a positional argument")
+    }
+
     func testIntegerOutOfRangeOrMalformedIsRefused() throws {
         let configuration = try Configuration(arguments: ["--port-number", "70000"], environment: [:], options: [port])
         XCTAssertThrowsError(try configuration.int(port, range: 0...65535))
