@@ -61,7 +61,9 @@ public final class Stack: @unchecked Sendable {
     public static func start(_ options: Options) throws -> Stack {
         let stack = Stack(options: options)
         do {
-            try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
+            // The services' databases and the outbox live here: owner-only, like a service makes it.
+            try FileManager.default.createDirectory(
+                atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             for service in startOrder {
                 let replicas = service == "verification" ? options.verificationReplicas : 1
                 for index in 0..<replicas { try stack.launch(service: service, index: index) }

@@ -44,6 +44,19 @@ final class ConfigurationEndToEndTests: XCTestCase {
         }
     }
 
+    func testTheSharedListOfNamesIsExactlyTheOptionsTable() throws {
+        let run = try ChildProcess(directory: directory, executable: "latchkey", arguments: ["options"], environment: isolatedEnvironment([:]))
+        XCTAssertEqual(run.waitForExit(timeoutSeconds: 20), 0, run.standardError)
+        let table = run.standardOutput
+        let listed = Set(table.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("| `LATCHKEY_") else { return nil }
+            return line.dropFirst(3).split(separator: "`").first.map(String.init)
+        })
+        XCTAssertGreaterThan(listed.count, 100, table)
+        XCTAssertEqual(listed.subtracting(KnownEnvironment.optionNames).sorted(), [], "in `latchkey options`, missing from KnownEnvironment")
+        XCTAssertEqual(KnownEnvironment.optionNames.subtracting(listed).sorted(), [], "in KnownEnvironment, no executable reads it")
+    }
+
     func testAFlagMissingItsValueStopsTheExecutable() throws {
         let run = try ChildProcess(
             directory: directory, executable: "identity", arguments: ["--service-token", "--listen", "127.0.0.1:0"], environment: isolatedEnvironment([:]))
@@ -94,12 +107,14 @@ final class ChildProcess {
         process.arguments = arguments
         process.environment = environment
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logPath + ".out", contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath + ".out"))
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
 
     var standardError: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    var standardOutput: String { (try? String(contentsOfFile: logPath + ".out", encoding: .utf8)) ?? "" }
 
     /// The exit status, or nil when it still runs at the deadline (it is then killed).
     func waitForExit(timeoutSeconds: Double) -> Int32? {

@@ -51,6 +51,26 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(beforePositional.positional, ["ping"], "a switch does not eat a positional argument")
     }
 
+    func testAnUnknownLatchkeyVariableIsRefusedNamingTheNearestKnownOne() {
+        let environment = ["LATCHKEY_SERVICE_TOKNE": "s3cret", "LATCHKEY_DATA_DIR": "/tmp", "HOME": "/root"]
+        XCTAssertThrowsError(try Configuration(arguments: [], environment: environment, options: CommonOptions.all)) { error in
+            let text = String(describing: error)
+            XCTAssertTrue(text.contains("LATCHKEY_SERVICE_TOKNE (did you mean LATCHKEY_SERVICE_TOKEN?)"), text)
+            XCTAssertFalse(text.contains("s3cret"), "values may be secrets: never echoed")
+        }
+        XCTAssertEqual(KnownEnvironment.nearest(to: "LATCHKEY_SCRYPT_LOGN", among: KnownEnvironment.allNames), "LATCHKEY_SCRYPT_LOG_N")
+    }
+
+    func testNamesAnyLatchkeyExecutableOrToolReadsAreAccepted() throws {
+        // Another executable's option, compose's own variables, CI's, and this process's own option.
+        let environment = [
+            "LATCHKEY_DEMO_PASSWORD": "x", "LATCHKEY_SMTP_URL": "smtp://h", "LATCHKEY_IMAGE": "latchkey:1", "LATCHKEY_SHARED_DATA": "/d",
+            "LATCHKEY_PORT_NUMBER": "9",
+        ]
+        let configuration = try Configuration(arguments: [], environment: environment, options: [port])
+        XCTAssertEqual(try configuration.int(port), 9)
+    }
+
     func testIntegerOutOfRangeOrMalformedIsRefused() throws {
         let configuration = try Configuration(arguments: ["--port-number", "70000"], environment: [:], options: [port])
         XCTAssertThrowsError(try configuration.int(port, range: 0...65535))

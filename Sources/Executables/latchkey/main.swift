@@ -34,6 +34,10 @@ do {
         FileHandle.standardError.write(Data("latchkey: unknown command \(command)\n\(usage)".utf8))
         exit(2)
     }
+} catch let error as ConfigurationError {
+    // A usage error, as for the services: status 2.
+    FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
+    exit(2)
 } catch {
     FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
     exit(1)
