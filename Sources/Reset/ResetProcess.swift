@@ -63,8 +63,7 @@ public enum ResetProcess {
         // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
         // stops once answers are out, and mails already promised must still be looked up and sent.
         let backgroundLoop = try EventLoop()
-        let backgroundIdentity = RPCIdentityDirectory(client: RPCClient(
-            loop: backgroundLoop, service: "identity", endpoints: try configuration.endpoints(CommonOptions.identity), logger: host.logger))
+        let backgroundIdentity = RPCIdentityDirectory(client: try host.makeClient(for: "identity", option: CommonOptions.identity, loop: backgroundLoop))
         let backgroundLoopEnded = DispatchSemaphore(value: 0)
         Thread {
             backgroundLoop.run()

@@ -55,6 +55,7 @@ public final class Database: @unchecked Sendable {
         }
         self.path = path
         self.options = options
+        PrivateFile.prepareDatabase(at: path)
         writer = try Connection(path: path, role: .writer, options: options)
         try Database.migrate(writer, migrations)
         var readers: [Connection] = []
@@ -93,6 +94,7 @@ public final class Database: @unchecked Sendable {
         unlink(temporary)
         defer { unlink(temporary) }
         do {
+            PrivateFile.prepareDatabase(at: temporary)
             let destination = try Connection.openPlain(path: temporary)
             defer { sqlite3_close_v2(destination) }
             let reader = checkOutReader()

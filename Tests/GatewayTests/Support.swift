@@ -193,6 +193,12 @@ final class FakeService: @unchecked Sendable {
     private let sessionsLock = NSLock()
     private var sessions: [String: (String, Int64)] = [:]
     var handlerDelayMilliseconds: UInt32 = 0
+    /// When set, every public method answers this error (as a service whose own dependency failed would).
+    var answerError: RPCError? {
+        get { sessionsLock.withLock { forcedError } }
+        set { sessionsLock.withLock { forcedError = newValue } }
+    }
+    private var forcedError: RPCError?
 
     init(service: String, replicaID: String, loopThread: LoopThread, extraMethods: [String] = [], port requestedPort: Int = 0) throws {
         self.service = service
@@ -209,6 +215,7 @@ final class FakeService: @unchecked Sendable {
                 guard let fake = box.value else { throw RPCError.internalError() }
                 fake.log.record(name, context)
                 if fake.handlerDelayMilliseconds > 0 { usleep(fake.handlerDelayMilliseconds * 1000) }
+                if let error = fake.answerError { throw error }
                 return [
                     "served": .string(name), "replica": .string(fake.replicaID),
                     "client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID),
