@@ -45,6 +45,37 @@ final class LoginThrottleEndToEndTests: StackTestCase {
         XCTAssertEqual(tally, ["invalid_credentials": 5, "locked": 25], "each invalid_credentials is one password check")
     }
 
+    /// Reservations are committed before the hash: guesses in flight when identity dies by
+    /// kill -9 stay counted, so a burst, a crash, a restart and another burst still check at
+    /// most the free failures in passwords.
+    func testGuessesInFlightAtAKillStayCountedAfterTheRestart() throws {
+        let directory = try makeScratchDirectory("login-kill")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A costly hash keeps guesses in flight when the first answer comes back.
+        let first = try LaunchedProcess("identity", name: "identity", arguments: ["--scrypt-log-n", "14"], directory: directory)
+        defer { first.kill() }
+        let client = try LineClient(first.endpoint, timeoutMilliseconds: 30_000)
+        try register(client, "fred")
+        for index in 0..<30 {
+            let request: JSON = ["jsonrpc": "2.0", "id": .int(Int64(index)), "method": "identity.login",
+                                 "params": loginParams("fred", password: "wrong guess \(index)", device: "attacker")]
+            try client.send(Array(request.text.utf8) + [0x0A])
+        }
+        let firstAnswer = try JSONParser.parse(String(decoding: try XCTUnwrap(try client.readLine()), as: UTF8.self))
+        first.kill()
+        // Hashes started before the kill, at least: one if a guess was answered, all five free
+        // failures if the first answer was `locked` (the fifth reservation sets the lock).
+        let startedBeforeKill = firstAnswer["error"]?["data"]?["reason"] == "locked" ? 5 : 1
+
+        let second = try LaunchedProcess("identity", name: "identity", arguments: ["--scrypt-log-n", "14"], directory: directory)
+        defer { second.kill() }
+        let tally = try pipelined(try LineClient(second.endpoint, timeoutMilliseconds: 30_000), count: 30) { index in
+            self.loginParams("fred", password: "another guess \(index)", device: "attacker")
+        }
+        XCTAssertLessThanOrEqual(startedBeforeKill + (tally["invalid_credentials"] ?? 0), 5, "\(firstAnswer) then \(tally)")
+        XCTAssertEqual(tally.values.reduce(0, +), 30)
+    }
+
     func testTheOwnersDeviceTokenLogsInThroughTheGatewayAndTheHTTPDoorWhileGuessersAreLocked() throws {
         let gateway = try gateway()
         try register(gateway, "erin")

@@ -53,6 +53,21 @@ final class LoginBurstTests: IdentityTestCase {
         XCTAssertEqual(reasons, ["invalid_credentials": burstSize, "rate_limited": 60 - burstSize])
     }
 
+    func testThirtyParallelWrongGuessesWithOneDeviceTokenRunAtMostItsFreeFailuresInHashes() throws {
+        service = try makeService { $0.scrypt = ScryptParameters(logN: 12, r: 8, p: 1) }
+        try registerUser()
+        let token = try XCTUnwrap(try login().deviceToken)
+        let service = service!
+        let caller = caller
+        let before = service.passwordVerifications.value
+        let reasons = burst(30) { index in
+            try service.login(username: "alice", password: "wrong guess \(index)", deviceID: "iphone-1", deviceToken: token, caller: caller)
+        }
+        let free = service.settings.deviceTokenThrottle.freeFailures
+        XCTAssertEqual(service.passwordVerifications.value - before, free, "\(reasons)")
+        XCTAssertEqual(reasons, ["invalid_credentials": free, "locked": 30 - free])
+    }
+
     func testParallelRightPasswordsFromOneAddressAreNotChargedToItsBudget() throws {
         service = try makeService { $0.clientBurst = 3 }
         try registerUser()
