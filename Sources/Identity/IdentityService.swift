@@ -120,7 +120,8 @@ public final class IdentityService: Sendable {
         // Only an attempt judged on the account's budget clears it: a device token's success
         // must not hand a guesser fresh free failures.
         var result = try openSession(
-            user: user, deviceID: deviceID, aal: 1, clearThrottle: reservation.usesAccountBudget ? username : nil, rehash: rehash, how: "login.succeeded", caller: caller, now: now)
+            user: user, deviceID: deviceID, aal: 1, clearThrottle: reservation.usesAccountBudget ? username : nil, rehash: rehash,
+            how: "login.succeeded", caller: caller, now: now)
         result.deviceToken = try settleSuccessfulLogin(reservation, username: username, user: user, deviceID: deviceID, now: now)
         return result
     }
