@@ -31,7 +31,8 @@ public enum IdentityMethods {
         router.register("identity.login") { params, context in
             let result = try service.login(
                 username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
-                deviceID: try params.string("device_id", maxLength: idMaxBytes), caller: caller(context))
+                deviceID: try params.string("device_id", maxLength: idMaxBytes),
+                deviceToken: try params.optionalString("device_token", maxLength: tokenMaxBytes), caller: caller(context))
             return loginJSON(result)
         }
         router.register("identity.preferences") { params, context in
@@ -186,10 +187,12 @@ public enum IdentityMethods {
     }
 
     static func loginJSON(_ result: LoginResult) -> JSON {
-        [
+        var json: [String: JSON] = [
             "session": .string(result.session), "session_id": .string(result.sessionID), "aal": .int(Int64(result.aal)),
             "required_factors": .array(result.requiredFactors.map(JSON.string)), "sitekey": sitekeyJSON(result.sitekey),
         ]
+        if let deviceToken = result.deviceToken { json["device_token"] = .string(deviceToken) }
+        return .object(json)
     }
 
     static func sitekeyJSON(_ bytes: [UInt8]?) -> JSON {

@@ -8,6 +8,8 @@ public struct LoginResult: Sendable, Equatable {
     public var aal: Int
     public var requiredFactors: [String]
     public var sitekey: [UInt8]?
+    /// `identity.login` only: this device's new device token (`lkd_...`), for its next login.
+    public var deviceToken: String?
 }
 
 public struct Preferences: Sendable, Equatable {
@@ -85,40 +87,43 @@ public final class IdentityService: Sendable {
             passwordHash: try PasswordHasher.hash(PasswordPolicy.normalize(input.password), parameters: settings.scrypt),
             smsVerification: false, sitekey: nil, createdAt: now)
         try store.insertUser(user)
+        try store.clearLoginThrottle(username: username)  // guesses at the name before it existed do not count
         try store.record([event(user.userID, "user.registered", "ok", device: nil, caller, now)])
         return user.userID
     }
 
     // MARK: Password login
 
-    public func login(username rawUsername: String, password rawPassword: String, deviceID rawDevice: String, caller: Caller) throws -> LoginResult {
+    /// Password login. The attempt is reserved against its budget before the password is
+    /// checked (`LoginAttemptReservation`): a valid `deviceToken` for this user and device is
+    /// judged on its own budget, any other client on its address's and the account's.
+    public func login(
+        username rawUsername: String, password rawPassword: String, deviceID rawDevice: String, deviceToken: String? = nil, caller: Caller
+    ) throws -> LoginResult {
         let deviceID = try Normalization.deviceID(rawDevice)
         let password = PasswordPolicy.normalize(rawPassword)
         guard let username = try? Normalization.username(rawUsername) else {
             throw IdentityError.invalidCredentials("wrong username or password")
         }
         let now = clock.now()
-        let address = caller.client ?? "unknown"
-        if let wait = clientBudget.retryAfter(address: address, now: Double(now)) {
-            throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait))
-        }
         let user = try store.user(username: username)
-        if let throttle = try store.throttle(username: username), throttle.lockedUntil > now {
-            if let user { try store.record([event(user.userID, "login.throttled", "locked", device: deviceID, caller, now)]) }
-            throw IdentityError.locked(retryAfterSeconds: throttle.lockedUntil - now)
-        }
+        let reservation = try reserveLoginAttempt(username: username, user: user, deviceID: deviceID, deviceToken: deviceToken, caller: caller, now: now)
         // Exactly one scrypt verification either way: unknown users are checked against the dummy hash.
         guard verifyPassword(password, against: user?.passwordHash ?? dummyHash), let user else {
-            clientBudget.charge(address: address, now: Double(now))
-            let failed = user.map { event($0.userID, "login.failed", "invalid_credentials", device: deviceID, caller, now) }
-            try store.recordFailure(username: username, policy: settings.accountThrottle, now: now, event: failed)
+            try settleFailedLogin(reservation, username: username, user: user, deviceID: deviceID, caller: caller, now: now)
             throw IdentityError.invalidCredentials("wrong username or password")
         }
         var rehash: String?
         if PasswordHasher.needsRehash(user.passwordHash, current: settings.scrypt) {
             rehash = try PasswordHasher.hash(password, parameters: settings.scrypt)
         }
-        return try openSession(user: user, deviceID: deviceID, aal: 1, clearThrottle: username, rehash: rehash, how: "login.succeeded", caller: caller, now: now)
+        // Only an attempt judged on the account's budget clears it: a device token's success
+        // must not hand a guesser fresh free failures.
+        var result = try openSession(
+            user: user, deviceID: deviceID, aal: 1, clearThrottle: reservation.usesAccountBudget ? username : nil, rehash: rehash,
+            how: "login.succeeded", caller: caller, now: now)
+        result.deviceToken = try settleSuccessfulLogin(reservation, username: username, user: user, deviceID: deviceID, now: now)
+        return result
     }
 
     func openSession(
@@ -263,6 +268,7 @@ public final class IdentityService: Sendable {
         guard try store.setPasswordHash(userID: userID, hash: hash, event: event(userID, "password.changed", "ok", device: nil, caller, now)) else {
             throw IdentityError.notFound("no such user")
         }
+        try store.clearLoginThrottle(username: user.username)  // guessers of the old password get no head start
     }
 
     public func revokeAll(userID: String, caller: Caller) throws -> Int {

@@ -75,7 +75,7 @@ final class LoginTests: IdentityTestCase {
     /// Unknown users cost the same work as known ones: one scrypt verification each, against a
     /// dummy hash made with the configured cost (work is counted here; time is for `latchkey bench`).
     func testUnknownUsersDoTheSameScryptWorkAsKnownOnes() throws {
-        service = try makeService { $0.scrypt = ScryptParameters(logN: 12, r: 8, p: 1); $0.clientBurst = 1000; $0.accountThrottle = AccountThrottlePolicy(freeFailures: 1000) }
+        service = try makeService { $0.scrypt = ScryptParameters(logN: 12, r: 8, p: 1); $0.clientBurst = 1000; $0.accountThrottle = AccountThrottlePolicy(freeFailures: 1000, maximumConsecutiveFailures: 1000) }
         try registerUser()
         XCTAssertTrue(service.dummyHash.hasPrefix("$scrypt$ln=12,r=8,p=1$"), "the dummy hash costs what a real one does")
         // (A malformed name like "x" is refused before hashing: it cannot name an account, so it tells nothing.)
