@@ -355,13 +355,6 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    public func isTrustedDevice(userID: String, deviceID: String) throws -> Bool {
-        try database.read { c in
-            try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ? AND trusted_at IS NOT NULL",
-                           [.text(userID), .text(deviceID)]) != nil
-        }
-    }
-
     // MARK: Device keys
 
     private static let keyColumns = "key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at"
@@ -393,13 +386,6 @@ public final class IdentityStore: Sendable {
     public func activeKeys(userID: String) throws -> [DeviceKeyRecord] {
         try database.read { c in
             try c.query("SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id", [.text(userID)]).map(Self.key)
-        }
-    }
-
-    public func hasActiveKey(userID: String, deviceID: String) throws -> Bool {
-        try database.read { c in
-            try c.queryOne("SELECT 1 AS present FROM device_keys WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
-                           [.text(userID), .text(deviceID)]) != nil
         }
     }
 
@@ -476,7 +462,7 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    private static func insert(_ event: PendingEvent, _ c: Connection) throws {
+    static func insert(_ event: PendingEvent, _ c: Connection) throws {
         _ = try c.run(
             "INSERT INTO audit_events (user_id, event, outcome, device_id, client, at) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(event.userID), .text(event.event), .text(event.outcome), SQLValue(event.deviceID), SQLValue(event.client), .integer(event.at)])

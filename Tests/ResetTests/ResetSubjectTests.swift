@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import ServiceKit
 import Storage
 import XCTest
 
