@@ -133,14 +133,16 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             switch outcome {
             case .failure(let error):
                 finish(.failure(error))
-            case .success(let info) where policy.access == .stepUp && info.aal < 2:
-                finish(.failure(RPCError(.stepUpRequired, "this needs a second factor (aal 2)", extra: ["aal": .int(info.aal)])))
-            case .success:
-                forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
+            case .success(let info):
+                if let refusal = PolicyTable.refusal(policy.access, info, nowSeconds: WallClock.nowSeconds()) {
+                    finish(.failure(refusal))
+                } else {
+                    forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
+                }
             }
         }
-        // A cached aal 1 may be stale (a factor passed elsewhere): refuse step-up only on a fresh answer.
-        if policy.access == .stepUp, let cached = sessions.lookup(token: token), cached.aal < 2 {
+        // A cached answer may be stale (a factor passed elsewhere): refuse only on a fresh one.
+        if let cached = sessions.lookup(token: token), PolicyTable.refusal(policy.access, cached, nowSeconds: WallClock.nowSeconds()) != nil {
             sessions.drop(token: token)
         }
         resolveSession(token: token, context: context, completion: decide)

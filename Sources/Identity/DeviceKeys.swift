@@ -33,10 +33,9 @@ extension IdentityService {
         return IssuedChallenge(challenge: Base64URL.encode(bytes), expiresAt: expiresAt)
     }
 
-    /// Enrolls the session's device key; needs aal 2. A new key replaces the device's old one.
+    /// Enrolls the session's device key; needs a recent step-up. A new key replaces the device's old one.
     public func enrollKey(token: String, deviceID rawDevice: String, publicKey: String, protection rawProtection: String, caller: Caller) throws -> String {
-        let session = try introspect(token: token)
-        guard session.aal >= 2 else { throw IdentityError.stepUpRequired }
+        let session = try recentlySteppedUpSession(token: token)
         let deviceID = try sessionDevice(rawDevice, session)
         guard let protection = KeyProtection(rawValue: rawProtection) else {
             throw IdentityError.invalidField("protection", "protection must be biometry or user_presence")
@@ -78,11 +77,12 @@ extension IdentityService {
     }
 
     public func keys(token: String) throws -> [DeviceKeyRecord] {
-        try store.activeKeys(userID: introspect(token: token).userID)
+        try store.activeKeys(userID: settledSession(token: token).userID)
     }
 
+    /// Revokes one of the user's keys: a sensitive change (recent step-up).
     public func revokeKey(token: String, keyID: String, caller: Caller) throws {
-        let session = try introspect(token: token)
+        let session = try recentlySteppedUpSession(token: token)
         let now = clock.now()
         let revoked = try store.revokeKey(
             keyID: keyID, userID: session.userID, now: now,

@@ -76,13 +76,16 @@ public enum IdentityMethods {
             return ["ok": true]
         }
         router.register("identity.sessions") { params, _ in
-            let (current, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
+            let (current, assurance, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
             return ["sessions": .array(all.map { session in
-                [
+                var entry: [String: JSON] = [
                     "session_id": .string(session.sessionID), "device_id": .string(session.deviceID), "aal": .int(Int64(session.aal)),
                     "created_at": .int(session.createdAt), "last_seen_at": .int(session.lastSeenAt), "expires_at": .int(session.expiresAt),
                     "current": .bool(session.sessionID == current.sessionID),
                 ]
+                // The caller's own entry says what it still owes (what `identity.login` said, kept current).
+                if session.sessionID == current.sessionID { entry["required_factors"] = .array(assurance.requiredFactors.map(JSON.string)) }
+                return .object(entry)
             })]
         }
         router.register("identity.revoke") { params, context in
@@ -142,9 +145,12 @@ public enum IdentityMethods {
     private static func registerInternal(_ router: Router, _ service: IdentityService) {
         router.register("identity.introspect") { params, _ in
             let session = try service.introspect(token: try params.string("session", maxLength: tokenMaxBytes))
+            let assurance = try service.assurance(of: session)
             return [
                 "user_id": .string(session.userID), "session_id": .string(session.sessionID), "device_id": .string(session.deviceID),
                 "aal": .int(Int64(session.aal)), "aal2_at": session.aal2At.map(JSON.int) ?? .null, "expires_at": .int(session.expiresAt),
+                "required_factors": .array(assurance.requiredFactors.map(JSON.string)),
+                "step_up_until": assurance.stepUpUntil.map(JSON.int) ?? .null,
             ]
         }
         router.register("identity.user") { params, _ in
@@ -176,6 +182,10 @@ public enum IdentityMethods {
         }
         router.register("identity.revoke_all") { params, context in
             ["revoked": .int(Int64(try service.revokeAll(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))))]
+        }
+        router.register("identity.revoke_devices") { params, context in
+            let revoked = try service.revokeDevices(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
+            return ["keys": .int(Int64(revoked.keys)), "devices": .int(Int64(revoked.devices))]
         }
         router.register("identity.record") { params, context in
             try service.record(

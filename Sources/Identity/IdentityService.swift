@@ -138,16 +138,10 @@ public final class IdentityService: Sendable {
             event(user.userID, "session.created", "aal\(aal)", device: deviceID, caller, now),
         ]
         if rehash != nil { events.append(event(user.userID, "password.rehashed", "ok", device: deviceID, caller, now)) }
-        let trusted = try store.isTrustedDevice(userID: user.userID, deviceID: deviceID)
-        let hasKey = try store.hasActiveKey(userID: user.userID, deviceID: deviceID)
+        let required = try requiredFactors(userID: user.userID, deviceID: deviceID, aal: aal)
         try store.createSession(
             session, tokenHash: OpaqueToken.hash(token), clearThrottleFor: clearThrottle, rehash: rehash, events: events,
             auditKeepSince: now - settings.auditRetentionSeconds)
-        var required: [String] = []
-        if aal < 2 {
-            if hasKey { required.append("device_key") }
-            if user.smsVerification || !trusted { required.append("sms") }
-        }
         return LoginResult(session: token, sessionID: session.sessionID, aal: aal, requiredFactors: required, sitekey: user.sitekey)
     }
 
@@ -177,16 +171,20 @@ public final class IdentityService: Sendable {
             event: event(session.userID, "session.revoked", "logout", device: session.deviceID, caller, now))
     }
 
-    public func sessions(token: String) throws -> (current: SessionRecord, all: [SessionRecord]) {
+    /// The user's live sessions; a session that owes factors sees only its own entry.
+    public func sessions(token: String) throws -> (current: SessionRecord, assurance: SessionAssurance, all: [SessionRecord]) {
         let current = try introspect(token: token)
+        let assurance = try assurance(of: current)
+        if assurance.owesFactors { return (current, assurance, [current]) }
         let now = clock.now()
         let live = try store.liveSessions(
             userID: current.userID, now: now, seenSince: now - settings.sessionIdleSeconds, limit: settings.maxSessionsListed)
-        return (current, live)
+        return (current, assurance, live)
     }
 
+    /// Ends one of the user's sessions: a sensitive change (recent step-up).
     public func revoke(token: String, sessionID: String, caller: Caller) throws {
-        let current = try introspect(token: token)
+        let current = try recentlySteppedUpSession(token: token)
         let now = clock.now()
         let revoked = try store.revokeSession(
             id: sessionID, userID: current.userID, now: now,
@@ -195,13 +193,13 @@ public final class IdentityService: Sendable {
     }
 
     /// Reads, and optionally changes, the preferences. Turning SMS verification on needs only a
-    /// session; turning it off or changing the sitekey needs aal 2 (a password thief must not
-    /// switch off the second factor or swap the anti-phishing image).
+    /// session that owes no factor; turning it off or changing the sitekey needs a recent step-up
+    /// (a password thief must not switch off the second factor or swap the anti-phishing image).
     public func preferences(token: String, smsVerification: Bool?, sitekey: [UInt8]??, caller: Caller) throws -> Preferences {
-        let session = try introspect(token: token)
+        let session = try settledSession(token: token)
         guard var user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         let weakens = (smsVerification == false && user.smsVerification) || sitekey != nil
-        if weakens && session.aal < 2 { throw IdentityError.stepUpRequired }
+        if weakens { try requireRecentStepUp(session) }
         if let sitekey, let image = sitekey { try validateSitekey(image) }
         if smsVerification != nil || sitekey != nil {
             try store.setPreferences(userID: user.userID, smsVerification: smsVerification, sitekey: sitekey)
@@ -271,6 +269,14 @@ public final class IdentityService: Sendable {
         try store.clearLoginThrottle(username: user.username)  // guessers of the old password get no head start
     }
 
+    /// After a password reset: no device key and no trusted device survives (an attacker's
+    /// enrolled key would otherwise keep logging in at aal 2).
+    public func revokeDevices(userID: String, caller: Caller) throws -> (keys: Int, devices: Int) {
+        guard try store.user(id: userID) != nil else { throw IdentityError.notFound("no such user") }
+        let now = clock.now()
+        return try store.revokeDevices(userID: userID, now: now, event: event(userID, "devices.revoked", "password_reset", device: nil, caller, now))
+    }
+
     public func revokeAll(userID: String, caller: Caller) throws -> Int {
         let now = clock.now()
         return try store.revokeAllSessions(userID: userID, now: now, event: event(userID, "session.revoked", "all", device: nil, caller, now))
@@ -292,7 +298,7 @@ public final class IdentityService: Sendable {
     // MARK: Activity
 
     public func activity(token: String, limit: Int, before: Int64?) throws -> (events: [AuditEvent], next: Int64?) {
-        let session = try introspect(token: token)
+        let session = try settledSession(token: token)
         let bounded = max(1, min(limit, settings.maxActivityLimit))
         let events = try store.events(userID: session.userID, limit: bounded + 1, before: before)
         let page = Array(events.prefix(bounded))

@@ -39,6 +39,8 @@ public struct IdentitySettings: Sendable {
     /// Challenges asked for by username (no session) per client address: burst and refill.
     public var challengeBurst = 30
     public var challengeRefillPerMinute = 30
+    /// Sensitive changes need aal 2 reached at most this long ago.
+    public var stepUpWindowSeconds: Int64 = 600
 
     public init() {}
 }
@@ -69,12 +71,15 @@ public enum IdentityOptions {
     public static let auditRetention = ConfigOption("audit-retention-days", default: "400", help: "how long authentication events are kept, in days")
     public static let challengeBurst = ConfigOption("challenge-client-burst", default: "30", help: "challenges by username a client address may ask for at once")
     public static let challengeRefill = ConfigOption("challenge-client-per-minute", default: "30", help: "challenges by username a client address earns back per minute")
+    public static let stepUpWindow = ConfigOption(
+        "step-up-window-s", default: "600",
+        help: "sensitive changes (keys, other sessions, turning factors off) need a second factor passed this recently, in seconds")
 
     public static let all: [ConfigOption] = [
         scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
-        auditRetention, challengeBurst, challengeRefill,
+        auditRetention, challengeBurst, challengeRefill, stepUpWindow,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -106,6 +111,7 @@ public enum IdentityOptions {
         settings.auditRetentionSeconds = Int64(try configuration.int(auditRetention, range: 1...36_500)) * 86_400
         settings.challengeBurst = try configuration.int(challengeBurst, range: 1...1_000_000)
         settings.challengeRefillPerMinute = try configuration.int(challengeRefill, range: 1...1_000_000)
+        settings.stepUpWindowSeconds = Int64(try configuration.int(stepUpWindow, range: 1...86_400))
         return settings
     }
 

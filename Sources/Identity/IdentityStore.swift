@@ -313,13 +313,6 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    public func isTrustedDevice(userID: String, deviceID: String) throws -> Bool {
-        try database.read { c in
-            try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ? AND trusted_at IS NOT NULL",
-                           [.text(userID), .text(deviceID)]) != nil
-        }
-    }
-
     // MARK: Device keys
 
     private static let keyColumns = "key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at"
@@ -351,13 +344,6 @@ public final class IdentityStore: Sendable {
     public func activeKeys(userID: String) throws -> [DeviceKeyRecord] {
         try database.read { c in
             try c.query("SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id", [.text(userID)]).map(Self.key)
-        }
-    }
-
-    public func hasActiveKey(userID: String, deviceID: String) throws -> Bool {
-        try database.read { c in
-            try c.queryOne("SELECT 1 AS present FROM device_keys WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
-                           [.text(userID), .text(deviceID)]) != nil
         }
     }
 

@@ -103,6 +103,7 @@ public struct VerificationMethods: Sendable {
                 audit(session, event: "factor.failed", outcome: error.rpcError.reason ?? "invalid_code", context)
             default: break
             }
+            if error == .tooManyAttempts && session.owesFactors { endOwingSession(params, context) }
             throw error
         }
         let aal = try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context)
@@ -131,9 +132,21 @@ public struct VerificationMethods: Sendable {
 
     // MARK: Helpers
 
+    /// A session that still owes factors may touch only login requests (its own factor).
     private func owner(_ params: Params, _ context: CallContext) throws -> RequestOwner? {
         guard params.has("session") else { return nil }
-        return RequestOwner(userID: try identity.introspect(params, context).userID, loginOnly: false)
+        let session = try identity.introspect(params, context)
+        return RequestOwner(userID: session.userID, loginOnly: session.owesFactors)
+    }
+
+    /// The login code failed for good: the session owes a factor it can no longer pass, so it
+    /// ends (the app logs the user out here). Best effort: the answer stays `too_many_attempts`.
+    private func endOwingSession(_ params: Params, _ context: CallContext) {
+        do {
+            try identity.endSession(params, context)
+        } catch {
+            context.logger.warning("ending the session after too many codes failed", ["error.reason": .string(error.reason ?? "error")])
+        }
     }
 
     private struct Profile {

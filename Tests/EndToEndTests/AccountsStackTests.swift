@@ -29,7 +29,9 @@ final class AccountsStackTests: StackTestCase {
         let login = try gateway.result("identity.login", [
             "username": .string(username), "password": "Tr0ub4dor&3-horse-staple", "device_id": "iphone-1",
         ])
-        return (try XCTUnwrap(login["session"]?.stringValue), userID)
+        let session = try XCTUnwrap(login["session"])
+        try passLoginFactor(gateway, session: session)
+        return (try XCTUnwrap(session.stringValue), userID)
     }
 
     private func smsCode(for requestID: String) throws -> (code: String, text: String) {

@@ -38,7 +38,9 @@ final class FaultEndToEndTests: StackTestCase {
             "user_id": .string(userID), "account": "checking", "amount": .int(amount), "idempotency_key": .string("fund-\(name)"),
         ])
         let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": "phone"])
-        return Customer(userID: userID, session: try XCTUnwrap(login["session"]?.stringValue))
+        let session = try XCTUnwrap(login["session"])
+        try passLoginFactor(client, session: session)
+        return Customer(userID: userID, session: try XCTUnwrap(session.stringValue))
     }
 
     func testKillNineOfAccountsDuringATransferStormLosesNothingAcknowledgedAndAppliesNothingTwice() throws {

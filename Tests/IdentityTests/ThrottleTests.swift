@@ -100,8 +100,8 @@ final class LoginThrottleTests: IdentityTestCase {
         for _ in 0..<5 { _ = try? login(password: "wrong password 1") }
         _ = try? login()
         clock.advance(30)
-        let session = try login().session
-        let events = try service.activity(token: session, limit: 100, before: nil).events.map { "\($0.event):\($0.outcome)" }
+        let userID = try service.introspect(token: try login().session).userID
+        let events = try service.store.events(userID: userID, limit: 100, before: nil).map { "\($0.event):\($0.outcome)" }
         XCTAssertTrue(events.contains("login.throttled:locked"))
         XCTAssertEqual(events.filter { $0 == "login.failed:invalid_credentials" }.count, 5)
     }

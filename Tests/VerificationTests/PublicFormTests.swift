@@ -6,20 +6,33 @@ import XCTest
 
 @testable import Verification
 
-/// A fake identity on a real socket: what `identity.introspect`, `user`, `elevate` and `record`
-/// would answer for one user, and a log of the elevations and audit events it saw.
+/// A fake identity on a real socket: what `identity.introspect`, `user`, `elevate`, `logout` and
+/// `record` would answer for one user, and a log of the elevations, logouts and audit events it saw.
+/// `lks_alice` and `lks_bob` owe SMS (aal 1); `lks_alice_strong` is Alice at aal 2.
 final class FakeIdentity: @unchecked Sendable {
     private let lock = NSLock()
     private var elevations: [(String, String)] = []
     private var records: [(String, String)] = []
+    private var logouts: [String] = []
 
     func register(on router: Router) {
         router.register("identity.introspect") { params, _ in
             switch try params.string("session") {
-            case "lks_alice": return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000]
-            case "lks_bob": return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000]
+            case "lks_alice":
+                return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
+            case "lks_alice_strong":
+                return ["user_id": "u_alice", "session_id": "s_alice_2", "device_id": "d_1", "aal": 2, "aal2_at": 1, "expires_at": 4_000_000_000, "required_factors": []]
+            case "lks_bob":
+                return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
             default: throw RPCError(.unauthenticated, "the session is not valid")
             }
+        }
+        router.register("identity.logout") { [self] params, _ in
+            let token = try params.string("session")
+            lock.lock()
+            logouts.append(token)
+            lock.unlock()
+            return ["ok": true]
         }
         router.register("identity.user") { params, _ in
             switch try params.string("user_id") {
@@ -46,6 +59,12 @@ final class FakeIdentity: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return elevations
+    }
+
+    var loggedOut: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return logouts
     }
 
     var recorded: [(String, String)] {
@@ -147,6 +166,29 @@ final class PublicFormTests: XCTestCase {
             "payload": ["amount": 5000, "currency": "USD", "from": "checking", "to": "saving"],
         ]).get()
         XCTAssertEqual(answer, ["status": "verified", "user_id": "u_alice"])
+    }
+
+    func testTooManyWrongLoginCodesEndTheSessionThatOwesTheFactor() throws {
+        for (token, ends) in [("lks_alice", true), ("lks_alice_strong", false)] {
+            let id = try XCTUnwrap(try call("verification.start", ["session": .string(token)]).get()["request_id"]?.stringValue)
+            let bad = wrong(harness.code(id))
+            for attempt in 1...3 {
+                let reason = try call("verification.check", ["session": .string(token), "request_id": .string(id), "code": .string(bad)]).failureReason
+                XCTAssertEqual(reason, attempt < 3 ? "invalid_code" : "too_many_attempts", token)
+            }
+            XCTAssertEqual(identity.loggedOut.contains(token), ends, token)
+        }
+        XCTAssertEqual(identity.loggedOut, ["lks_alice"], "only the session that owes a factor it can no longer pass")
+    }
+
+    func testASessionThatOwesAFactorTouchesOnlyLoginRequests() throws {
+        let start = try call("verification.start", [
+            "user_id": "u_alice", "purpose": "transaction", "channel": "sms", "payload": ["amount": 100, "from": "checking", "to": "saving"],
+        ]).get()
+        let id = try XCTUnwrap(start["request_id"])
+        XCTAssertEqual(try call("verification.status", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice_strong", "request_id": id]).get(), ["status": "cancelled"])
     }
 
     func testInternalStartErrorsOnTheWire() throws {
