@@ -144,7 +144,8 @@ public final class IdentityStore: Sendable {
             CREATE INDEX audit_events_by_user ON audit_events (user_id, event_id);
             CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
             CREATE INDEX challenges_by_expiry ON challenges (expires_at);
-            """)
+            """),
+        phoneProofMigration,
     ]
 
     // MARK: Users
@@ -476,7 +477,7 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    private static func insert(_ event: PendingEvent, _ c: Connection) throws {
+    static func insert(_ event: PendingEvent, _ c: Connection) throws {
         _ = try c.run(
             "INSERT INTO audit_events (user_id, event, outcome, device_id, client, at) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(event.userID), .text(event.event), .text(event.outcome), SQLValue(event.deviceID), SQLValue(event.client), .integer(event.at)])
