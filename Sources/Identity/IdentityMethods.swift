@@ -158,7 +158,13 @@ public enum IdentityMethods {
             return [
                 "user_id": .string(user.userID), "username": .string(user.username), "email": .string(user.email),
                 "phone": .string(user.phone), "sms_verification": .bool(user.smsVerification),
+                "phone_verified": .bool(try service.isPhoneProven(userID: user.userID)),
             ]
+        }
+        router.register("identity.prove_phone") { params, context in
+            try service.provePhone(
+                userID: try params.string("user_id", maxLength: idMaxBytes), phone: try params.string("phone", maxLength: 64), caller: caller(context))
+            return ["phone_verified": true]
         }
         router.register("identity.elevate") { params, context in
             let aal = try service.elevate(

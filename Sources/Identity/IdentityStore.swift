@@ -139,6 +139,7 @@ public final class IdentityStore: Sendable {
             CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
             CREATE INDEX challenges_by_expiry ON challenges (expires_at);
             """),
+        phoneProofMigration,
         loginBudgetsMigration,
     ]
 

@@ -29,7 +29,7 @@ public struct VerificationMethods: Sendable {
         }
         let purposeText = try params.string("purpose", maxLength: 16)
         guard let purpose = Purpose(rawValue: purposeText) else {
-            throw RPCError.invalidParams("purpose must be login or transaction", field: "purpose")
+            throw RPCError.invalidParams("purpose must be login, transaction or phone_proof", field: "purpose")
         }
         var start = StartParameters(workflow: try Self.workflow(params), purpose: purpose)
         start.number = try params.optionalString("number", maxLength: 32)
@@ -47,16 +47,17 @@ public struct VerificationMethods: Sendable {
         if let payload = start.payload, JSON.object(payload).encoded().count > 2048 {
             throw RPCError.invalidParams("payload is larger than 2048 bytes", field: "payload")
         }
-        if start.number == nil, let userID = start.userID, start.workflow.steps.contains(where: { $0 != .email }) {
-            start.number = try profile(userID, context).phone
-        }
-        if start.email == nil, let userID = start.userID, start.workflow.usesEmail {
-            start.email = try profile(userID, context).email
+        if let userID = start.userID {
+            let profile = try profile(userID, context)
+            if start.number == nil, start.workflow.steps.contains(where: { $0 != .email }) { start.number = profile.phone }
+            if start.email == nil, start.workflow.usesEmail { start.email = profile.email }
+            start.provenNumber = profile.provenPhone
         }
         return ["request_id": .string(try service.start(start, logger: context.logger))]
     }
 
-    /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile.
+    /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile; while
+    /// the user has not proved that phone, the code is a `phone_proof` (the only code it gets).
     private func publicStart(_ params: Params, _ context: CallContext) throws -> JSON {
         if let extra = params.members.keys.sorted().first(where: { !Self.publicStartFields.contains($0) && params.has($0) }) {
             throw RPCError.invalidParams("\(extra) is not accepted with a session", field: extra)
@@ -69,16 +70,19 @@ public struct VerificationMethods: Sendable {
                 throw VerificationError.invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
             }
         }
-        var start = StartParameters(workflow: workflow, purpose: .login)
+        let profile = try profile(session.userID, context)
+        var start = StartParameters(workflow: workflow, purpose: profile.provenPhone == nil ? .phoneProof : .login)
         start.userID = session.userID
-        start.number = try profile(session.userID, context).phone
+        start.number = profile.phone
+        start.provenNumber = profile.provenPhone
         start.nextEventWaitSeconds = min(service.settings.publicNextWaitSeconds, service.settings.defaultCodeExpirySeconds)
         start.locale = try Self.locale(params)
         start.client = context.client
         guard start.number != nil else {
             throw VerificationError.invalidParams("the profile has no phone number", field: "session", rule: "no_phone")
         }
-        return ["request_id": .string(try service.start(start, logger: context.logger.with(["verification.user_id": .string(session.userID)])))]
+        let requestID = try service.start(start, logger: context.logger.with(["verification.user_id": .string(session.userID)]))
+        return ["request_id": .string(requestID), "purpose": .string(start.purpose.rawValue)]
     }
 
     func check(_ params: Params, _ context: CallContext) throws -> JSON {
@@ -106,9 +110,15 @@ public struct VerificationMethods: Sendable {
             if error == .tooManyAttempts && session.owesFactors { endOwingSession(params, context) }
             throw error
         }
-        let aal = try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context)
+        var answer: [String: JSON] = ["status": "verified"]
+        if result.purpose == .phoneProof, let number = result.number {
+            // Proved before elevating: a session never reaches aal 2 on a number left unproven.
+            try identity.provePhone(userID: session.userID, number: number, context)
+            answer["phone_verified"] = true
+        }
+        answer["aal"] = .int(try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context))
         audit(session, event: "factor.passed", outcome: result.channel.rawValue, context)
-        return ["status": "verified", "aal": .int(aal)]
+        return .object(answer)
     }
 
     func cancel(_ params: Params, _ context: CallContext) throws -> JSON {
@@ -152,11 +162,14 @@ public struct VerificationMethods: Sendable {
     private struct Profile {
         var phone: String?
         var email: String?
+        /// The phone, when its owner has proved it (`phone_verified`).
+        var provenPhone: String?
     }
 
     private func profile(_ userID: String, _ context: CallContext) throws -> Profile {
         let user = try identity.user(userID, context)
-        return Profile(phone: user["phone"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }, email: user["email"]?.stringValue)
+        let phone = user["phone"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        return Profile(phone: phone, email: user["email"]?.stringValue, provenPhone: user["phone_verified"] == .bool(true) ? phone : nil)
     }
 
     /// Audit events are best effort: a failed record is logged, never turns a check around.

@@ -34,6 +34,7 @@ final class FaultEndToEndTests: StackTestCase {
             "phone": .string(String(format: "+1555%03d%04d", 300 + index, index)),
         ])
         let userID = try XCTUnwrap(registered["user_id"]?.stringValue)
+        try provePhone(userID: userID, phone: String(format: "+1555%03d%04d", 300 + index, index))
         _ = try direct("accounts").result("accounts.deposit", [
             "user_id": .string(userID), "account": "checking", "amount": .int(amount), "idempotency_key": .string("fund-\(name)"),
         ])

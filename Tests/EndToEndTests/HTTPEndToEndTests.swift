@@ -93,6 +93,7 @@ final class HTTPEndToEndTests: StackTestCase {
 
     func testLoginAndTransferOverCurl() throws {
         let userID = try register("payer", password: "plum orchard maple 42")
+        try provePhone(userID: userID, phone: "+15555550100")
         let accounts = try direct("accounts")
         _ = try accounts.result("accounts.deposit", ["user_id": .string(userID), "account": "checking", "amount": 500_000, "idempotency_key": "seed-1"])
 
