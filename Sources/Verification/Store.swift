@@ -59,7 +59,7 @@ public struct RequestEvent: Sendable, Equatable {
 }
 
 /// The operations verification performs inside one transaction. SQL stays in the store.
-public protocol VerificationTransaction {
+public protocol VerificationTransaction: DeliveryQueueTransaction {
     func request(id: String) throws -> StoredRequest?
     /// The live request for this destination (number or e-mail address), if any.
     func liveRequest(destination: String, nowMilliseconds: Int64) throws -> StoredRequest?
@@ -134,6 +134,7 @@ public final class SQLiteVerificationStore: VerificationStore, @unchecked Sendab
             CREATE INDEX sends_key_at ON sends (key, at);
             CREATE INDEX sends_at ON sends (at);
             """),
+        DeliveryQueueSchema.migration,
     ]
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
@@ -149,7 +150,7 @@ public final class SQLiteVerificationStore: VerificationStore, @unchecked Sendab
     }
 }
 
-private struct SQLiteTransaction: VerificationTransaction {
+struct SQLiteTransaction: VerificationTransaction {
     let connection: Connection
 
     private static let columns = """
