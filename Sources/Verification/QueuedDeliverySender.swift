@@ -20,28 +20,6 @@ public struct DeliveryQueueSettings: Sendable, Equatable {
     }
 }
 
-/// Tells whoever drains the queue that a message was just queued (the process wakes its
-/// delivery workers; unit tests send at once on the calling thread).
-public final class DeliveryWakeup: @unchecked Sendable {
-    private let lock = NSLock()
-    private var handler: (@Sendable () -> Void)?
-
-    public init() {}
-
-    public func onQueued(_ handler: @escaping @Sendable () -> Void) {
-        lock.lock()
-        self.handler = handler
-        lock.unlock()
-    }
-
-    func fire() {
-        lock.lock()
-        let handler = self.handler
-        lock.unlock()
-        handler?()
-    }
-}
-
 extension VerificationService {
     private enum DeliveryClaim {
         case send(QueuedDelivery, StoredRequest)

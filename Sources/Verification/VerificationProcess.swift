@@ -26,8 +26,10 @@ public enum VerificationProcess {
             return ("database", ok ? "ok" : "failing")
         }
         try service.requeueInterruptedDeliveries(logger: host.logger)
-        let dispatcher = DeliveryDispatcher(
-            service: service, workerCount: try configuration.int(VerificationOptions.deliveryWorkers, range: 1...64), logger: host.logger)
+        let logger = host.logger
+        let dispatcher = DeliveryWorkers(
+            workerCount: try configuration.int(VerificationOptions.deliveryWorkers, range: 1...64), name: "delivery", logger: logger
+        ) { service.sendNextQueuedDelivery(logger: logger) }
         service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
         WorkflowTimer(
             service: service, host: host, dispatcher: dispatcher,
@@ -51,13 +53,13 @@ public enum VerificationProcess {
 final class WorkflowTimer: @unchecked Sendable {
     private let service: VerificationService
     private let host: ServiceHost
-    private let dispatcher: DeliveryDispatcher
+    private let dispatcher: DeliveryWorkers
     private let intervalMilliseconds: Int64
     private let lock = NSLock()
     private var running = false
     private var lastPruneMilliseconds: Int64 = 0
 
-    init(service: VerificationService, host: ServiceHost, dispatcher: DeliveryDispatcher, intervalMilliseconds: Int64) {
+    init(service: VerificationService, host: ServiceHost, dispatcher: DeliveryWorkers, intervalMilliseconds: Int64) {
         self.service = service
         self.host = host
         self.dispatcher = dispatcher

@@ -237,7 +237,8 @@ final class DeliveryQueueTests: XCTestCase {
     func testDeliveryWorkersAreBoundedAndRequestsNeverWaitForTheProvider() throws {
         let provider = ScriptedProvider(gateOpen: false)
         let service = try service(provider, clock: ManualClock())
-        let dispatcher = DeliveryDispatcher(service: service, workerCount: 2, logger: logger)
+        let logger = self.logger
+        let dispatcher = DeliveryWorkers(workerCount: 2, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
         service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
         var ids: [String] = []
         for index in 0..<6 { ids.append(try start(service, number: String(format: "+1555555%04d", 2000 + index))) }

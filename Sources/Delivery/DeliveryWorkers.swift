@@ -1,12 +1,13 @@
 import Foundation
 import ServiceKit
 
-/// Runs the delivery queue on its own bounded set of threads, apart from the request workers:
-/// a slow provider holds at most `workerCount` delivery threads and never an answer.
-/// `wake()` is cheap and never blocks (the event loop's timer calls it for retries that fall
-/// due); each woken worker sends until nothing is due.
-final class DeliveryDispatcher: @unchecked Sendable {
-    private let service: VerificationService
+/// Runs a durable delivery queue on its own bounded set of threads, apart from the request
+/// workers: a slow provider holds at most `workerCount` delivery threads and never an answer.
+/// `sendNext` takes one due item from the queue and handles it, false when nothing is due.
+/// `wake()` is cheap and never blocks (an event-loop timer calls it for retries that fall due);
+/// each woken worker runs `sendNext` until nothing is due.
+public final class DeliveryWorkers: @unchecked Sendable {
+    private let sendNext: @Sendable () -> Bool
     private let logger: Logger
     private let pool: WorkerPool
     private let workerCount: Int
@@ -16,15 +17,15 @@ final class DeliveryDispatcher: @unchecked Sendable {
     private var wakeRequested = false
     private var stopping = false
 
-    init(service: VerificationService, workerCount: Int, logger: Logger) {
+    public init(workerCount: Int, name: String, logger: Logger, sendNext: @escaping @Sendable () -> Bool) {
         precondition(workerCount > 0)
-        self.service = service
+        self.sendNext = sendNext
         self.logger = logger
         self.workerCount = workerCount
-        pool = WorkerPool(threadCount: workerCount, maxQueued: workerCount, name: "delivery")
+        pool = WorkerPool(threadCount: workerCount, maxQueued: workerCount, name: name)
     }
 
-    func wake() {
+    public func wake() {
         condition.lock()
         wakeRequested = true
         guard !stopping, active < workerCount else {
@@ -44,7 +45,7 @@ final class DeliveryDispatcher: @unchecked Sendable {
     /// Stops taking messages and waits for sends under way, until `deadlineMilliseconds`
     /// (monotonic). Whatever is left stays queued for the next start. True if all ended.
     @discardableResult
-    func stop(deadlineMilliseconds: Int64) -> Bool {
+    public func stop(deadlineMilliseconds: Int64) -> Bool {
         condition.lock()
         stopping = true
         while active > 0 {
@@ -72,7 +73,29 @@ final class DeliveryDispatcher: @unchecked Sendable {
             wakeRequested = false
             condition.unlock()
             // After a send more may be due: wake again, which also lets an idle worker help.
-            if service.sendNextQueuedDelivery(logger: logger) { wake() }
+            if sendNext() { wake() }
         }
+    }
+}
+
+/// Tells whoever drains a queue that something was just queued (the process wakes its
+/// `DeliveryWorkers`; unit tests run the queue at once on the calling thread).
+public final class DeliveryWakeup: @unchecked Sendable {
+    private let lock = NSLock()
+    private var handler: (@Sendable () -> Void)?
+
+    public init() {}
+
+    public func onQueued(_ handler: @escaping @Sendable () -> Void) {
+        lock.lock()
+        self.handler = handler
+        lock.unlock()
+    }
+
+    public func fire() {
+        lock.lock()
+        let handler = self.handler
+        lock.unlock()
+        handler?()
     }
 }
