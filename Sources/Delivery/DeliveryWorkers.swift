@@ -42,20 +42,21 @@ public final class DeliveryWorkers: @unchecked Sendable {
         }
     }
 
-    /// Stops taking messages and waits for sends under way, until `deadlineMilliseconds`
-    /// (monotonic). Whatever is left stays queued for the next start. True if all ended.
+    /// Sends what is due until the queue has nothing due or `deadlineMilliseconds` (monotonic)
+    /// passes, then stops. Whatever is left stays queued for the next start. True if all ended.
     @discardableResult
     public func stop(deadlineMilliseconds: Int64) -> Bool {
+        wake()  // a last look at the queue
         condition.lock()
-        stopping = true
         while active > 0 {
             let left = deadlineMilliseconds - MonotonicClock.nowMilliseconds()
             if left <= 0 || !condition.wait(until: Date().addingTimeInterval(Double(left) / 1000)) { break }
         }
+        stopping = true
         let ended = active == 0
         condition.unlock()
         pool.shutdown()
-        if !ended { logger.warning("exiting with messages still being sent; they are resent after the restart") }
+        if !ended { logger.warning("exiting with messages still being sent; they are sent again after the restart") }
         return ended
     }
 
