@@ -17,14 +17,21 @@ public struct OutgoingMessage: Sendable, Equatable {
     public var html: String?
     /// The verification request this message belongs to, if any.
     public var requestID: String?
+    /// The idempotency key of a queued message: the same on every try, across restarts, so a
+    /// receiver can drop the copy a crash mid-send makes. Nil: a fresh key per `deliver`.
+    public var deliveryID: String?
 
-    public init(channel: DeliveryChannel, to: String, subject: String? = nil, text: String, html: String? = nil, requestID: String? = nil) {
+    public init(
+        channel: DeliveryChannel, to: String, subject: String? = nil, text: String, html: String? = nil, requestID: String? = nil,
+        deliveryID: String? = nil
+    ) {
         self.channel = channel
         self.to = to
         self.subject = subject
         self.text = text
         self.html = html
         self.requestID = requestID
+        self.deliveryID = deliveryID
     }
 }
 

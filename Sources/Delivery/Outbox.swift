@@ -4,7 +4,8 @@ import LineProtocol
 import ServiceKit
 
 /// The development provider: appends every message as one JSON line to a file
-/// (`{"channel","to","subject"?,"text","request_id"?,"at"}`) that a developer or a test reads.
+/// (`{"channel","to","subject"?,"text","request_id"?,"delivery_id"?,"at"}`) that a developer or a
+/// test reads.
 /// Several processes may share the file: each line goes out in a single `O_APPEND` write.
 public final class OutboxProvider: DeliveryProvider, @unchecked Sendable {
     public let name = "outbox"
@@ -27,6 +28,7 @@ public final class OutboxProvider: DeliveryProvider, @unchecked Sendable {
         if let subject = message.subject { fields["subject"] = .string(subject) }
         if let html = message.html { fields["html"] = .string(html) }
         if let requestID = message.requestID { fields["request_id"] = .string(requestID) }
+        if let deliveryID = message.deliveryID { fields["delivery_id"] = .string(deliveryID) }
         var line = JSON.object(fields).encoded()
         line.append(UInt8(ascii: "\n"))
         lock.lock()

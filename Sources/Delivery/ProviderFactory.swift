@@ -65,8 +65,10 @@ public enum ProviderFactory {
     public static let twilioURL = ConfigOption("twilio-url", default: TwilioProvider.defaultBaseURL, help: "Twilio API base URL")
     public static let httpCAFile = ConfigOption("http-ca-file", help: "PEM file of CAs trusted for provider HTTPS (default: the system store)")
     public static let httpTimeoutMilliseconds = ConfigOption("http-timeout-ms", default: "10000", help: "connect and read timeout of provider calls")
-    public static let deliveryAttempts = ConfigOption("delivery-attempts", default: "3", help: "tries per message on transient failures")
-    public static let deliveryBackoffMilliseconds = ConfigOption("delivery-backoff-ms", default: "500", help: "wait before the second try; doubles each time")
+    public static let deliveryAttempts = ConfigOption(
+        "delivery-attempts", default: "3", help: "tries per queued message on transient failures (the delivery queue retries, not the provider)")
+    public static let deliveryBackoffMilliseconds = ConfigOption(
+        "delivery-backoff-ms", default: "500", help: "wait before a queued message's second try; doubles each time, at most 60 s")
 
     public static let options: [ConfigOption] = [
         webhookURL, webhookSecret, vonageAPIKey, vonageAPISecret, vonageFrom, vonageURL, twilioAccountSID, twilioAuthToken,
@@ -107,11 +109,9 @@ public enum ProviderFactory {
         }
     }
 
-    private static func retryPolicy(_ configuration: Configuration) throws -> RetryPolicy {
-        RetryPolicy(
-            maxAttempts: try configuration.int(deliveryAttempts, range: 1...10),
-            initialBackoffMilliseconds: try configuration.int(deliveryBackoffMilliseconds, range: 0...60_000))
-    }
+    /// One try per call: the caller's durable delivery queue owns retries and back-off, so a
+    /// delivery thread never sleeps between tries and a retry survives a restart.
+    private static let singleTry = RetryPolicy(maxAttempts: 1, initialBackoffMilliseconds: 0)
 
     private static func url(_ configuration: Configuration, _ option: ConfigOption) throws -> HTTPURL {
         do {
@@ -125,20 +125,20 @@ public enum ProviderFactory {
         let secret = Array(try configuration.requiredString(webhookSecret).utf8)
         guard secret.count >= 16 else { throw ConfigurationError("--webhook-secret must be at least 16 bytes") }
         return WebhookProvider(
-            url: try url(configuration, webhookURL), secret: secret, client: try httpClient(configuration), retry: try retryPolicy(configuration))
+            url: try url(configuration, webhookURL), secret: secret, client: try httpClient(configuration), retry: singleTry)
     }
 
     static func makeVonage(_ configuration: Configuration) throws -> VonageProvider {
         VonageProvider(
             apiKey: try configuration.requiredString(vonageAPIKey), apiSecret: try configuration.requiredString(vonageAPISecret),
             from: try configuration.requiredString(vonageFrom), client: try httpClient(configuration),
-            baseURL: try url(configuration, vonageURL), retry: try retryPolicy(configuration))
+            baseURL: try url(configuration, vonageURL), retry: singleTry)
     }
 
     static func makeTwilio(_ configuration: Configuration) throws -> TwilioProvider {
         TwilioProvider(
             accountSID: try configuration.requiredString(twilioAccountSID), authToken: try configuration.requiredString(twilioAuthToken),
             from: try configuration.requiredString(twilioFrom), client: try httpClient(configuration),
-            baseURL: try url(configuration, twilioURL), retry: try retryPolicy(configuration))
+            baseURL: try url(configuration, twilioURL), retry: singleTry)
     }
 }

@@ -46,7 +46,8 @@ public struct RetryPolicy: Sendable {
 ///     X-Latchkey-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>
 ///
 /// with `X-Latchkey-Timestamp` (Unix seconds; reject old ones against replay) and may drop
-/// duplicates by `X-Latchkey-Delivery`, the same on every retry of one message.
+/// duplicates by `X-Latchkey-Delivery`, the same on every retry of one message (for a queued
+/// verification message, also across a restart of the sender).
 /// Body: `{"id","channel","to","text","subject"?,"request_id"?,"at"}`.
 public final class WebhookProvider: DeliveryProvider, @unchecked Sendable {
     public let name = "webhook"
@@ -75,7 +76,7 @@ public final class WebhookProvider: DeliveryProvider, @unchecked Sendable {
     }
 
     public func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
-        let deliveryID = "dl_" + Base64URL.encode(SecureRandom.bytes(12))
+        let deliveryID = message.deliveryID ?? "dl_" + Base64URL.encode(SecureRandom.bytes(12))
         let timestamp = clock()
         var fields: [String: JSON] = [
             "id": .string(deliveryID), "channel": .string(message.channel.rawValue), "to": .string(message.to),

@@ -32,13 +32,21 @@ public enum ResetOptions {
     public static let notifyUnknown = ConfigOption("reset-notify-unknown", default: "false", help: "mail addresses without an account that someone asked")
     public static let productName = ConfigOption("reset-product-name", default: "Latchkey", help: "the product name in mails")
     public static let mailWorkers = ConfigOption("reset-mail-workers", default: "2", help: "threads doing lookups and sending mail after the answer")
-    public static let mailQueue = ConfigOption("reset-mail-queue", default: "1000", help: "requests waiting for those threads before new ones are dropped (still answered ok)")
+    public static let mailQueue = ConfigOption(
+        "reset-mail-queue", default: "1000", help: "jobs waiting in the durable queue before new requests are dropped (still answered ok)")
+    public static let mailAttempts = ConfigOption(
+        "reset-mail-attempts", default: "5", help: "tries per queued job on transient failures (identity down, mail server busy)")
+    public static let mailBackoffMilliseconds = ConfigOption(
+        "reset-mail-backoff-ms", default: "1000", help: "wait before a queued job's second try; doubles each time, at most 60 s")
 
     public static let key = ConfigOption(
         "reset-key",
         help: "server key for the keyed hashes of e-mail addresses in rate-limit records: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/reset.key, mode 0600)")
 
-    public static let all = [key, tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown, productName, mailWorkers, mailQueue]
+    public static let all = [
+        key, tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown,
+        productName, mailWorkers, mailQueue, mailAttempts, mailBackoffMilliseconds,
+    ]
 
     public static func settings(_ configuration: Configuration) throws -> ResetSettings {
         var settings = ResetSettings()
@@ -47,6 +55,9 @@ public enum ResetOptions {
         settings.addressPerHour = try configuration.int(addressPerHour, range: 1...10_000)
         settings.clientPerHour = try configuration.int(clientPerHour, range: 1...1_000_000)
         settings.notifyUnknownAddresses = try configuration.bool(notifyUnknown)
+        settings.maxQueuedJobs = try configuration.int(mailQueue, range: 1...1_000_000)
+        settings.jobAttempts = try configuration.int(mailAttempts, range: 1...20)
+        settings.jobBackoffMilliseconds = Int64(try configuration.int(mailBackoffMilliseconds, range: 0...60_000))
         return settings
     }
 }
@@ -76,19 +87,24 @@ public enum ResetProcess {
             backgroundLoopEnded.signal()
         }.start()
         let mail = try DeliveryOptions.emailProvider(configuration, logger: host.logger)
-        let background = WorkerPool(
-            threadCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64),
-            maxQueued: try configuration.int(ResetOptions.mailQueue, range: 1...1_000_000), name: "reset-mail")
         let service = ResetService(
             settings: settings, store: store, subjects: subjects, identity: identity, mail: mail, composer: composer,
-            background: background, metrics: host.metrics, logger: host.logger, backgroundIdentity: backgroundIdentity)
+            metrics: host.metrics, logger: host.logger, backgroundIdentity: backgroundIdentity)
+        try service.requeueInterruptedJobs()
+        let mailWorkers = DeliveryWorkers(
+            workerCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64), name: "reset-mail", logger: host.logger
+        ) { service.runNextJob() }
+        service.jobQueued.onQueued { [weak mailWorkers] in mailWorkers?.wake() }
+        // Jobs left by an earlier run, and retries that fall due.
+        mailWorkers.wake()
+        host.loop.scheduleRepeating(everyMilliseconds: 500) { mailWorkers.wake() }
         service.register(on: host.router)
         host.addHealthCheck {
             let ok = (try? store.database.schemaVersion()) != nil
             return ("database", ok ? "ok" : "failing")
         }
         host.loop.scheduleRepeating(everyMilliseconds: 600_000) {
-            background.submit {
+            host.workers.submit {
                 let now = WallClock.nowMilliseconds()
                 try? store.prune(requestsBefore: now - 7_200_000, tokensEndedBefore: now - 86_400_000)
             }
@@ -98,13 +114,10 @@ public enum ResetProcess {
             "reset.notify_unknown": .bool(settings.notifyUnknownAddresses),
         ])
         let status = host.run()
-        // Requests were answered `ok` before their mail went out: finish them before exiting.
+        // Requests were answered `ok` before their mail went out: finish what is due before
+        // exiting; what is left stays queued for the next start.
         let deadline = MonotonicClock.nowMilliseconds() + Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
-        while (background.queuedCount > 0 || background.busyCount > 0) && MonotonicClock.nowMilliseconds() < deadline { usleep(10_000) }
-        if background.queuedCount > 0 || background.busyCount > 0 {
-            host.logger.warning("exiting with reset work still queued", ["reset.queued": .int(Int64(background.queuedCount))])
-        }
-        background.shutdown()
+        mailWorkers.stop(deadlineMilliseconds: deadline)
         backgroundLoop.stop()
         backgroundLoopEnded.wait()
         return status

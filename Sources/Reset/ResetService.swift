@@ -44,13 +44,20 @@ public struct ResetSettings: Sendable {
     /// Identity's own limit on a password (`identity.check_password` reads at most this many bytes):
     /// a longer one is refused here as `weak_password` (`too_long`), as identity refuses one past its rule.
     public var maxPasswordBytes = 1024
+    /// Jobs waiting in the queue before new requests are dropped (still answered `ok`).
+    public var maxQueuedJobs = 1000
+    /// Tries per job on transient failures (identity down, mail server busy), the first included.
+    public var jobAttempts = 5
+    /// Wait before a job's second try; doubles each time, at most a minute.
+    public var jobBackoffMilliseconds: Int64 = 1000
 
     public init() {}
 }
 
 /// Password reset by e-mailed link: request, validate, complete. Handlers run on worker
-/// threads; the lookup and the sending of `request` run later on `background`, so the answer
-/// never depends on whether the address has an account.
+/// threads; the lookup and the sending of `request` are queued durably and run later by the
+/// mail workers (`ResetJobRunner.swift`), so the answer never depends on whether the address
+/// has an account, and a stop does not lose what an answer promised.
 public final class ResetService: Sendable {
     public let settings: ResetSettings
     let store: ResetStore
@@ -61,14 +68,15 @@ public final class ResetService: Sendable {
     let backgroundIdentity: IdentityDirectory
     let mail: DeliveryProvider
     let composer: ResetMailComposer
-    let background: WorkerPool
+    /// Fired after a job is queued.
+    public let jobQueued = DeliveryWakeup()
     let metrics: Metrics
     let logger: Logger
     let nowMilliseconds: @Sendable () -> Int64
 
     public init(
         settings: ResetSettings, store: ResetStore, subjects: ResetSubject, identity: IdentityDirectory, mail: DeliveryProvider,
-        composer: ResetMailComposer, background: WorkerPool, metrics: Metrics, logger: Logger,
+        composer: ResetMailComposer, metrics: Metrics, logger: Logger,
         backgroundIdentity: IdentityDirectory? = nil, nowMilliseconds: @escaping @Sendable () -> Int64 = { WallClock.nowMilliseconds() }
     ) {
         self.settings = settings
@@ -78,7 +86,6 @@ public final class ResetService: Sendable {
         self.backgroundIdentity = backgroundIdentity ?? identity
         self.mail = mail
         self.composer = composer
-        self.background = background
         self.metrics = metrics
         self.logger = logger
         self.nowMilliseconds = nowMilliseconds
@@ -101,54 +108,23 @@ public final class ResetService: Sendable {
 
     // MARK: request
 
-    /// Checks only the shape of the address, then hands everything else to the background pool
-    /// and returns: the same answer, in the same time, for every address.
+    /// Checks the shape of the address, admits the request by the rate limits and queues its
+    /// job in one transaction, and returns: the same answer, in the same time, for every address.
     public func request(email: String, context: CallContext) throws(RPCError) {
         guard let address = Self.normalizedAddress(email, maxBytes: settings.maxEmailBytes) else {
             throw RPCError.invalidParams("email must be an e-mail address", field: "email")
         }
         metrics.increment("reset.requested")
-        let background = CallContext(
-            method: context.method, requestID: context.requestID, client: context.client,
-            logger: context.logger, deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 30_000)
-        let submitted = self.background.submit { [self] in process(address: address, context: background) }
-        if !submitted {
+        let job = ResetJob(kind: .resetLink, address: address, client: context.client, requestID: context.requestID)
+        switch try queue(job, rules: rules(address: address, client: context.client), context: context) {
+        case .queued:
+            return
+        case .refused(let rule):
+            metrics.increment("reset.refused")
+            context.logger.info("reset request refused by rate limit", ["reset.limit": .string(rule.name)])
+        case .full:
             metrics.increment("reset.dropped")
-            context.logger.warning("reset request dropped: background queue full")
-        }
-    }
-
-    /// The work behind `request`: rate limits, lookup, token, mail. Synchronous; tests call it directly.
-    public func process(address: String, context: CallContext) {
-        let now = nowMilliseconds()
-        do {
-            if let refused = try store.admit(rules(address: address, client: context.client), nowMilliseconds: now) {
-                metrics.increment("reset.refused")
-                context.logger.info("reset request refused by rate limit", ["reset.limit": .string(refused.name)])
-                return
-            }
-            // The mail goes to the address identity has on file, never to the text typed in the
-            // request: a look-alike address that normalizes to the same account gets nothing.
-            guard let userID = try backgroundIdentity.findUser(email: address, context: context),
-                let accountAddress = try backgroundIdentity.email(userID: userID, context: context)
-            else {
-                metrics.increment("reset.unknown_address")
-                context.logger.info("reset request for an address without an account")
-                if settings.notifyUnknownAddresses { send(composer.unknownAddress(to: address), kind: "unknown_address", context: context) }
-                return
-            }
-            let token = OpaqueToken.make(prefix: "lkr_")
-            let hash = OpaqueToken.hash(token)
-            let expiresAt = now + settings.tokenTTLSeconds * 1000
-            let superseded = try store.issue(tokenHash: hash, userID: userID, nowMilliseconds: now, expiresAtMilliseconds: expiresAt)
-            metrics.increment("reset.issued")
-            context.logger.info("reset token issued", [
-                "user.id": .string(userID), "reset.token_ref": .string(Self.reference(hash)), "reset.superseded": .int(Int64(superseded)),
-            ])
-            send(composer.resetLink(to: accountAddress, token: token, validForSeconds: settings.tokenTTLSeconds), kind: "reset_link", context: context)
-        } catch {
-            metrics.increment("reset.request_failed")
-            context.logger.error("reset request failed", ["error": .string(String(describing: error))])
+            context.logger.warning("reset request dropped: the job queue is full")
         }
     }
 
@@ -227,26 +203,15 @@ public final class ResetService: Sendable {
         afterCompletion(userID: record.userID, context: context)
     }
 
-    /// Audit event and notice mail: off the answer's path, best effort.
+    /// Audit event and notice mail: queued, done after the answer.
     private func afterCompletion(userID: String, context: CallContext) {
-        let background = CallContext(
-            method: context.method, requestID: context.requestID, client: context.client,
-            logger: context.logger.with(["user.id": .string(userID)]), deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 30_000)
-        let submitted = self.background.submit { [self] in
-            do throws(RPCError) {
-                _ = try backgroundIdentity.call("identity.record", ["user_id": .string(userID), "event": "password.reset", "outcome": "success"], context: background)
-            } catch {
-                background.logger.warning("audit record failed", ["error.reason": .string(error.reason ?? "error")])
-            }
-            do throws(RPCError) {
-                if let address = try backgroundIdentity.email(userID: userID, context: background) {
-                    send(composer.passwordChanged(to: address), kind: "password_changed", context: background)
-                }
-            } catch {
-                background.logger.warning("password changed notice not sent", ["error.reason": .string(error.reason ?? "error")])
-            }
+        let job = ResetJob(kind: .passwordChanged, userID: userID, client: context.client, requestID: context.requestID)
+        do throws(RPCError) {
+            if try queue(job, rules: [], context: context) == .full { metrics.increment("reset.dropped") }
+        } catch {
+            // The password is changed and the sessions ended; only the notice is lost, and the log says so.
+            metrics.increment("reset.dropped")
         }
-        if !submitted { metrics.increment("reset.dropped") }
     }
 
     private static func passwordFailure(_ error: RPCError, log: Logger) -> ResetError {
@@ -262,20 +227,6 @@ public final class ResetService: Sendable {
     }
 
     // MARK: delivery and helpers
-
-    private func send(_ message: OutgoingMessage, kind: StaticString, context: CallContext) {
-        do {
-            try mail.deliver(message)
-            metrics.increment("reset.mail_sent")
-            context.logger.info("reset mail sent", ["mail.kind": .string(kind.description), "delivery.provider": .string(mail.name)])
-        } catch {
-            metrics.increment("reset.mail_failed")
-            context.logger.error("reset mail failed", [
-                "mail.kind": .string(kind.description), "delivery.provider": .string(error.provider),
-                "delivery.permanent": .bool(error.permanent), "error": .string(error.detail),
-            ])
-        }
-    }
 
     /// Trimmed, lower-cased, one `@` with text either side, no spaces or controls; nil otherwise.
     static func normalizedAddress(_ raw: String, maxBytes: Int) -> String? {

@@ -27,11 +27,9 @@ public struct RateRule: Sendable, Equatable {
 }
 
 /// The reset service's data, behind a seam (SQLite now, a PostgreSQL-protocol store later).
-/// Every method is one transaction.
-public protocol ResetStore: Sendable {
-    /// Admits the request when every rule has room, recording it against each subject; otherwise
-    /// records nothing and returns the first rule that refused.
-    func admit(_ rules: [RateRule], nowMilliseconds: Int64) throws -> RateRule?
+/// Every method is one transaction. Requests are admitted by the rate rules as their job is
+/// queued (`ResetJobQueue.admitAndQueue`).
+public protocol ResetStore: ResetJobQueue {
     /// Stores a new token hash and ends (supersedes) the user's other live tokens, atomically.
     /// Returns how many tokens were superseded.
     func issue(tokenHash: [UInt8], userID: String, nowMilliseconds: Int64, expiresAtMilliseconds: Int64) throws -> Int
@@ -75,25 +73,29 @@ public final class SQLiteResetStore: ResetStore {
         // see ResetSubject) and cannot be converted without the addresses: the per-address
         // counters restart (they span one hour); client records stay.
         Migration(version: 2, name: "keyed address subjects", sql: "DELETE FROM reset_requests WHERE subject LIKE 'a:%';"),
+        ResetJobSchema.migration,
     ]
 
     public init(path: String, options: DatabaseOptions = .init(synchronous: .full, readerCount: 2)) throws {
         database = try Database(path: path, options: options, migrations: Self.migrations)
     }
 
-    public func admit(_ rules: [RateRule], nowMilliseconds now: Int64) throws -> RateRule? {
-        try database.write { c in
-            for rule in rules {
-                let row = try c.queryOne(
-                    "SELECT COUNT(*) AS n FROM reset_requests WHERE subject = ? AND at_ms > ?",
-                    [.text(rule.subject), .integer(now - rule.windowMilliseconds)])
-                if try (row?.int("n") ?? 0) >= Int64(rule.limit) { return rule }
-            }
-            var recorded = Set<String>()
-            for rule in rules where recorded.insert(rule.subject).inserted {
-                try c.run("INSERT INTO reset_requests (subject, at_ms) VALUES (?, ?)", [.text(rule.subject), .integer(now)])
-            }
-            return nil
+    /// The first rule with no room left, inside the caller's transaction.
+    static func firstRefusal(_ c: Connection, _ rules: [RateRule], nowMilliseconds now: Int64) throws -> RateRule? {
+        for rule in rules {
+            let row = try c.queryOne(
+                "SELECT COUNT(*) AS n FROM reset_requests WHERE subject = ? AND at_ms > ?",
+                [.text(rule.subject), .integer(now - rule.windowMilliseconds)])
+            if try (row?.int("n") ?? 0) >= Int64(rule.limit) { return rule }
+        }
+        return nil
+    }
+
+    /// Records one admitted request against each subject, inside the caller's transaction.
+    static func record(_ c: Connection, _ rules: [RateRule], nowMilliseconds now: Int64) throws {
+        var recorded = Set<String>()
+        for rule in rules where recorded.insert(rule.subject).inserted {
+            try c.run("INSERT INTO reset_requests (subject, at_ms) VALUES (?, ?)", [.text(rule.subject), .integer(now)])
         }
     }
 

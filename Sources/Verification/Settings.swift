@@ -1,3 +1,4 @@
+import Delivery
 import Foundation
 import ServiceKit
 
@@ -33,11 +34,13 @@ public enum VerificationOptions {
     public static let sendsGlobalHour = ConfigOption("verification-sends-global-hour", default: "1000", help: "messages of this replica per hour (the spending budget)")
     public static let sendsGlobalDay = ConfigOption("verification-sends-global-day", default: "10000", help: "messages of this replica per 24 hours")
     public static let tickMilliseconds = ConfigOption("verification-tick-ms", default: "250", help: "how often due workflow steps are looked for")
+    public static let deliveryWorkers = ConfigOption(
+        "delivery-workers", default: "4", help: "threads sending queued messages to the providers (request workers never wait for a provider)")
 
     public static let all: [ConfigOption] = [
         key, brand, defaultLocale, publicWorkflow, publicNextWaitSeconds, minimumNextWaitSeconds, maxAttempts,
         allowedCountries, sendsPerNumber10m, sendsPerNumberDay, proofSendsPerNumber10m, proofSendsPerNumberDay, sendsPerUser10m, sendsPerUserDay,
-        sendsPerClient10m, sendsPerClientDay, sendsGlobalHour, sendsGlobalDay, tickMilliseconds,
+        sendsPerClient10m, sendsPerClientDay, sendsGlobalHour, sendsGlobalDay, tickMilliseconds, deliveryWorkers,
     ]
 }
 
@@ -80,6 +83,7 @@ public struct VerificationSettings: Sendable {
     public var global = [SendLimit(count: 1000, windowSeconds: 3600), SendLimit(count: 10_000, windowSeconds: 86_400)]
     /// Finished requests and send counters are kept this long, then pruned.
     public var retentionSeconds: Int64 = 86_400 * 7
+    public var delivery = DeliveryQueueSettings()
 
     public init(replicaID: String) { self.replicaID = replicaID }
 
@@ -116,6 +120,8 @@ public struct VerificationSettings: Sendable {
         perUser = [try limit(VerificationOptions.sendsPerUser10m, 600), try limit(VerificationOptions.sendsPerUserDay, 86_400)]
         perClient = [try limit(VerificationOptions.sendsPerClient10m, 600), try limit(VerificationOptions.sendsPerClientDay, 86_400)]
         global = [try limit(VerificationOptions.sendsGlobalHour, 3600), try limit(VerificationOptions.sendsGlobalDay, 86_400)]
+        delivery.maxAttempts = try configuration.int(ProviderFactory.deliveryAttempts, range: 1...10)
+        delivery.initialBackoffMilliseconds = Int64(try configuration.int(ProviderFactory.deliveryBackoffMilliseconds, range: 0...60_000))
     }
 }
 

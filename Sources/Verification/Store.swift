@@ -66,7 +66,7 @@ public struct RequestEvent: Sendable, Equatable {
 }
 
 /// The operations verification performs inside one transaction. SQL stays in the store.
-public protocol VerificationTransaction {
+public protocol VerificationTransaction: DeliveryQueueTransaction {
     func request(id: String) throws -> StoredRequest?
     /// The live request under this key (`StoredRequest.liveKey`), if any.
     func liveRequest(destination: String, nowMilliseconds: Int64) throws -> StoredRequest?
@@ -141,6 +141,7 @@ public final class SQLiteVerificationStore: VerificationStore, @unchecked Sendab
             CREATE INDEX sends_key_at ON sends (key, at);
             CREATE INDEX sends_at ON sends (at);
             """),
+        DeliveryQueueSchema.migration,
     ]
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
@@ -156,7 +157,7 @@ public final class SQLiteVerificationStore: VerificationStore, @unchecked Sendab
     }
 }
 
-private struct SQLiteTransaction: VerificationTransaction {
+struct SQLiteTransaction: VerificationTransaction {
     let connection: Connection
 
     private static let columns = """

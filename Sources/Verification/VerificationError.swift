@@ -12,8 +12,6 @@ public enum VerificationError: Error, Sendable, Equatable, RPCErrorConvertible {
     case expired
     case notFound
     case conflict(String, status: String)
-    /// A message could not be delivered; the request records it (see `verification.status`).
-    case deliveryFailed(requestID: String)
     case unavailable(String)
 
     public var rpcError: RPCError {
@@ -39,8 +37,6 @@ public enum VerificationError: Error, Sendable, Equatable, RPCErrorConvertible {
             return RPCError(.notFound, "no such verification request")
         case .conflict(let message, let status):
             return RPCError(.conflict, message, extra: ["status": .string(status)])
-        case .deliveryFailed(let requestID):
-            return RPCError(.unavailable, "the code could not be delivered", extra: ["request_id": .string(requestID)])
         case .unavailable(let message):
             return RPCError(.unavailable, message)
         }

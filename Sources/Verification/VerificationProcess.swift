@@ -25,28 +25,44 @@ public enum VerificationProcess {
             let ok = (try? store.read { tx in try tx.request(id: "") }) != nil
             return ("database", ok ? "ok" : "failing")
         }
-        WorkflowTimer(service: service, host: host, intervalMilliseconds: Int64(try configuration.int(VerificationOptions.tickMilliseconds, range: 10...60_000))).start()
+        try service.requeueInterruptedDeliveries(logger: host.logger)
+        let logger = host.logger
+        let dispatcher = DeliveryWorkers(
+            workerCount: try configuration.int(VerificationOptions.deliveryWorkers, range: 1...64), name: "delivery", logger: logger
+        ) { service.sendNextQueuedDelivery(logger: logger) }
+        service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
+        WorkflowTimer(
+            service: service, host: host, dispatcher: dispatcher,
+            intervalMilliseconds: Int64(try configuration.int(VerificationOptions.tickMilliseconds, range: 10...60_000))
+        ).start()
         host.logger.info("verification ready", [
             "delivery.sms": .string(providers.sms.name), "delivery.voice": .string(providers.voice.name),
             "delivery.email": .string(providers.email.name),
         ])
-        return host.run()
+        let status = host.run()
+        // Queued messages are durable: whatever is not sent by the deadline goes out after the restart.
+        let drainMilliseconds = Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
+        dispatcher.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + drainMilliseconds)
+        return status
     }
 }
 
 /// Fires due workflow steps: a repeating timer on the event loop hands the scan to the worker
-/// pool (never blocking the loop), at most one scan at a time; prunes old rows hourly.
+/// pool (never blocking the loop), at most one scan at a time; prunes old rows hourly; wakes the
+/// delivery workers for retries that fell due.
 final class WorkflowTimer: @unchecked Sendable {
     private let service: VerificationService
     private let host: ServiceHost
+    private let dispatcher: DeliveryWorkers
     private let intervalMilliseconds: Int64
     private let lock = NSLock()
     private var running = false
     private var lastPruneMilliseconds: Int64 = 0
 
-    init(service: VerificationService, host: ServiceHost, intervalMilliseconds: Int64) {
+    init(service: VerificationService, host: ServiceHost, dispatcher: DeliveryWorkers, intervalMilliseconds: Int64) {
         self.service = service
         self.host = host
+        self.dispatcher = dispatcher
         self.intervalMilliseconds = intervalMilliseconds
     }
 
@@ -55,6 +71,7 @@ final class WorkflowTimer: @unchecked Sendable {
     }
 
     private func tick() {
+        dispatcher.wake()
         lock.lock()
         guard !running else {
             lock.unlock()

@@ -63,7 +63,8 @@ public struct CheckResult: Sendable, Equatable {
 
 /// The logic of one-time codes: start, check, cancel, next, status, and the timed steps of
 /// workflows. No sockets, no JSON text: typed input, typed results, `VerificationError`.
-/// Every method blocks (SQLite, delivery): call from worker threads only.
+/// Every method blocks (SQLite): call from worker threads only. Messages go out through the
+/// delivery queue (`QueuedDeliverySender.swift`), never inside a request.
 public final class VerificationService: Sendable {
     public let settings: VerificationSettings
     public let store: VerificationStore
@@ -71,7 +72,9 @@ public final class VerificationService: Sendable {
     public let clock: VerificationClock
     /// Counters in `verification.metrics`: `delivery.<channel>.sent|failed`, `verification.<outcome>`.
     public let metrics: Metrics?
-    private let key: [UInt8]
+    /// Fired after a transaction that queued a message commits.
+    public let deliveryWakeup = DeliveryWakeup()
+    let key: [UInt8]
 
     public init(
         settings: VerificationSettings, store: VerificationStore, providers: ChannelProviders, key: [UInt8],
@@ -89,13 +92,15 @@ public final class VerificationService: Sendable {
     // MARK: Start
 
     /// Validates, applies the concurrency rule and the send limits, stores the request with the
-    /// hash of a fresh code, and delivers the first message. Returns the request id.
+    /// hash of a fresh code and queues its first message in the same transaction. Returns the
+    /// request id once the message is queued; the send's outcome shows in the request's events.
     public func start(_ parameters: StartParameters, logger: Logger) throws -> String {
         let plan = try validate(parameters)
         let now = clock.nowMilliseconds()
         let id = "vr_\(settings.replicaID)_\(Base64URL.encode(SecureRandom.bytes(16)))"
-        let code = SecureRandom.digits(plan.codeLength)
         let channel = parameters.workflow.steps[0]
+        let delivery = QueuedDelivery.make(requestID: id, step: 0, channel: channel, trigger: "start", nowMilliseconds: now)
+        let code = deliveryCode(delivery, length: plan.codeLength)
         let request = StoredRequest(
             id: id, number: plan.number?.e164, email: plan.email, userID: parameters.userID, purpose: parameters.purpose,
             workflow: parameters.workflow, step: 0, brand: plan.brand, locale: plan.locale, codeLength: plan.codeLength,
@@ -115,6 +120,7 @@ public final class VerificationService: Sendable {
             try tx.insert(request)
             try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
             for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+            try tx.enqueue(delivery)
             return nil
         }
         if let refusal {
@@ -126,18 +132,7 @@ public final class VerificationService: Sendable {
             "verification.request_id": .string(id), "verification.workflow": .string(parameters.workflow.rawValue),
             "verification.purpose": .string(parameters.purpose.rawValue),
         ])
-        if let failure = deliver(request, channel: channel, code: code, logger: logger) {
-            try store.write { tx in
-                guard var stored = try tx.request(id: id), stored.status == .pending else { return }
-                stored.status = .failed
-                stored.nextEventAt = nil
-                stored.finishedAt = clock.nowMilliseconds()
-                try tx.update(stored)
-                try tx.addEvent(requestID: id, RequestEvent(at: stored.finishedAt!, kind: "delivery_failed", channel: channel.rawValue, detail: failure))
-            }
-            throw VerificationError.deliveryFailed(requestID: id)
-        }
-        try store.write { tx in try tx.addEvent(requestID: id, RequestEvent(at: clock.nowMilliseconds(), kind: "sent", channel: channel.rawValue)) }
+        deliveryWakeup.fire()
         return id
     }
 
@@ -365,13 +360,14 @@ public final class VerificationService: Sendable {
     enum Trigger { case caller, timer }
 
     private enum Claim {
-        case claimed(StoredRequest, DeliveryChannel)
+        case claimed(DeliveryChannel)
         case refused(VerificationError)
         case nothingToDo
     }
 
-    /// Claims the next step in one transaction (so the timer and a caller never both fire it),
-    /// delivers a fresh code, then stores its hash. If delivery fails the previous code stays valid.
+    /// Claims the next step and queues its message in one transaction (so the timer and a caller
+    /// never both fire it). The fresh code replaces the current one once it is sent; if its
+    /// delivery fails the previous code stays valid.
     @discardableResult
     func advance(requestID: String, owner: RequestOwner?, client: String?, trigger: Trigger, logger: Logger) throws -> DeliveryChannel {
         let now = clock.nowMilliseconds()
@@ -400,37 +396,22 @@ public final class VerificationService: Sendable {
                 return .nothingToDo
             }
             for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
-            return .claimed(request, channel)
+            let firedBy = trigger == .timer ? "timer" : "next"
+            try tx.enqueue(QueuedDelivery.make(requestID: requestID, step: request.step, channel: channel, trigger: firedBy, nowMilliseconds: now))
+            return .claimed(channel)
         }
         switch claim {
         case .nothingToDo: return .sms
         case .refused(let error): throw error
-        case .claimed(let request, let channel):
-            let code = SecureRandom.digits(request.codeLength)
-            let failure = deliver(request, channel: channel, code: code, logger: logger)
-            let hash = codeHash(requestID: requestID, code: code)
-            try store.write { tx in
-                let at = clock.nowMilliseconds()
-                guard var stored = try tx.request(id: requestID) else { return }
-                if let failure {
-                    try tx.addEvent(requestID: requestID, RequestEvent(at: at, kind: "delivery_failed", channel: channel.rawValue, detail: failure))
-                    return
-                }
-                guard stored.status == .pending else { return }
-                stored.codeHash = hash
-                stored.codeChannel = channel
-                stored.codeExpiresAt = at + stored.codeExpirySeconds * 1000
-                try tx.update(stored)
-                try tx.addEvent(requestID: requestID, RequestEvent(at: at, kind: "sent", channel: channel.rawValue, detail: trigger == .timer ? "timer" : "next"))
-            }
-            if failure != nil, trigger == .caller { throw VerificationError.deliveryFailed(requestID: requestID) }
+        case .claimed(let channel):
+            deliveryWakeup.fire()
             return channel
         }
     }
 
-    /// Fires every step that is due, and marks lapsed requests expired. The timer calls it on a
-    /// worker and passes `run` = "submit to the worker pool", so one slow provider call does not
-    /// hold up other requests' steps (the claim transaction keeps a step from firing twice).
+    /// Fires every step that is due (queues its message), and marks lapsed requests expired. The
+    /// timer calls it on a worker and passes `run` = "submit to the worker pool" (the claim
+    /// transaction keeps a step from firing twice).
     /// Returns how many due steps were handed to `run`.
     @discardableResult
     public func runDueSteps(
@@ -508,7 +489,7 @@ public final class VerificationService: Sendable {
         ]
     }
 
-    // MARK: Hashes and delivery
+    // MARK: Hashes
 
     func codeHash(requestID: String, code: String) -> [UInt8] {
         HMACSHA256.authenticate(Array("code\u{0}\(requestID)\u{0}\(code)".utf8), key: key)
@@ -517,29 +498,5 @@ public final class VerificationService: Sendable {
     /// HMAC of the canonical JSON (keys sorted, no whitespace): the same payload always hashes the same.
     func payloadHash(_ payload: JSON) -> [UInt8] {
         HMACSHA256.authenticate(Array("payload\u{0}".utf8) + payload.encoded(), key: key)
-    }
-
-    /// Sends one code; nil on success, else a description for the request's events (never the text).
-    private func deliver(_ request: StoredRequest, channel: DeliveryChannel, code: String, logger: Logger) -> String? {
-        let payload = request.payloadJSON.flatMap { try? JSONParser.parse(Array($0.utf8)) }?.objectValue.map(PayloadSummary.init)
-        let minutes = max(1, request.codeExpirySeconds / 60)
-        let (subject, text) = MessageCatalog.message(
-            channel: channel, code: code, brand: request.brand, locale: request.locale, expiryMinutes: minutes, payload: payload)
-        let to = channel == .email ? (request.email ?? "") : (request.number ?? "")
-        let message = OutgoingMessage(channel: channel, to: to, subject: subject, text: text, requestID: request.id)
-        let provider = providers.provider(for: channel)
-        do {
-            try provider.deliver(message)
-            metrics?.increment("delivery.\(channel.rawValue).sent")
-            return nil
-        } catch {
-            metrics?.increment("delivery.\(channel.rawValue).failed")
-            logger.warning("delivery failed", [
-                "verification.request_id": .string(request.id), "delivery.channel": .string(channel.rawValue),
-                "delivery.provider": .string(provider.name), "delivery.permanent": .bool(error.permanent),
-                "error": .string(error.detail),
-            ])
-            return error.description
-        }
     }
 }

@@ -45,6 +45,7 @@ final class GatewayStackTests: StackTestCase {
 
         let requestID = try XCTUnwrap(try client.result("verification.start", ["session": session, "channel": "sms"])["request_id"]?.stringValue)
         XCTAssertTrue(requestID.hasPrefix("vr_verification"), requestID)
+        _ = try code(for: requestID)  // waits for the queued message
         let message = try XCTUnwrap(outbox().last { $0["request_id"]?.stringValue == requestID })
         let text = message["text"]?.stringValue ?? ""
         let code = try XCTUnwrap(text.split(whereSeparator: { !$0.isNumber }).first { $0.count >= 4 }.map(String.init), text)

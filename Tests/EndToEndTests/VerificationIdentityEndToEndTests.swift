@@ -26,8 +26,8 @@ final class VerificationIdentityEndToEndTests: VerificationStackTestCase {
         let token = try session(identity, username: "alice", phone: "+15555550130")
         let verification = try direct("verification")
         let id = try XCTUnwrap(try verification.result("verification.start", ["session": .string(token), "channel": "sms"])["request_id"]?.stringValue)
-        XCTAssertEqual(outbox().last?["to"], "+15555550130", "the phone on the profile")
         let code = try code(for: id)
+        XCTAssertEqual(outbox().last?["to"], "+15555550130", "the phone on the profile")
         let bad = code == "000000" ? "111111" : "000000"
         assertError(try verification.call("verification.check", ["session": .string(token), "request_id": .string(id), "code": .string(bad)]), "invalid_code")
         XCTAssertEqual(

@@ -116,6 +116,8 @@ final class VerificationProviderEndToEndTests: VerificationStackTestCase {
     func testSmsThroughVonageThenVoiceThroughTheWebhook() throws {
         let client = try direct("verification")
         let id = try start(client, ["number": "+15555550140", "purpose": "login", "workflow": "sms_voice", "next_event_wait_s": 1])
+        let smsDeadline = Date().addingTimeInterval(10)
+        while vonage.received.isEmpty && Date() < smsDeadline { usleep(50_000) }  // the queued message goes out after the answer
         let sms = try XCTUnwrap(vonage.received.first)
         XCTAssertEqual(sms.path, "/sms/json")
         XCTAssertEqual(sms.headers["content-type"], "application/x-www-form-urlencoded")

@@ -138,13 +138,8 @@ final class StartCheckTests: XCTestCase {
     func testDeliveryFailureIsRecordedAndNotSilent() throws {
         let harness = try Harness()
         harness.provider.fail(.sms)
-        var failedID = ""
-        do {
-            _ = try harness.start()
-            XCTFail("a failed delivery must not look like success")
-        } catch VerificationError.deliveryFailed(let id) {
-            failedID = id
-        }
+        // The start is answered once the message is queued; the send's failure shows in the status.
+        let failedID = try harness.start()
         let status = try harness.service.status(requestID: failedID, owner: nil)
         XCTAssertEqual(status["status"], "failed")
         let kinds = status["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue }

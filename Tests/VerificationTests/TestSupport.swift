@@ -98,6 +98,15 @@ final class Harness: @unchecked Sendable {
         service = VerificationService(
             settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
         logger = Logger(service: "verification", sink: logSink)
+        // Queued messages go out at once on the calling thread: the tests read them right after.
+        service.deliveryWakeup.onQueued { [weak service, logger] in
+            while service?.sendNextQueuedDelivery(logger: logger) == true {}
+        }
+    }
+
+    /// Sends every message that is due now (retries after their back-off).
+    func sendDue() {
+        while service.sendNextQueuedDelivery(logger: logger) {}
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }

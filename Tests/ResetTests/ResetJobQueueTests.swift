@@ -1,0 +1,68 @@
+import Delivery
+import Dispatch
+import Foundation
+import ServiceKit
+import XCTest
+
+@testable import Reset
+
+/// The durable job queue behind `reset.request` and `reset.complete`.
+final class ResetJobQueueTests: ResetTestCase {
+    /// kill -9 mid-job, in process: the claimed job is redone after the restart, and the rate
+    /// limit it was admitted under (one request a minute per address) does not refuse it again.
+    func testAJobInterruptedMidRunIsRedoneAfterARestartAndAdmittedOnce() throws {
+        try service.request(email: "alice@example.com", context: context())
+        let claimed = try XCTUnwrap(try store.claimDueJob(nowMilliseconds: clock.now))
+        XCTAssertEqual(claimed.attempts, 1)
+        XCTAssertFalse(service.runNextJob(), "a running job is not taken twice")
+
+        try makeService(ResetSettings())  // the restart: a new service over the same file
+        try service.requeueInterruptedJobs()
+        runJobs()
+        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(metrics.counter("reset.refused"), 0)
+        XCTAssertFalse(service.runNextJob(), "done jobs leave the queue")
+    }
+
+    func testTransientFailuresAreRetriedThenGivenUp() throws {
+        var settings = ResetSettings()
+        settings.jobAttempts = 2
+        try makeService(settings)
+        identity.failing = ["identity.user"]
+        try service.request(email: "alice@example.com", context: context())
+        runJobs()
+        XCTAssertFalse(service.runNextJob(), "not due before the back-off")
+        clock.advance(seconds: 1)
+        runJobs()
+        XCTAssertEqual(identity.callCount("identity.user"), 2, "two tries, no more")
+        XCTAssertEqual(metrics.counter("reset.request_failed"), 1)
+        clock.advance(seconds: 120)
+        XCTAssertFalse(service.runNextJob(), "given up and gone")
+    }
+
+    /// The claim is one transaction: eight mail workers at once do each job once.
+    func testABurstOfWorkersDoesEveryJobExactlyOnce() throws {
+        var settings = ResetSettings()
+        settings.clientPerHour = 1000
+        try makeService(settings)
+        for index in 0..<40 {
+            identity.add(userID: "u_\(index)", email: "user\(index)@example.com", password: "old password 1234")
+            try service.request(email: "user\(index)@example.com", context: context())
+        }
+        let service = self.service!
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            while service.runNextJob() {}
+        }
+        XCTAssertEqual(mail.messages.count, 40)
+        XCTAssertEqual(Set(mail.messages.map(\.to)).count, 40)
+    }
+
+    func testTheMailWorkersSendWhatIsQueuedAndStopWhenItIsDone() throws {
+        let service = self.service!
+        let workers = DeliveryWorkers(workerCount: 2, name: "reset-mail-test", logger: Logger(service: "reset", sink: logs)) { service.runNextJob() }
+        service.jobQueued.onQueued { [weak workers] in workers?.wake() }
+        try service.request(email: "alice@example.com", context: context())
+        XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000), "what was due is done before the stop")
+        XCTAssertEqual(mail.messages.count, 1)
+    }
+}

@@ -1,0 +1,268 @@
+import Delivery
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Verification
+
+/// Fails the first `transientFailures` tries with a transient error, then records; or blocks
+/// every send until `open()` while counting how many are under way at once.
+final class ScriptedProvider: DeliveryProvider, @unchecked Sendable {
+    let name = "scripted"
+    private let condition = NSCondition()
+    private var failuresLeft: Int
+    private var gateOpen: Bool
+    private var tries: [OutgoingMessage] = []
+    private var delivered: [OutgoingMessage] = []
+    private var inFlight = 0
+    private(set) var mostInFlight = 0
+
+    init(transientFailures: Int = 0, gateOpen: Bool = true) {
+        failuresLeft = transientFailures
+        self.gateOpen = gateOpen
+    }
+
+    func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
+        condition.lock()
+        defer { condition.unlock() }
+        tries.append(message)
+        inFlight += 1
+        mostInFlight = max(mostInFlight, inFlight)
+        condition.broadcast()
+        while !gateOpen { condition.wait() }
+        inFlight -= 1
+        if failuresLeft > 0 {
+            failuresLeft -= 1
+            throw DeliveryError(provider: name, detail: "HTTP 503", permanent: false)
+        }
+        delivered.append(message)
+        condition.broadcast()
+    }
+
+    func open() {
+        condition.lock()
+        gateOpen = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var attempts: [OutgoingMessage] { locked { tries } }
+    var sent: [OutgoingMessage] { locked { delivered } }
+    var concurrencyPeak: Int { locked { mostInFlight } }
+
+    /// Waits (bounded) until `count` sends are blocked at the gate, or `count` were delivered.
+    func waitFor(inFlight count: Int) -> Bool { wait { inFlight >= count } }
+    func waitFor(sent count: Int) -> Bool { wait { delivered.count >= count } }
+
+    private func wait(_ predicate: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate() { if !condition.wait(until: deadline) { return predicate() } }
+        return true
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+}
+
+final class DeliveryQueueTests: XCTestCase {
+    private var directory: String!
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "delivery-queue-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// A service over the test's SQLite file whose queue is drained only when the test says so.
+    private func service(_ provider: DeliveryProvider, clock: ManualClock) throws -> VerificationService {
+        var settings = VerificationSettings(replicaID: "test-1")
+        settings.delivery.initialBackoffMilliseconds = 1000
+        let store = try SQLiteVerificationStore(path: directory + "/verification.sqlite")
+        return VerificationService(
+            settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
+    }
+
+    private let logger = Logger(service: "verification", sink: LogSink())
+
+    private func start(_ service: VerificationService, number: String = "+15555550100") throws -> String {
+        var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+        parameters.number = number
+        return try service.start(parameters, logger: logger)
+    }
+
+    private func eventKinds(_ service: VerificationService, _ id: String) throws -> [String] {
+        try service.status(requestID: id, owner: nil)["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } ?? []
+    }
+
+    private func check(_ service: VerificationService, _ id: String, _ message: OutgoingMessage?) throws -> CheckResult {
+        let code = try XCTUnwrap(message.flatMap { extractCode($0.text) })
+        return try service.check(requestID: id, code: code, payload: nil, owner: nil, logger: logger)
+    }
+
+    func testStartQueuesTheMessageInItsTransactionAndAnswersBeforeTheSend() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, clock: ManualClock())
+        let id = try start(service)
+        XCTAssertTrue(provider.attempts.isEmpty, "nothing sent inside the request")
+        XCTAssertEqual(try service.queuedDeliveryCount(), 1)
+        XCTAssertEqual(try eventKinds(service, id), ["started"])
+
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger), "sent once, then nothing is due")
+        let message = try XCTUnwrap(provider.sent.first)
+        XCTAssertTrue(message.deliveryID?.hasPrefix("dl_") ?? false)
+        XCTAssertEqual(message.requestID, id)
+        XCTAssertEqual(try service.queuedDeliveryCount(), 0, "a sent message leaves the queue")
+        XCTAssertEqual(try eventKinds(service, id), ["started", "sent"])
+        XCTAssertEqual(try check(service, id, message).channel, .sms)
+    }
+
+    func testTransientFailureIsRetriedAfterTheBackOffWithTheSameKeyAndCode() throws {
+        let provider = ScriptedProvider(transientFailures: 1)
+        let clock = ManualClock()
+        let service = try service(provider, clock: clock)
+        let id = try start(service)
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger), "not due before the back-off")
+        XCTAssertEqual(try eventKinds(service, id), ["started", "delivery_retry"])
+        clock.advance(seconds: 1)
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        let tries = provider.attempts
+        XCTAssertEqual(tries.count, 2)
+        XCTAssertEqual(tries[0].deliveryID, tries[1].deliveryID, "one idempotency key for every try")
+        XCTAssertEqual(tries[0].text, tries[1].text, "the same code on every try")
+        XCTAssertEqual(try eventKinds(service, id), ["started", "delivery_retry", "sent"])
+        XCTAssertEqual(try service.status(requestID: id, owner: nil)["status"], "pending")
+        _ = try check(service, id, provider.sent.first)
+    }
+
+    func testTriesEndAtTheLimitAndAFailedFirstMessageFailsTheRequest() throws {
+        let provider = ScriptedProvider(transientFailures: 100)
+        let clock = ManualClock()
+        let service = try service(provider, clock: clock)
+        let id = try start(service)
+        for _ in 0..<10 {
+            service.sendNextQueuedDelivery(logger: logger)
+            clock.advance(seconds: 60)
+        }
+        XCTAssertEqual(provider.attempts.count, 3, "--delivery-attempts tries, no more")
+        XCTAssertEqual(try eventKinds(service, id), ["started", "delivery_retry", "delivery_retry", "delivery_failed"])
+        XCTAssertEqual(try service.status(requestID: id, owner: nil)["status"], "failed")
+        XCTAssertEqual(try service.queuedDeliveryCount(), 0)
+    }
+
+    /// kill -9 mid-send, in process: a claimed message whose process died is resent by the
+    /// next service over the same file, under the same key and with the same code.
+    func testAMessageInterruptedMidSendIsResentAfterARestartWithTheSameKeyAndCode() throws {
+        let clock = ManualClock()
+        let first = try service(ScriptedProvider(), clock: clock)
+        let id = try start(first)
+        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds()) })
+        XCTAssertFalse(first.sendNextQueuedDelivery(logger: logger), "a message being sent is not taken twice")
+
+        let provider = ScriptedProvider()
+        let restarted = try service(provider, clock: clock)
+        try restarted.requeueInterruptedDeliveries(logger: logger)
+        XCTAssertTrue(restarted.sendNextQueuedDelivery(logger: logger))
+        XCTAssertFalse(restarted.sendNextQueuedDelivery(logger: logger))
+        let message = try XCTUnwrap(provider.sent.first)
+        XCTAssertEqual(provider.sent.count, 1)
+        XCTAssertEqual(message.deliveryID, claimed.id)
+        XCTAssertEqual(extractCode(message.text), first.deliveryCode(claimed, length: 6))
+        XCTAssertEqual(try eventKinds(restarted, id), ["started", "sent"])
+        _ = try check(restarted, id, message)
+    }
+
+    func testAMessageForACancelledRequestIsNotSent() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, clock: ManualClock())
+        let id = try start(service)
+        _ = try service.cancel(requestID: id, owner: nil, logger: logger)
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertTrue(provider.attempts.isEmpty)
+        XCTAssertEqual(try eventKinds(service, id), ["started", "cancelled", "delivery_dropped"])
+    }
+
+    func testAMessageOlderThanItsCodeIsNotSent() throws {
+        let provider = ScriptedProvider()
+        let clock = ManualClock()
+        let service = try service(provider, clock: clock)
+        let id = try start(service)
+        clock.advance(seconds: 300)
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertTrue(provider.attempts.isEmpty)
+        let events = try service.status(requestID: id, owner: nil)["events"]?.arrayValue ?? []
+        XCTAssertEqual(events.first { $0["kind"] == "delivery_dropped" }?["detail"], "expired")
+    }
+
+    /// The claim is one transaction: eight threads draining one queue send each message once.
+    func testABurstOfWorkersSendsEveryMessageExactlyOnce() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, clock: ManualClock())
+        var ids: [String] = []
+        for index in 0..<60 { ids.append(try start(service, number: String(format: "+1555555%04d", 1000 + index))) }
+        let logger = self.logger
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            while service.sendNextQueuedDelivery(logger: logger) {}
+        }
+        let sent = provider.sent
+        XCTAssertEqual(sent.count, 60)
+        XCTAssertEqual(Set(sent.compactMap(\.deliveryID)).count, 60)
+        XCTAssertEqual(Set(sent.compactMap(\.requestID)), Set(ids))
+    }
+
+    /// A later step's code takes over only once it is out: until then the previous code works.
+    func testANextStepCodeReplacesTheCurrentOneOnlyOnceSent() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, clock: ManualClock())
+        var parameters = StartParameters(workflow: .smsVoice, purpose: .transaction)
+        parameters.number = "+15555550100"
+        parameters.nextEventWaitSeconds = 60
+        let id = try service.start(parameters, logger: logger)
+        service.sendNextQueuedDelivery(logger: logger)
+        let smsCode = try XCTUnwrap(provider.sent.first.flatMap { extractCode($0.text) })
+        XCTAssertEqual(try service.next(requestID: id, owner: nil, client: nil, logger: logger), .voice)
+        XCTAssertEqual(try service.check(requestID: id, code: smsCode, payload: nil, owner: nil, logger: logger).channel, .sms)
+    }
+
+    func testDeliveryWorkersAreBoundedAndRequestsNeverWaitForTheProvider() throws {
+        let provider = ScriptedProvider(gateOpen: false)
+        let service = try service(provider, clock: ManualClock())
+        let logger = self.logger
+        let dispatcher = DeliveryWorkers(workerCount: 2, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
+        service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
+        var ids: [String] = []
+        for index in 0..<6 { ids.append(try start(service, number: String(format: "+1555555%04d", 2000 + index))) }
+        XCTAssertTrue(provider.waitFor(inFlight: 2), "two sends held by the provider")
+        // Every start returned while the provider held its sends; requests keep working.
+        XCTAssertEqual(try service.status(requestID: ids[5], owner: nil)["status"], "pending")
+        provider.open()
+        XCTAssertTrue(provider.waitFor(sent: 6))
+        XCTAssertEqual(provider.concurrencyPeak, 2, "at most --delivery-workers sends at once")
+        XCTAssertTrue(dispatcher.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
+        XCTAssertEqual(Set(provider.sent.compactMap(\.requestID)), Set(ids))
+    }
+
+    func testTheCodeIsAKeyedFunctionOfItsSeed() throws {
+        let service = try service(ScriptedProvider(), clock: ManualClock())
+        let delivery = QueuedDelivery.make(requestID: "vr_a", step: 0, channel: .sms, trigger: "start", nowMilliseconds: 0)
+        var other = delivery
+        other.codeSeed = Array(repeating: 1, count: 16)
+        for length in 4...10 {
+            let code = service.deliveryCode(delivery, length: length)
+            XCTAssertEqual(code.count, length)
+            XCTAssertTrue(code.allSatisfy(\.isNumber))
+            XCTAssertEqual(code, service.deliveryCode(delivery, length: length))
+        }
+        XCTAssertNotEqual(service.deliveryCode(delivery, length: 10), service.deliveryCode(other, length: 10))
+    }
+}
