@@ -173,7 +173,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         } else if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "line_timeout"])
             channel.close()
-        } else if channel.pendingOutboundBytes > 0 && now - channel.lastWriteProgressMilliseconds > limits.writeTimeoutMilliseconds {
+        } else if channel.isWriteStalled(nowMilliseconds: now, limitMilliseconds: limits.writeTimeoutMilliseconds) {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "write_timeout"])
             channel.close()
         } else if isQuiet && now - channel.lastReadMilliseconds > limits.idleTimeoutMilliseconds {
