@@ -19,6 +19,9 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     private var nextToken = 0
     private var partialLineSinceMilliseconds: Int64?
     private var draining = false
+    /// True while `processLines` runs: an answer given inline (during dispatch) must not start
+    /// another pass, or pipelined requests answered at once recurse until the stack overflows.
+    private var processing = false
 
     init(channel: Channel, server: RPCServer) {
         self.channel = channel
@@ -52,6 +55,9 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     // MARK: Lines
 
     private func processLines() {
+        guard !processing else { return }
+        processing = true
+        defer { processing = false }
         // While draining, complete lines already received are still answered; nothing more is read.
         while channel.state == .open && pending.count < server.limits.maxInflightPerConnection && !channel.isAboveHighWater {
             guard let framed = framer.next() else { break }
