@@ -64,7 +64,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             switch framed {
             case .oversized:
                 let error = RPCError(.lineTooLong, "line longer than \(server.limits.maxLineBytes) bytes; it was discarded")
-                send(RPCResponse(id: .null, error: error).encoded())
+                send(refused(RPCResponse(id: .null, error: error)).encoded())
             case .line(let bytes):
                 if bytes.isEmpty { continue }
                 handleLine(bytes)
@@ -79,7 +79,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: server.limits.maxLineBytes)
         switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
         case .failure(let response):
-            send(response.encoded())
+            send(refused(response).encoded())
         case .single(let entry):
             handleEntry(entry, batch: nil)
         case .batch(let entries):
@@ -93,10 +93,19 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         }
     }
 
+    /// The dispatcher counts a refused line like a request, and may answer `rate_limited` instead.
+    private func refused(_ response: RPCResponse) -> RPCResponse {
+        guard case .failure(let error) = response.outcome else { return response }
+        guard let replacement = server.dispatcher.refusedLine(reason: error.reason ?? "invalid_request", client: channel.peer?.host) else {
+            return response
+        }
+        return RPCResponse(id: response.id, error: replacement)
+    }
+
     private func handleEntry(_ entry: RPCEntry, batch: Int?) {
         switch entry {
         case .invalid(let response):
-            answer(response, batch: batch)
+            answer(refused(response), batch: batch)
         case .request(let request):
             dispatch(request, batch: batch)
         }
