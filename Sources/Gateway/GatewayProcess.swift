@@ -64,7 +64,7 @@ public enum GatewayProcess {
         limits.maxConnectionsPerAddress = try configuration.int(GatewayOptions.maxConnectionsPerAddress, range: 1...1_000_000)
         let server = RPCServer(
             loop: host.loop, limits: limits, dispatcher: gateway, logger: host.logger,
-            replicaID: host.replicaID, trustsCallerMeta: false)
+            replicaID: host.replicaID, trustsCallerMeta: false, metrics: host.metrics)
         let transportFactory = try tlsTransportFactory(configuration, logger: host.logger)
         server.makeTransport = transportFactory
         if let http = try HTTPGatewayDoor.listen(host: host, dispatcher: gateway, transportFactory: transportFactory) {
