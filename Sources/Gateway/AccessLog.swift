@@ -7,25 +7,39 @@ import ServiceKit
 /// `service`, `replica`, `rpc.*`, `net.client`), never params or tokens. Lines are built
 /// directly as bytes and written in batches — at most every `flushIntervalMilliseconds` or
 /// when `flushBytes` are waiting — so the log does not cost a system call per request.
-/// Thread-safe.
+///
+/// What any client can send without limit (pings, unknown methods, malformed lines, rate-limited
+/// requests) is counted instead, and written as one `requests summarised` line per
+/// `summaryIntervalMilliseconds` with the counts: the log grows at a bounded rate whatever
+/// clients send. Thread-safe.
 public final class AccessLog: @unchecked Sendable {
     public typealias Sink = @Sendable ([UInt8]) -> Void
 
     private let lock = NSLock()
     private var buffer: [UInt8] = []
     private let prefix: [UInt8]
+    private let summaryPrefix: [UInt8]
     private let sink: Sink
     private let flushBytes: Int
+    private let summaryIntervalMilliseconds: Int64
+    private var summaryStartedMilliseconds = MonotonicClock.nowMilliseconds()
+    /// Requests counted instead of logged since the last summary line, by kind.
+    private var summarised: [String: Int64] = [:]
     private var cachedSecond: Int64 = -1
     private var cachedSecondText: [UInt8] = []
 
-    public init(replicaID: String, flushBytes: Int = 32 * 1024, sink: @escaping Sink = AccessLog.standardError) {
-        var prefix: [UInt8] = Array(#"{"level":"info","msg":"request","replica":"#.utf8)
-        JSON.string(replicaID).append(to: &prefix)
-        prefix.append(contentsOf: #","service":"gateway""#.utf8)
-        self.prefix = prefix
+    public init(
+        replicaID: String, flushBytes: Int = 32 * 1024, summaryIntervalMilliseconds: Int64 = 10_000, sink: @escaping Sink = AccessLog.standardError
+    ) {
+        precondition(summaryIntervalMilliseconds > 0)
+        var replicaAndService: [UInt8] = Array(#","replica":"#.utf8)
+        JSON.string(replicaID).append(to: &replicaAndService)
+        replicaAndService.append(contentsOf: #","service":"gateway""#.utf8)
+        self.prefix = Array(#"{"level":"info","msg":"request""#.utf8) + replicaAndService
+        self.summaryPrefix = Array(#"{"level":"info","msg":"requests summarised""#.utf8) + replicaAndService
         self.sink = sink
         self.flushBytes = flushBytes
+        self.summaryIntervalMilliseconds = summaryIntervalMilliseconds
         buffer.reserveCapacity(flushBytes * 2)
     }
 
@@ -62,9 +76,23 @@ public final class AccessLog: @unchecked Sendable {
         if full { flush() }
     }
 
-    /// Writes what is waiting. Called by a loop timer and at shutdown.
-    public func flush() {
+    /// Counts a request of `kind` (`ping`, `method_not_found`, `rate_limited`, `parse_error`, ...)
+    /// for the next summary line instead of logging it.
+    public func summarise(_ kind: String) {
         lock.lock()
+        summarised[kind, default: 0] += 1
+        lock.unlock()
+    }
+
+    /// Writes what is waiting, with the summary line when its interval has passed. Called by a
+    /// loop timer and at shutdown (`final`: the summary is written whatever the interval).
+    public func flush(final: Bool = false) {
+        let now = MonotonicClock.nowMilliseconds()
+        lock.lock()
+        if !summarised.isEmpty && (final || now - summaryStartedMilliseconds >= summaryIntervalMilliseconds) {
+            appendSummaryLocked(intervalMilliseconds: now - summaryStartedMilliseconds)
+        }
+        if summarised.isEmpty { summaryStartedMilliseconds = now }
         guard !buffer.isEmpty else {
             lock.unlock()
             return
@@ -73,6 +101,23 @@ public final class AccessLog: @unchecked Sendable {
         buffer.removeAll(keepingCapacity: true)
         lock.unlock()
         sink(bytes)
+    }
+
+    /// `{"level":"info","msg":"requests summarised",...,"summary.interval_ms":10002,"summary.ping":12,...}`
+    private func appendSummaryLocked(intervalMilliseconds: Int64) {
+        buffer.append(contentsOf: summaryPrefix)
+        buffer.append(contentsOf: #","summary.interval_ms":"#.utf8)
+        buffer.append(contentsOf: String(intervalMilliseconds).utf8)
+        for (kind, count) in summarised.sorted(by: { $0.key < $1.key }) {
+            buffer.append(UInt8(ascii: ","))
+            JSON.string("summary." + kind).append(to: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            buffer.append(contentsOf: String(count).utf8)
+        }
+        buffer.append(contentsOf: #","ts":""#.utf8)
+        appendTimestamp(milliseconds: WallClock.nowMilliseconds())
+        buffer.append(contentsOf: "\"}\n".utf8)
+        summarised.removeAll(keepingCapacity: true)
     }
 
     /// `2026-11-29T16:25:19.481Z`; the seconds part is formatted once a second.

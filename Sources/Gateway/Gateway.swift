@@ -104,16 +104,22 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             let reason: String? = if case .failure(let error) = outcome { error.reason ?? "error" } else { nil }
             let method = policy == nil ? "unknown" : request.method
             metrics.record(method: method, microseconds: elapsed, errorReason: reason)
-            // The access log: never params, never the session token.
-            accessLog.record(requestID: context.requestID, method: method, reason: reason, durationMicroseconds: elapsed, client: context.client)
+            // The access log: never params, never the session token; what anyone can send
+            // without limit is counted for the summary line instead.
+            if let kind = Self.summaryKind(method: method, reason: reason) {
+                accessLog.summarise(kind)
+            } else {
+                accessLog.record(requestID: context.requestID, method: method, reason: reason, durationMicroseconds: elapsed, client: context.client)
+            }
             reply(outcome)
+        }
+        // Every request spends a token before anything else, an unknown method too.
+        if let wait = limiter.take(client: context.client ?? "unknown", group: policy?.group ?? PolicyTable.Group.standard) {
+            finish(.failure(Self.rateLimited(retryAfterSeconds: wait)))
+            return
         }
         guard let policy else {
             finish(.failure(.methodNotFound(request.method)))
-            return
-        }
-        if let wait = limiter.take(client: context.client ?? "unknown", group: policy.group) {
-            finish(.failure(RPCError(.rateLimited, "too many requests; retry later", extra: ["retry_after": .int(wait)])))
             return
         }
         if policy.isLocal {
@@ -149,6 +155,29 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     }
 
     static let unauthenticated = RPCError(.unauthenticated, "a valid session is required")
+
+    static func rateLimited(retryAfterSeconds: Int64) -> RPCError {
+        RPCError(.rateLimited, "too many requests; retry later", extra: ["retry_after": .int(retryAfterSeconds)])
+    }
+
+    /// Answers the gateway gives without work for the caller are summarised, not logged one by one.
+    static func summaryKind(method: String, reason: String?) -> String? {
+        if method == "gateway.ping" && reason == nil { return "ping" }
+        guard let reason, reason == Reason.rateLimited.rawValue || reason == Reason.methodNotFound.rawValue else { return nil }
+        return reason
+    }
+
+    /// A line refused before any method (not JSON, not a request, too long) spends a token of
+    /// the caller's default bucket like a request, and is counted in metrics and the summary.
+    public func refusedLine(reason: String, client: String?) -> RPCError? {
+        metrics.increment("rpc.refused.\(reason)")
+        if let wait = limiter.take(client: client ?? "unknown", group: PolicyTable.Group.standard) {
+            accessLog.summarise(Reason.rateLimited.rawValue)
+            return Self.rateLimited(retryAfterSeconds: wait)
+        }
+        accessLog.summarise(reason)
+        return nil
+    }
 
     private func answerLocally(_ method: String) -> Result<JSON, RPCError> {
         switch method {

@@ -12,10 +12,12 @@ public enum GatewayOptions {
     public static let rateLimits = ConfigOption("rate-limits", help: "per-address token buckets, group=rate_per_s:burst,... (groups: ping observe auth codes reset default; rate 0 = unlimited)")
     public static let tlsCertificate = ConfigOption("tls-cert", help: "PEM certificate chain: serve TLS 1.2+ on the listener")
     public static let tlsKey = ConfigOption("tls-key", help: "PEM private key for --tls-cert")
+    public static let logSummaryIntervalMilliseconds = ConfigOption(
+        "log-summary-interval-ms", default: "10000", help: "write one line of counts of pings, refusals and rate-limited requests this often, instead of a line each")
 
     public static let all: [ConfigOption] = [
         sessionCacheMilliseconds, upstreamTimeoutMilliseconds, healthIntervalMilliseconds, resolveIntervalMilliseconds,
-        connectionsPerReplica, maxConnectionsPerAddress, rateLimits, tlsCertificate, tlsKey,
+        connectionsPerReplica, maxConnectionsPerAddress, rateLimits, tlsCertificate, tlsKey, logSummaryIntervalMilliseconds,
     ]
 
     public static func settings(_ configuration: Configuration) throws -> GatewaySettings {
@@ -53,21 +55,23 @@ public enum GatewayProcess {
         ] {
             endpoints[service] = try configuration.endpoints(option)
         }
-        let accessLog = AccessLog(replicaID: host.replicaID)
+        let accessLog = AccessLog(
+            replicaID: host.replicaID,
+            summaryIntervalMilliseconds: Int64(try configuration.int(GatewayOptions.logSummaryIntervalMilliseconds, range: 100...3_600_000)))
         let gateway = Gateway.make(
             loop: host.loop, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger, accessLog: accessLog)
         var limits = host.limits
         limits.maxConnectionsPerAddress = try configuration.int(GatewayOptions.maxConnectionsPerAddress, range: 1...1_000_000)
         let server = RPCServer(
             loop: host.loop, limits: limits, dispatcher: gateway, logger: host.logger,
-            replicaID: host.replicaID, trustsCallerMeta: false)
+            replicaID: host.replicaID, trustsCallerMeta: false, metrics: host.metrics)
         let transportFactory = try tlsTransportFactory(configuration, logger: host.logger)
         server.makeTransport = transportFactory
         if let http = try HTTPGatewayDoor.listen(host: host, dispatcher: gateway, transportFactory: transportFactory) {
             host.addListener(drain: { http.drain(completion: $0) }, forceClose: { http.forceClose() })
         }
         let status = ServiceHost.serve(server: server, endpoint: host.listenEndpoint, host: host)
-        accessLog.flush()
+        accessLog.flush(final: true)
         return status
     }
 

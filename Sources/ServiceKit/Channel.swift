@@ -31,8 +31,10 @@ public final class Channel: EventHandler, @unchecked Sendable {
     private var readingPaused = false
     public private(set) var endOfInput = false
     private var wasAboveHighWater = false
-    /// Monotonic time of the last byte the kernel accepted from us, for slow-reader cut-off.
-    public private(set) var lastWriteProgressMilliseconds = MonotonicClock.nowMilliseconds()
+    /// Start of the current write stall, for the slow-reader cut-off: when the output now waiting
+    /// became pending, or when the kernel last took some of it; nil when nothing waits. Never
+    /// the last write of an earlier exchange, or an idle connection's next answer would look stalled.
+    public private(set) var writeStalledSinceMilliseconds: Int64?
     public private(set) var lastReadMilliseconds = MonotonicClock.nowMilliseconds()
 
     public let highWaterBytes: Int
@@ -54,6 +56,12 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public var pendingOutboundBytes: Int { outbound.count - outboundOffset }
     public var isAboveHighWater: Bool { pendingOutboundBytes >= highWaterBytes }
 
+    /// True when output has waited without any progress for longer than `limitMilliseconds`.
+    public func isWriteStalled(nowMilliseconds now: Int64, limitMilliseconds: Int64) -> Bool {
+        guard let since = writeStalledSinceMilliseconds else { return false }
+        return now - since > limitMilliseconds
+    }
+
     // MARK: Writing
 
     /// Queues bytes; they are written at the end of this loop iteration, together with
@@ -63,6 +71,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
         if outboundOffset == outbound.count {
             outbound.removeAll(keepingCapacity: true)
             outboundOffset = 0
+            writeStalledSinceMilliseconds = MonotonicClock.nowMilliseconds()
         }
         outbound.append(contentsOf: bytes)
         if isAboveHighWater {
@@ -98,11 +107,12 @@ public final class Channel: EventHandler, @unchecked Sendable {
                 return
             case .done(let written):
                 outboundOffset += written
-                lastWriteProgressMilliseconds = MonotonicClock.nowMilliseconds()
+                if written > 0 { writeStalledSinceMilliseconds = MonotonicClock.nowMilliseconds() }
             }
         }
         outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
         outboundOffset = 0
+        writeStalledSinceMilliseconds = nil
         if state == .closing {
             finishClose()
             return

@@ -15,8 +15,8 @@ protocol ServedConnection: AnyObject {
 
 /// The part of a TCP server that does not depend on its protocol: the listening socket, the
 /// table of open connections with their count per client address, the limits checked at
-/// accept, a 100 ms tick for each connection's timers, and the drain state machine. Impossible
-/// transitions crash. Loop thread only (except `init`).
+/// accept (its own and the process's descriptor budget), a 100 ms tick for each connection's
+/// timers, and the drain state machine. Impossible transitions crash. Loop thread only (except `init`).
 final class ConnectionAcceptor<Connection: ServedConnection> {
     struct Limits {
         var maxConnections: Int
@@ -27,22 +27,29 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
     let loop: EventLoop
     private let limits: Limits
     private let logger: Logger
+    private let metrics: Metrics?
+    private let budget = DescriptorBudget.shared
+    /// At most one "out of file descriptors" warning per this long; the rest are counted.
+    private static var exhaustionWarningIntervalMilliseconds: Int64 { 10_000 }
+    private var lastExhaustionWarningMilliseconds: Int64?
+    private var exhaustionsSinceWarning = 0
     /// Wraps each accepted socket (TLS); nil means plain TCP. Set before `listen`.
     var makeTransport: (@Sendable (Socket) throws -> Transport)?
     private let makeConnection: (Channel) -> Connection
     /// Written (in plain TCP only) to a socket refused for a limit, before it is closed.
     private let refusal: [UInt8]
 
-    private var listenerSocket: Socket?
+    private var listener: AcceptingListener<Connection>?
     private var connections: [Int32: Connection] = [:]
     private var connectionsPerAddress: [String: Int] = [:]
     private(set) var state: ServerState = .idle
     private var drainCompletion: (() -> Void)?
 
-    init(loop: EventLoop, limits: Limits, logger: Logger, refusal: [UInt8], makeConnection: @escaping (Channel) -> Connection) {
+    init(loop: EventLoop, limits: Limits, logger: Logger, metrics: Metrics?, refusal: [UInt8], makeConnection: @escaping (Channel) -> Connection) {
         self.loop = loop
         self.limits = limits
         self.logger = logger
+        self.metrics = metrics
         self.refusal = refusal
         self.makeConnection = makeConnection
     }
@@ -57,20 +64,33 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
             throw SystemError(call: "resolve(\(endpoint))", errno: ENOENT)
         }
         let socket = try Socket.listen(on: address)
-        try loop.register(socket.fd, readable: true, writable: false, handler: AcceptingListener(socket: socket, acceptor: self))
-        listenerSocket = socket
+        let listener = AcceptingListener(socket: socket, acceptor: self)
+        do {
+            try loop.register(socket.fd, readable: true, writable: false, handler: listener)
+        } catch {
+            listener.close()
+            throw error
+        }
+        self.listener = listener
         state = .listening
+        if let shortfall = budget.declare(maxConnections: limits.maxConnections) {
+            logger.warning("connection limits exceed the file descriptor limit; connections capped", [
+                "net.max_connections_configured": .int(Int64(shortfall.configuredConnections)),
+                "net.max_connections": .int(Int64(shortfall.allowedConnections)),
+                "fd.soft_limit": .int(Int64(shortfall.softLimit)), "fd.hard_limit": .int(Int64(shortfall.hardLimit)),
+            ])
+        }
         loop.scheduleRepeating(everyMilliseconds: 100) { [weak self] in self?.tick() }
         return socket.localAddress ?? address
     }
 
-    fileprivate func accepted(_ socket: Socket, peer: SocketAddress) {
+    func accepted(_ socket: Socket, peer: SocketAddress) {
         let address = peer.host
         let fromAddress = connectionsPerAddress[address] ?? 0
-        guard state == .listening, connections.count < limits.maxConnections, fromAddress < limits.maxConnectionsPerAddress else {
-            // Plain text even where TLS is expected: the peer sees a clean close either way.
-            if makeTransport == nil { refusal.withUnsafeBytes { _ = try? socket.write($0) } }
-            socket.close()
+        guard state == .listening, connections.count < limits.maxConnections, fromAddress < limits.maxConnectionsPerAddress,
+            budget.acquire()
+        else {
+            refuse(socket)
             return
         }
         let transport: Transport?
@@ -79,6 +99,7 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
         } catch {
             logger.warning("cannot wrap connection", ["net.peer": .string(peer.description), "error": .string(String(describing: error))])
             socket.close()
+            budget.release()
             return
         }
         let channel = Channel(loop: loop, socket: socket, peer: peer, transport: transport, highWaterBytes: limits.outboundHighWaterBytes)
@@ -90,12 +111,36 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
         } catch {
             transport?.close()
             socket.close()
+            budget.release()
         }
+    }
+
+    /// The `overloaded` refusal, then close. Plain text even where TLS is expected: the peer sees a clean close either way.
+    func refuse(_ socket: Socket) {
+        metrics?.increment("net.connections_refused")
+        if makeTransport == nil { refusal.withUnsafeBytes { _ = try? socket.write($0) } }
+        socket.close()
+    }
+
+    /// `accept` failed for want of descriptors: counted, and said at most once per interval.
+    func descriptorsExhausted() {
+        metrics?.increment("net.accept_out_of_descriptors")
+        exhaustionsSinceWarning += 1
+        let now = MonotonicClock.nowMilliseconds()
+        if let last = lastExhaustionWarningMilliseconds, now - last < Self.exhaustionWarningIntervalMilliseconds { return }
+        logger.warning("out of file descriptors; refusing new connections", [
+            "net.accept_failures": .int(Int64(exhaustionsSinceWarning)), "net.connections": .int(Int64(connections.count)),
+        ])
+        lastExhaustionWarningMilliseconds = now
+        exhaustionsSinceWarning = 0
     }
 
     /// Called by a connection when its channel has closed.
     func connectionClosed(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.channel.socket.fd) != nil else { return }
+        budget.release()
+        // A descriptor is free again: a listener paused for want of one may accept.
+        listener?.resume()
         if let address = connection.channel.peer?.host, let count = connectionsPerAddress[address] {
             connectionsPerAddress[address] = count > 1 ? count - 1 : nil
         }
@@ -104,6 +149,7 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
 
     private func tick() {
         let now = MonotonicClock.nowMilliseconds()
+        listener?.resume()
         for connection in Array(connections.values) { connection.checkTimeouts(nowMilliseconds: now) }
     }
 
@@ -116,10 +162,11 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
         }
         state = .draining
         drainCompletion = completion
-        if let listenerSocket {
-            loop.unregister(listenerSocket.fd)
-            listenerSocket.close()
-            self.listenerSocket = nil
+        if let listener {
+            loop.unregister(listener.socket.fd)
+            listener.close()
+            self.listener = nil
+            budget.withdraw(maxConnections: limits.maxConnections)
         }
         for connection in Array(connections.values) { connection.drain() }
         finishDrainIfDone()
@@ -136,23 +183,5 @@ final class ConnectionAcceptor<Connection: ServedConnection> {
         state = .stopped
         drainCompletion = nil
         completion()
-    }
-}
-
-/// The listening socket on the loop: accepts in bounded bursts.
-private final class AcceptingListener<Connection: ServedConnection>: EventHandler {
-    let socket: Socket
-    unowned let acceptor: ConnectionAcceptor<Connection>
-
-    init(socket: Socket, acceptor: ConnectionAcceptor<Connection>) {
-        self.socket = socket
-        self.acceptor = acceptor
-    }
-
-    func handle(_ readiness: Readiness) {
-        for _ in 0..<64 {
-            guard case .done(let (connection, peer))? = try? socket.accept() else { return }
-            acceptor.accepted(connection, peer: peer)
-        }
     }
 }

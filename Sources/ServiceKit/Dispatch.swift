@@ -33,4 +33,14 @@ public struct CallContext: Sendable {
 /// ids, batches, limits and timeouts; the dispatcher owns what a method means.
 public protocol RPCDispatcher: AnyObject, Sendable {
     func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void)
+
+    /// A line the server refused before any method (not JSON, not a request, too long), with its
+    /// error's reason, from `client`: counted like a request. Returns an error to answer instead
+    /// (`rate_limited`), or nil to answer the refusal.
+    func refusedLine(reason: String, client: String?) -> RPCError?
+}
+
+extension RPCDispatcher {
+    /// Services trust their callers: nothing counted, the refusal is answered.
+    public func refusedLine(reason: String, client: String?) -> RPCError? { nil }
 }

@@ -19,6 +19,9 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     private var nextToken = 0
     private var partialLineSinceMilliseconds: Int64?
     private var draining = false
+    /// True while `processLines` runs: an answer given inline (during dispatch) must not start
+    /// another pass, or pipelined requests answered at once recurse until the stack overflows.
+    private var processing = false
 
     init(channel: Channel, server: RPCServer) {
         self.channel = channel
@@ -52,13 +55,16 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     // MARK: Lines
 
     private func processLines() {
+        guard !processing else { return }
+        processing = true
+        defer { processing = false }
         // While draining, complete lines already received are still answered; nothing more is read.
         while channel.state == .open && pending.count < server.limits.maxInflightPerConnection && !channel.isAboveHighWater {
             guard let framed = framer.next() else { break }
             switch framed {
             case .oversized:
                 let error = RPCError(.lineTooLong, "line longer than \(server.limits.maxLineBytes) bytes; it was discarded")
-                send(RPCResponse(id: .null, error: error).encoded())
+                send(refused(RPCResponse(id: .null, error: error)).encoded())
             case .line(let bytes):
                 if bytes.isEmpty { continue }
                 handleLine(bytes)
@@ -73,7 +79,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: server.limits.maxLineBytes)
         switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
         case .failure(let response):
-            send(response.encoded())
+            send(refused(response).encoded())
         case .single(let entry):
             handleEntry(entry, batch: nil)
         case .batch(let entries):
@@ -87,10 +93,19 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         }
     }
 
+    /// The dispatcher counts a refused line like a request, and may answer `rate_limited` instead.
+    private func refused(_ response: RPCResponse) -> RPCResponse {
+        guard case .failure(let error) = response.outcome else { return response }
+        guard let replacement = server.dispatcher.refusedLine(reason: error.reason ?? "invalid_request", client: channel.peer?.host) else {
+            return response
+        }
+        return RPCResponse(id: response.id, error: replacement)
+    }
+
     private func handleEntry(_ entry: RPCEntry, batch: Int?) {
         switch entry {
         case .invalid(let response):
-            answer(response, batch: batch)
+            answer(refused(response), batch: batch)
         case .request(let request):
             dispatch(request, batch: batch)
         }
@@ -173,7 +188,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         } else if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "line_timeout"])
             channel.close()
-        } else if channel.pendingOutboundBytes > 0 && now - channel.lastWriteProgressMilliseconds > limits.writeTimeoutMilliseconds {
+        } else if channel.isWriteStalled(nowMilliseconds: now, limitMilliseconds: limits.writeTimeoutMilliseconds) {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "write_timeout"])
             channel.close()
         } else if isQuiet && now - channel.lastReadMilliseconds > limits.idleTimeoutMilliseconds {

@@ -42,7 +42,11 @@ public final class RPCServer: @unchecked Sendable {
     }
     public var state: ServerState { acceptor.state }
 
-    public init(loop: EventLoop, limits: ServerLimits, dispatcher: RPCDispatcher, logger: Logger, replicaID: String, trustsCallerMeta: Bool) {
+    /// `metrics` receives the connection counters (`net.connections_refused`, `net.accept_out_of_descriptors`).
+    public init(
+        loop: EventLoop, limits: ServerLimits, dispatcher: RPCDispatcher, logger: Logger, replicaID: String, trustsCallerMeta: Bool,
+        metrics: Metrics? = nil
+    ) {
         self.loop = loop
         self.limits = limits
         self.dispatcher = dispatcher
@@ -56,7 +60,7 @@ public final class RPCServer: @unchecked Sendable {
             limits: .init(
                 maxConnections: limits.maxConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
                 outboundHighWaterBytes: limits.outboundHighWaterBytes),
-            logger: logger, refusal: refusal
+            logger: logger, metrics: metrics, refusal: refusal
         ) { [unowned self] channel in
             let connection = RPCConnection(channel: channel, server: self)
             channel.delegate = connection

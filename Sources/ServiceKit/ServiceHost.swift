@@ -147,7 +147,8 @@ public final class ServiceHost: @unchecked Sendable {
 
     /// Listens, serves until SIGTERM/SIGINT, drains, and returns the exit status (0 on a clean stop).
     public func run() -> Int32 {
-        let server = RPCServer(loop: loop, limits: limits, dispatcher: router, logger: logger, replicaID: replicaID, trustsCallerMeta: true)
+        let server = RPCServer(
+            loop: loop, limits: limits, dispatcher: router, logger: logger, replicaID: replicaID, trustsCallerMeta: true, metrics: metrics)
         server.requiredServiceToken = configuration.string(CommonOptions.serviceToken)
         self.server = server
         return Self.serve(server: server, endpoint: listenEndpoint, host: self)

@@ -199,7 +199,7 @@ final class HTTPConnection: ChannelDelegate, ServedConnection, @unchecked Sendab
                 return
             }
         }
-        if channel.pendingOutboundBytes > 0 && now - channel.lastWriteProgressMilliseconds > limits.writeTimeoutMilliseconds {
+        if channel.isWriteStalled(nowMilliseconds: now, limitMilliseconds: limits.writeTimeoutMilliseconds) {
             server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "write_timeout"])
             channel.close()
         } else if slots.isEmpty && parser.phase == .idle && channel.pendingOutboundBytes == 0

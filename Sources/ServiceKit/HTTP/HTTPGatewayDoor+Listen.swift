@@ -11,7 +11,7 @@ extension HTTPGatewayDoor {
         let door = HTTPGatewayDoor(dispatcher: dispatcher, settings: try Settings(configuration))
         let server = HTTPServer(
             loop: host.loop, limits: try HTTPLimits(configuration), handler: door, logger: host.logger,
-            replicaID: host.replicaID, transportFactory: transportFactory)
+            replicaID: host.replicaID, transportFactory: transportFactory, metrics: host.metrics)
         let address = try server.listen(on: endpoint)
         host.logger.info("http listening", [
             "http.listen": .string(address.description), "http.tls": .bool(transportFactory != nil),

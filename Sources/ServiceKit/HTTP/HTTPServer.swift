@@ -65,10 +65,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     public var state: ServerState { acceptor.state }
 
-    /// `transportFactory` wraps each accepted socket (TLS); nil means plain TCP.
+    /// `transportFactory` wraps each accepted socket (TLS); nil means plain TCP. `metrics` receives
+    /// the connection counters (`net.connections_refused`, `net.accept_out_of_descriptors`).
     public init(
         loop: EventLoop, limits: HTTPLimits = HTTPLimits(), handler: HTTPHandler, logger: Logger, replicaID: String,
-        transportFactory: TransportFactory? = nil
+        transportFactory: TransportFactory? = nil, metrics: Metrics? = nil
     ) {
         self.loop = loop
         self.limits = limits
@@ -82,7 +83,7 @@ public final class HTTPServer: @unchecked Sendable {
             limits: .init(
                 maxConnections: limits.maxConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
                 outboundHighWaterBytes: limits.outboundHighWaterBytes),
-            logger: logger, refusal: refusal
+            logger: logger, metrics: metrics, refusal: refusal
         ) { [unowned self] channel in
             let connection = HTTPConnection(channel: channel, server: self)
             channel.delegate = connection
