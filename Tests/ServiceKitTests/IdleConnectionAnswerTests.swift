@@ -90,7 +90,7 @@ final class IdleConnectionAnswerTests: XCTestCase {
             let outcomes = ResultBox<[Result<JSON, RPCError>]>()
             let collected = OutcomeCollector(expected: 20) { outcomes.set($0) }
             for index in 0..<20 {
-                client.call("t.park", params: ["n": .int(Int64(index))], timeoutMilliseconds: 5000) { outcome, _ in collected.add(outcome) }
+                client.call("t.park", params: ["n": .int(Int64(index))], timeoutMilliseconds: 5000) { outcome in collected.add(outcome.result) }
             }
             for case .failure(let error) in outcomes.wait() { failures.append(error.reason ?? error.message) }
         }
