@@ -234,16 +234,16 @@ public final class Stack: @unchecked Sendable {
     public func restart(_ service: String, replica: Int = 0, fileSizeLimitKilobytes: Int? = nil) throws {
         let member = member(service, replica: replica)
         precondition(!member.process.isRunning, "restart of a running \(service)")
+        // Only what this start writes counts: a fast child may log `listening` before we look.
+        let offset = Self.fileSize(member.logPath)
         let process = try spawn(
             service: service, arguments: member.arguments, environment: member.environment, logPath: member.logPath,
             fileSizeLimitKilobytes: fileSizeLimitKilobytes)
-        let before = member.log.components(separatedBy: "\"msg\":\"listening\"").count
-        let deadline = Date().addingTimeInterval(20)
-        while member.log.components(separatedBy: "\"msg\":\"listening\"").count == before {
-            guard process.isRunning, Date() < deadline else {
-                throw ConfigurationError("\(service) did not restart:\n\(member.log)")
-            }
-            usleep(20_000)
+        do {
+            _ = try waitForListening(process: process, logPath: member.logPath, logStartOffset: offset, service: service)
+        } catch {
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            throw error
         }
         member.process = process
     }
