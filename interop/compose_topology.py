@@ -192,6 +192,12 @@ def run_flows(gateway, mailbox, work):
     login = call(gateway, "identity.login", {"username": "topo", "password": password, "device_id": "iphone"})
     assert login["session"].startswith("lks_") and login["aal"] == 1, login
     session = login["session"]
+    # A new device owes an SMS code before anything else (required_factors).
+    assert login["required_factors"] == ["sms"], login
+    factor = call(gateway, "verification.start", {"session": session})
+    checked = call(gateway, "verification.check", {"session": session, "request_id": factor["request_id"],
+                                                  "code": sms_code(work, factor["request_id"])})
+    assert checked["aal"] == 2, checked
     call((ADDRESSES["accounts"][0], 7403), "accounts.deposit",
          {"user_id": user_id, "account": "checking", "amount": 50_000, "idempotency_key": "topology-fund"})
     ticket = call(gateway, "accounts.transfer", {"session": session, "from": "checking", "to": "saving",

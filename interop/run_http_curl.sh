@@ -77,6 +77,12 @@ call 401 /v1/identity/login "{\"username\":\"$USER_NAME\",\"password\":\"$PASSWO
 call 200 /v1/identity/login "{\"username\":\"$USER_NAME\",\"password\":\"$NEW_PASSWORD\",\"device_id\":\"curl-device\"}"
 SESSION=$(field result session)
 call 401 /v1/accounts/balances '{}'
+# A new device (and a reset forgets every device) owes an SMS code before anything else.
+call 403 /v1/accounts/balances '{}' -H "Authorization: Bearer $SESSION"
+call 200 /v1/verification/start '{}' -H "Authorization: Bearer $SESSION"
+FACTOR=$(field result request_id)
+FACTOR_CODE=$(outbox_text "m.get('request_id') == '$FACTOR'" | grep -oE '[0-9]{4,8}' | head -1)
+call 200 /v1/verification/check "{\"request_id\":\"$FACTOR\",\"code\":\"$FACTOR_CODE\"}" -H "Authorization: Bearer $SESSION"
 call 200 /v1/accounts/balances '{}' -H "Authorization: Bearer $SESSION"
 call 200 /v1/accounts/transfer "{\"from\":\"checking\",\"to\":\"saving\",\"amount\":1250,\"idempotency_key\":\"curl-$RANDOM$RANDOM\"}" -H "Authorization: Bearer $SESSION"
 TRANSFER=$(field result transfer_id); REQUEST=$(field result request_id)

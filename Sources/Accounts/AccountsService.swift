@@ -43,6 +43,7 @@ public final class AccountsService: Sendable {
     let clock: @Sendable () -> Int64
     /// Outcome counters (`accounts.metrics` -> `counters`), when the service runs in a host.
     let metrics: Metrics?
+    let twins = TwinSignal()
 
     public init(
         store: LedgerStore, verification: VerificationPort, settings: AccountsSettings = .init(),
@@ -61,7 +62,9 @@ public final class AccountsService: Sendable {
         }
     }
 
-    /// Validates, records a pending transfer and starts its code. Idempotent by key.
+    /// Validates, reserves the idempotency key, starts the transfer's code and attaches it.
+    /// Idempotent by key, also for twins sent at once: one of them reserves and starts the one
+    /// code; the others wait (bounded by `twinWaitMilliseconds`) and answer the same transfer.
     public func transfer(userID: String, _ request: TransferRequest, context: CallContext?) throws -> TransferTicket {
         guard request.from != request.to else {
             throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
@@ -69,45 +72,71 @@ public final class AccountsService: Sendable {
         guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
             throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
         }
-        let now = clock()
-        let candidate = NewTransfer(
-            id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
-            amountMinor: request.amountMinor, currency: settings.currency, idempotencyKey: request.idempotencyKey,
-            now: now, expiresAt: now + settings.transferExpirySeconds, requestID: "")
-        // A retry answers from what was recorded, without sending another code.
-        if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey) {
-            guard SQLiteLedgerStore.sameRequest(existing, candidate) else {
+        // A retry of a recorded transfer answers from a read, without the writer.
+        if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey), existing.requestID != nil {
+            guard SQLiteLedgerStore.sameRequest(existing, newTransfer(userID: userID, request)) else {
                 throw AccountsError.conflict("this idempotency_key was used for a different transfer")
             }
             return TransferTicket(transfer: existing)
         }
-        let from = try store.balances(userID: userID).first { $0.name == request.from.rawValue }
-        guard let from, from.balanceMinor >= request.amountMinor else { throw AccountsError.insufficientFunds }
-        // The code goes out first, so the transfer is recorded in one write, already bound to it.
-        // If this process dies in between, nothing is recorded and the same key simply starts over.
-        let requestID = try startCode(userID: userID, payload: candidate.verificationPayload, context: context)
-        let outcome: CreateOutcome
+        let deadline = MonotonicClock.nowMilliseconds() + settings.twinWaitMilliseconds
+        while true {
+            let seen = twins.current
+            let candidate = newTransfer(userID: userID, request)
+            let now = candidate.now
+            switch try store.reserveTransfer(candidate, staleBefore: now - settings.codeStartTimeoutSeconds) {
+            case .existing(let transfer): return TransferTicket(transfer: transfer)
+            case .reserved(let transfer): return try startCode(for: transfer, context: context)
+            case .insufficientFunds: throw AccountsError.insufficientFunds
+            case .conflict(let message): throw AccountsError.conflict(message)
+            case .starting:
+                let left = deadline - MonotonicClock.nowMilliseconds()
+                guard left > 0 else {
+                    throw AccountsError.conflict("a request with this idempotency_key is still starting its code; retry")
+                }
+                twins.wait(after: seen, timeoutMilliseconds: min(left, 50))
+            }
+        }
+    }
+
+    private func newTransfer(userID: String, _ request: TransferRequest) -> NewTransfer {
+        let now = clock()
+        return NewTransfer(
+            id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
+            amountMinor: request.amountMinor, currency: settings.currency, idempotencyKey: request.idempotencyKey,
+            now: now, expiresAt: now + settings.transferExpirySeconds)
+    }
+
+    /// The reservation holder's part: start the code, bind it to the transfer, wake the twins.
+    private func startCode(for reserved: Transfer, context: CallContext?) throws -> TransferTicket {
+        defer { twins.wake() }
+        let requestID: String
         do {
-            outcome = try store.createTransfer(NewTransfer(
-                id: candidate.id, userID: userID, from: request.from, to: request.to, amountMinor: request.amountMinor,
-                currency: settings.currency, idempotencyKey: request.idempotencyKey, now: now, expiresAt: candidate.expiresAt,
-                requestID: requestID))
+            requestID = try startCode(userID: reserved.userID, payload: reserved.verificationPayload, context: context)
+        } catch {
+            do {
+                try store.releaseReservation(transferID: reserved.id)
+            } catch let release {
+                // The reservation goes stale and a retry takes it over (`codeStartTimeoutSeconds`).
+                context?.logger.warning("could not release a reservation", ["error": .string(String(describing: release))])
+            }
+            throw error
+        }
+        let attached: Transfer?
+        do {
+            attached = try store.attachCode(transferID: reserved.id, userID: reserved.userID, requestID: requestID)
         } catch {
             withdraw(requestID: requestID, context: context)
             throw error
         }
-        if case .created(let transfer) = outcome {
+        if let attached {
             metrics?.increment("transfers.created")
-            return TransferTicket(transfer: transfer)
+            return TransferTicket(transfer: attached)
         }
-        // Not recorded: a twin request won the key, or the funds went meanwhile. Its code would
-        // otherwise block the user's phone (one live code per phone) until it expires.
+        // A retry took this reservation over as stale and attached its own code first.
         withdraw(requestID: requestID, context: context)
-        switch outcome {
-        case .created(let transfer), .existing(let transfer): return TransferTicket(transfer: transfer)
-        case .insufficientFunds: throw AccountsError.insufficientFunds
-        case .conflict(let message): throw AccountsError.conflict(message)
-        }
+        guard let current = try store.transfer(id: reserved.id, userID: reserved.userID) else { throw AccountsError.notFound }
+        return TransferTicket(transfer: current)
     }
 
     /// Best effort: cancels a code that no recorded transfer uses.

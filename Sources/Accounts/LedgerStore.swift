@@ -8,7 +8,9 @@ import Storage
 public protocol LedgerStore: Sendable {
     func balances(userID: String) throws -> [AccountBalance]
     func existingTransfer(userID: String, idempotencyKey: String) throws -> Transfer?
-    func createTransfer(_ request: NewTransfer) throws -> CreateOutcome
+    func reserveTransfer(_ request: NewTransfer, staleBefore: Int64) throws -> ReserveOutcome
+    func attachCode(transferID: String, userID: String, requestID: String) throws -> Transfer?
+    func releaseReservation(transferID: String) throws
     func transfer(id: String, userID: String) throws -> Transfer?
     func markExpired(transferID: String) throws
     func cancel(transferID: String) throws
@@ -29,19 +31,22 @@ public struct NewTransfer: Sendable {
     public let idempotencyKey: String
     public let now: Int64
     public let expiresAt: Int64
-    /// The verification already started for this transfer (its code names `id`).
-    public let requestID: String
 
     var verificationPayload: [String: JSON] {
         Transfer.verificationPayload(id: id, from: from.rawValue, to: to.rawValue, amountMinor: amountMinor, currency: currency)
     }
 }
 
-public enum CreateOutcome: Sendable, Equatable {
-    /// A new pending transfer.
-    case created(Transfer)
-    /// Same key, same request: the transfer made before (a retry, or a concurrent twin that won).
+/// What one atomic look at an idempotency key decides. Exactly one caller per key holds the
+/// reservation at a time, so twins never start a second code nor supersede their own transfer.
+public enum ReserveOutcome: Sendable, Equatable {
+    /// This caller holds the key: a pending transfer without a code yet. Start its code, then
+    /// `attachCode` (or `releaseReservation` if the code could not be started).
+    case reserved(Transfer)
+    /// Same key, same request, recorded with its code: what a retry or a twin answers.
     case existing(Transfer)
+    /// Same key, same request, its code still being started by a twin: ask again shortly.
+    case starting
     case insufficientFunds
     /// Same key, a different request.
     case conflict(String)
@@ -216,28 +221,59 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
         ).map(decodeTransfer)
     }
 
-    /// Records a pending transfer whose code is already on its way. Checks the key and the
-    /// funds again under the write lock: the earlier look was only a snapshot.
-    public func createTransfer(_ request: NewTransfer) throws -> CreateOutcome {
+    /// Claims the key in one transaction (the writer lock makes it atomic across threads; the
+    /// unique key backs it): records a pending transfer without a code, or answers what is there.
+    /// A reservation older than `staleBefore` whose code never came (its process died between the
+    /// two steps) is taken over, with fresh times, by the caller.
+    public func reserveTransfer(_ request: NewTransfer, staleBefore: Int64) throws -> ReserveOutcome {
         try committer.write { c in
             if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
-                return Self.sameRequest(existing, request) ? .existing(existing) : .conflict("this idempotency_key was used for a different transfer")
+                guard Self.sameRequest(existing, request) else { return .conflict("this idempotency_key was used for a different transfer") }
+                guard existing.requestID == nil, existing.state == .pending else { return .existing(existing) }
+                guard existing.createdAt < staleBefore else { return .starting }
+                try c.run(
+                    "UPDATE transfers SET created_at = ?, expires_at = ? WHERE id = ? AND request_id IS NULL AND state = 'pending'",
+                    [.integer(request.now), .integer(request.expiresAt), .text(existing.id)])
+                guard let taken = try Self.transfer(c, id: existing.id, userID: request.userID) else {
+                    throw StorageError.misuse("reserved transfer not found")
+                }
+                return .reserved(taken)
             }
             let from = try Self.account(c, userID: request.userID, name: request.from.rawValue, currency: request.currency, now: request.now)
             guard from.balance >= request.amountMinor else { return .insufficientFunds }
             try c.run("""
                 INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
                                        idempotency_key, request_id, created_at, expires_at, completed_at)
-                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, ?, ?, ?, NULL)
+                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, NULL, ?, ?, NULL)
                 """, [
                     .text(request.id), .text(request.userID), .text(request.from.rawValue), .text(request.to.rawValue),
                     .integer(request.amountMinor), .text(request.currency), .text(request.idempotencyKey),
-                    .text(request.requestID), .integer(request.now), .integer(request.expiresAt),
+                    .integer(request.now), .integer(request.expiresAt),
                 ])
             guard let created = try Self.transfer(c, id: request.id, userID: request.userID) else {
                 throw StorageError.misuse("inserted transfer not found")
             }
-            return .created(created)
+            return .reserved(created)
+        }
+    }
+
+    /// Binds the started code to the reserved transfer. Nil when it is no longer a reservation
+    /// (a retry took a stale one over and attached its own code first).
+    public func attachCode(transferID: String, userID: String, requestID: String) throws -> Transfer? {
+        try committer.write { c in
+            let changed = try c.run(
+                "UPDATE transfers SET request_id = ? WHERE id = ? AND user_id = ? AND request_id IS NULL AND state = 'pending'",
+                [.text(requestID), .text(transferID), .text(userID)])
+            return changed == 1 ? try Self.transfer(c, id: transferID, userID: userID) : nil
+        }
+    }
+
+    /// Forgets a reservation whose code could not be started, so the same key can start over.
+    public func releaseReservation(transferID: String) throws {
+        try committer.write { c in
+            try c.run(
+                "DELETE FROM transfers WHERE id = ? AND kind = 'transfer' AND request_id IS NULL AND state = 'pending'",
+                [.text(transferID)])
         }
     }
 

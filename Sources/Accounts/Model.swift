@@ -27,6 +27,11 @@ public struct AccountsSettings: Sendable {
     public var maxBalanceMinor: Int64 = 1_000_000_000_000_000
     /// A pending transfer (and its code) lives this long.
     public var transferExpirySeconds: Int64 = 300
+    /// A twin (same idempotency key) waits this long for the first request to start the code.
+    public var twinWaitMilliseconds: Int64 = 5_000
+    /// A reservation whose code has not come after this long belongs to a request that died
+    /// (kill -9 between the two steps): a retry with the same key takes it over.
+    public var codeStartTimeoutSeconds: Int64 = 30
     /// Longest idempotency key, in bytes.
     public var maxIdempotencyKeyBytes = 128
     /// History page size: default and maximum.

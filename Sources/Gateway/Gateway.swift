@@ -51,8 +51,9 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         var pools: [String: ServicePool] = [:]
         for service in PolicyTable.services {
             guard let list = endpoints[service], !list.isEmpty else { continue }
-            let client = RPCClient(loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica, logger: logger)
-            client.serviceToken = settings.serviceToken
+            let client = RPCClient(
+                loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica,
+                serviceToken: settings.serviceToken, logger: logger)
             pools[service] = ServicePool(service: service, client: client, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
         }
         let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)
@@ -132,14 +133,16 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             switch outcome {
             case .failure(let error):
                 finish(.failure(error))
-            case .success(let info) where policy.access == .stepUp && info.aal < 2:
-                finish(.failure(RPCError(.stepUpRequired, "this needs a second factor (aal 2)", extra: ["aal": .int(info.aal)])))
-            case .success:
-                forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
+            case .success(let info):
+                if let refusal = PolicyTable.refusal(policy.access, info, nowSeconds: WallClock.nowSeconds()) {
+                    finish(.failure(refusal))
+                } else {
+                    forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
+                }
             }
         }
-        // A cached aal 1 may be stale (a factor passed elsewhere): refuse step-up only on a fresh answer.
-        if policy.access == .stepUp, let cached = sessions.lookup(token: token), cached.aal < 2 {
+        // A cached answer may be stale (a factor passed elsewhere): refuse only on a fresh one.
+        if let cached = sessions.lookup(token: token), PolicyTable.refusal(policy.access, cached, nowSeconds: WallClock.nowSeconds()) != nil {
             sessions.drop(token: token)
         }
         resolveSession(token: token, context: context, completion: decide)
@@ -270,8 +273,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         }
     }
 
-    /// One forward with bounded failover. A transport failure takes the replica out of rotation;
-    /// the call moves to another replica when it never left (`sent: false`) or when it is safe to repeat.
+    /// One forward with bounded failover. Only a failure of the gateway's own link takes the
+    /// replica out of rotation; the call then moves to another replica when it never left
+    /// (`notSent`) or when it is safe to repeat. Whatever the replica answered, even an error about
+    /// one of its own dependencies, is its answer: passed through, never resent, nobody blamed.
     private func call(
         _ pool: ServicePool, _ request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext,
         attemptsLeft: Int, excluded: Set<SocketAddress>, completion: @escaping @Sendable (Result<JSON, RPCError>) -> Void
@@ -280,17 +285,23 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let meta: [String: JSON] = ["client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID)]
         let skip = excluded.union(pool.addressesOutOfRotation())
         pool.client.call(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
-            [self] outcome, address in
-            guard case .failure(let error) = outcome, let sent = error.data?["sent"]?.boolValue else {
-                completion(Self.cleaned(outcome, service: pool.service))
+            [self] outcome in
+            guard let failure = outcome.linkFailure else {
+                completion(outcome.result)
                 return
             }
+            if failure == .timedOut {
+                completion(.failure(RPCError(.timeout, "\(pool.service) did not answer in time")))
+                return
+            }
+            let address = outcome.address
             // Every replica is backing off after failed connects (a service that just started, or
             // restarted): rather than fail at once, try one of them directly, which ignores back-off.
             if address == nil, pinned == nil, attemptsLeft > 1, let fallback = pool.fallbackAddress(excluding: excluded) {
                 call(pool, request, retrySafe: retrySafe, pinned: fallback, context: context, attemptsLeft: 1, excluded: excluded, completion: completion)
                 return
             }
+            let sent = failure == .lostAfterSending
             if let address { pool.markFailed(address, reason: sent ? "connection lost" : "connect failed") }
             let canRetry = pinned == nil && attemptsLeft > 1 && address != nil && (!sent || retrySafe)
             guard canRetry, let address else {
@@ -301,14 +312,5 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             next.insert(address)
             call(pool, request, retrySafe: retrySafe, pinned: nil, context: context, attemptsLeft: attemptsLeft - 1, excluded: next, completion: completion)
         }
-    }
-
-    /// Upstream transport errors become plain `unavailable` / `timeout`, without internal details.
-    private static func cleaned(_ outcome: Result<JSON, RPCError>, service: String) -> Result<JSON, RPCError> {
-        guard case .failure(let error) = outcome else { return outcome }
-        if error.reason == Reason.timeout.rawValue && error.data?.objectValue?.count == 1 {
-            return .failure(RPCError(.timeout, "\(service) did not answer in time"))
-        }
-        return outcome
     }
 }

@@ -1,15 +1,24 @@
+import LineProtocol
+import ServiceKit
+
 /// The gateway's policy: every public method, in one table. A method that is not here does
 /// not exist from outside (-32601), whatever the services behind the gateway register.
 /// Keep it in step with DESIGN.md and protocol/gateway.md.
 public struct MethodPolicy: Sendable, Equatable {
-    /// Who may call the method.
+    /// Who may call the method. Sessions are checked with `identity.introspect` (cached briefly),
+    /// after Ory Kratos' `highest_available`: a session that owes factors (`required_factors`
+    /// not empty, e.g. a password on a new device) may only complete them, read itself and log out.
     public enum Access: String, Sendable {
         /// Anyone.
         case open
-        /// A valid session (`params.session`), checked with `identity.introspect` (cached briefly).
+        /// A valid session (`params.session`) that owes no factor.
         case session
-        /// A valid session at aal 2 (password + second factor).
-        case stepUp = "step_up"
+        /// A valid session, also one that still owes factors: the methods that complete a factor,
+        /// list the caller's own session, or end it.
+        case owesFactorsAllowed = "owes_factors_allowed"
+        /// A session that reached aal 2 within identity's step-up window (`step_up_until`):
+        /// sensitive changes (keys, other sessions, factors).
+        case recentStepUp = "recent_step_up"
     }
 
     /// When a failed forward may be sent again to another replica.
@@ -82,25 +91,25 @@ public enum PolicyTable {
 
         "identity.register": MethodPolicy("identity", .open, group: Group.auth, retry: .neverSent),
         "identity.login": MethodPolicy("identity", .open, group: Group.auth, retry: .neverSent),
-        "identity.logout": MethodPolicy("identity", .session, group: Group.standard, retry: .safe, cacheEffect: .dropCallerSession),
-        "identity.sessions": MethodPolicy("identity", .session, group: Group.standard, retry: .safe),
+        "identity.logout": MethodPolicy("identity", .owesFactorsAllowed, group: Group.standard, retry: .safe, cacheEffect: .dropCallerSession),
+        "identity.sessions": MethodPolicy("identity", .owesFactorsAllowed, group: Group.standard, retry: .safe),
         "identity.revoke": MethodPolicy(
-            "identity", .session, group: Group.standard, retry: .safe, cacheEffect: .dropSessionID(param: "session_id")),
+            "identity", .recentStepUp, group: Group.standard, retry: .safe, cacheEffect: .dropSessionID(param: "session_id")),
         "identity.preferences": MethodPolicy("identity", .session, group: Group.standard, retry: .neverSent),
         "identity.challenge": MethodPolicy("identity", .open, group: Group.auth, retry: .safe),
-        "identity.enroll_key": MethodPolicy("identity", .stepUp, group: Group.standard, retry: .neverSent),
-        "identity.verify_key": MethodPolicy("identity", .session, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession),
+        "identity.enroll_key": MethodPolicy("identity", .recentStepUp, group: Group.standard, retry: .neverSent),
+        "identity.verify_key": MethodPolicy("identity", .owesFactorsAllowed, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession),
         "identity.key_login": MethodPolicy("identity", .open, group: Group.auth, retry: .neverSent),
         "identity.keys": MethodPolicy("identity", .session, group: Group.standard, retry: .safe),
-        "identity.revoke_key": MethodPolicy("identity", .session, group: Group.standard, retry: .safe, cacheEffect: .dropCallerSession),
+        "identity.revoke_key": MethodPolicy("identity", .recentStepUp, group: Group.standard, retry: .safe, cacheEffect: .dropCallerSession),
         "identity.activity": MethodPolicy("identity", .session, group: Group.standard, retry: .safe),
 
-        "verification.start": MethodPolicy("verification", .session, group: Group.codes, retry: .neverSent),
+        "verification.start": MethodPolicy("verification", .owesFactorsAllowed, group: Group.codes, retry: .neverSent),
         "verification.check": MethodPolicy(
-            "verification", .session, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession, routesByRequestID: true),
-        "verification.cancel": MethodPolicy("verification", .session, group: Group.standard, retry: .neverSent, routesByRequestID: true),
-        "verification.next": MethodPolicy("verification", .session, group: Group.codes, retry: .neverSent, routesByRequestID: true),
-        "verification.status": MethodPolicy("verification", .session, group: Group.standard, retry: .safe, routesByRequestID: true),
+            "verification", .owesFactorsAllowed, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession, routesByRequestID: true),
+        "verification.cancel": MethodPolicy("verification", .owesFactorsAllowed, group: Group.standard, retry: .neverSent, routesByRequestID: true),
+        "verification.next": MethodPolicy("verification", .owesFactorsAllowed, group: Group.codes, retry: .neverSent, routesByRequestID: true),
+        "verification.status": MethodPolicy("verification", .owesFactorsAllowed, group: Group.standard, retry: .safe, routesByRequestID: true),
 
         "accounts.balances": MethodPolicy("accounts", .session, group: Group.standard, retry: .safe),
         "accounts.transfer": MethodPolicy("accounts", .session, group: Group.standard, retry: .withIdempotencyKey),
@@ -113,6 +122,20 @@ public enum PolicyTable {
     ]
 
     public static func policy(for method: String) -> MethodPolicy? { methods[method] }
+
+    /// Why `access` refuses a session with this introspection (nil: it may call). `nowSeconds` is wall time.
+    public static func refusal(_ access: MethodPolicy.Access, _ info: SessionInfo, nowSeconds: Int64) -> RPCError? {
+        switch access {
+        case .open, .owesFactorsAllowed:
+            return nil
+        case .session, .recentStepUp:
+            if !info.requiredFactors.isEmpty { return SessionResolver.factorsOwed(info.requiredFactors) }
+            guard access == .recentStepUp, (info.stepUpUntil ?? 0) <= nowSeconds else { return nil }
+            return RPCError(
+                .stepUpRequired, "this change needs a second factor passed recently; pass one again",
+                extra: ["detail": "recent_step_up", "aal": .int(info.aal)])
+        }
+    }
 
     /// The services the gateway forwards to, in a fixed order.
     public static let services = ["identity", "verification", "accounts", "reset"]

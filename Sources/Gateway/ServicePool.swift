@@ -34,8 +34,9 @@ public struct ReplicaStatus: Sendable {
 }
 
 /// A service's replicas: the multiplexed `RPCClient` that carries calls, plus the health the
-/// gateway has observed (active probes of `<service>.health` and failed forwards). A replica
-/// marked down leaves rotation until a probe answers again. Thread-safe.
+/// gateway has observed (active probes of `<service>.health` and forwards whose link failed;
+/// never an error the replica answered). A replica marked down leaves rotation until a probe
+/// answers again. Thread-safe.
 public final class ServicePool: @unchecked Sendable {
     public let service: String
     public let client: RPCClient
@@ -62,7 +63,7 @@ public final class ServicePool: @unchecked Sendable {
             let addresses = states.map(\.address)
             sync(addresses: addresses)
             for address in addresses {
-                client.call("\(service).health", params: nil, timeoutMilliseconds: healthTimeoutMilliseconds, address: address) { [self] outcome, _ in
+                client.call("\(service).health", params: nil, timeoutMilliseconds: healthTimeoutMilliseconds, address: address) { [self] outcome in
                     record(probeOf: address, outcome: outcome)
                 }
             }
@@ -91,23 +92,23 @@ public final class ServicePool: @unchecked Sendable {
         outOfRotation = down.count >= replicas.count ? [] : down
     }
 
-    private func record(probeOf address: SocketAddress, outcome: Result<JSON, RPCError>) {
+    private func record(probeOf address: SocketAddress, outcome: CallOutcome) {
         lock.lock()
         defer { lock.unlock() }
         guard var status = replicas[address] else { return }
         let previous = status.state
         status.lastCheckedMilliseconds = MonotonicClock.nowMilliseconds()
-        switch outcome {
-        case .success(let result):
+        switch (outcome.linkFailure, outcome.result) {
+        case (let failure?, _):
+            status.state = .down
+            status.lastError = failure == .timedOut ? Reason.timeout.rawValue : Reason.unavailable.rawValue
+        case (nil, .success(let result)):
             status.state = .up
             status.replicaID = result["replica_id"]?.stringValue ?? status.replicaID
             status.reportedStatus = result["status"]?.stringValue
             status.lastError = nil
-        case .failure(let error) where error.reason == Reason.unavailable.rawValue || error.reason == Reason.timeout.rawValue:
-            status.state = .down
-            status.lastError = error.reason
-        case .failure:
-            // It answered (perhaps an older build without health): reachable.
+        case (nil, .failure):
+            // It answered, even if with an error (perhaps an older build without health): reachable.
             status.state = .up
             status.lastError = nil
         }

@@ -10,24 +10,35 @@ public struct SessionInfo: Sendable, Equatable {
     public let deviceID: String?
     public let aal: Int64
     public let expiresAt: Int64?
+    /// Factors the session still owes (see `MethodPolicy.Access`).
+    public let requiredFactors: [String]
+    /// Until when (unix seconds) its aal 2 counts as recent; nil when it never reached aal 2.
+    public let stepUpUntil: Int64?
 
-    public init(userID: String, sessionID: String, deviceID: String?, aal: Int64, expiresAt: Int64?) {
+    public init(
+        userID: String, sessionID: String, deviceID: String?, aal: Int64, expiresAt: Int64?, requiredFactors: [String] = [],
+        stepUpUntil: Int64? = nil
+    ) {
         self.userID = userID
         self.sessionID = sessionID
         self.deviceID = deviceID
         self.aal = aal
         self.expiresAt = expiresAt
+        self.requiredFactors = requiredFactors
+        self.stepUpUntil = stepUpUntil
     }
 
-    /// Reads an introspection result; nil when it lacks what the gateway needs.
+    /// Reads an introspection result; nil when it lacks what the gateway needs (`required_factors`
+    /// included: a session whose assurance is unknown is trusted with nothing).
     public init?(introspection json: JSON) {
         guard let sessionID = json["session_id"]?.stringValue ?? json["session_id"]?.intValue.map(String.init),
-            let aal = json["aal"]?.intValue
+            let aal = json["aal"]?.intValue, let required = json["required_factors"]?.arrayValue
         else { return nil }
         let userID = json["user_id"]?.stringValue ?? json["user_id"]?.intValue.map(String.init) ?? ""
         self.init(
             userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue, aal: aal,
-            expiresAt: json["expires_at"]?.intValue)
+            expiresAt: json["expires_at"]?.intValue, requiredFactors: required.compactMap(\.stringValue),
+            stepUpUntil: json["step_up_until"]?.intValue)
     }
 }
 

@@ -5,10 +5,13 @@ import Secrets
 /// single-use challenges.
 extension IdentityService {
     public static let challengeByteCount = 32
+    /// The owner of challenges issued for unknown usernames: no user id is empty.
+    static let decoyUserID = ""
 
-    /// A challenge for `deviceID`, bound to the session's user, or to `username`'s. For an
-    /// unknown username the answer looks the same but nothing is stored (no enumeration): it
-    /// later fails like any challenge of a device without a key.
+    /// A challenge for `deviceID`, bound to the session's user, or to `username`'s. An unknown
+    /// username gets a challenge stored the same way, bound to no user (`decoyUserID`): the same
+    /// reads and the same write as a known one (no enumeration by timing); it later fails like
+    /// a challenge issued for someone else.
     /// Challenges by username (no session) are limited per client address (`rate_limited`).
     public func challenge(deviceID rawDevice: String, token: String?, username: String?, caller: Caller = Caller(client: nil)) throws -> IssuedChallenge {
         let deviceID = try Normalization.deviceID(rawDevice)
@@ -18,8 +21,7 @@ extension IdentityService {
         } else if let username {
             let address = caller.client ?? "unknown"
             let now = Double(clock.now())
-            if let wait = challengeBudget.retryAfter(address: address, now: now) { throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait)) }
-            challengeBudget.charge(address: address, now: now)
+            if let wait = challengeBudget.reserve(address: address, now: now) { throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait)) }
             userID = try (try? Normalization.username(username)).flatMap { try store.user(username: $0) }?.userID
         } else {
             throw IdentityError.invalidField("session", "give session or username")
@@ -27,16 +29,13 @@ extension IdentityService {
         let now = clock.now()
         let bytes = SecureRandom.bytes(Self.challengeByteCount)
         let expiresAt = now + settings.challengeLifetimeSeconds
-        if let userID {
-            try store.insertChallenge(hash: SHA256.hash(bytes), userID: userID, deviceID: deviceID, expiresAt: expiresAt, now: now)
-        }
+        try store.insertChallenge(hash: SHA256.hash(bytes), userID: userID ?? Self.decoyUserID, deviceID: deviceID, expiresAt: expiresAt, now: now)
         return IssuedChallenge(challenge: Base64URL.encode(bytes), expiresAt: expiresAt)
     }
 
-    /// Enrolls the session's device key; needs aal 2. A new key replaces the device's old one.
+    /// Enrolls the session's device key; needs a recent step-up. A new key replaces the device's old one.
     public func enrollKey(token: String, deviceID rawDevice: String, publicKey: String, protection rawProtection: String, caller: Caller) throws -> String {
-        let session = try introspect(token: token)
-        guard session.aal >= 2 else { throw IdentityError.stepUpRequired }
+        let session = try recentlySteppedUpSession(token: token)
         let deviceID = try sessionDevice(rawDevice, session)
         guard let protection = KeyProtection(rawValue: rawProtection) else {
             throw IdentityError.invalidField("protection", "protection must be biometry or user_presence")
@@ -78,11 +77,12 @@ extension IdentityService {
     }
 
     public func keys(token: String) throws -> [DeviceKeyRecord] {
-        try store.activeKeys(userID: introspect(token: token).userID)
+        try store.activeKeys(userID: settledSession(token: token).userID)
     }
 
+    /// Revokes one of the user's keys: a sensitive change (recent step-up).
     public func revokeKey(token: String, keyID: String, caller: Caller) throws {
-        let session = try introspect(token: token)
+        let session = try recentlySteppedUpSession(token: token)
         let now = clock.now()
         let revoked = try store.revokeKey(
             keyID: keyID, userID: session.userID, now: now,

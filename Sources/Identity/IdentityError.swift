@@ -8,8 +8,10 @@ public enum IdentityError: Error, Equatable, Sendable {
     case invalidField(String, String)
     /// The session token is unknown, expired, idle too long or revoked (one answer for all).
     case unauthenticated
-    /// The call needs a session at aal 2.
-    case stepUpRequired
+    /// The session still owes these factors: it may only complete them, read itself and log out.
+    case factorsOwed([String])
+    /// The call needs aal 2 reached within the last `windowSeconds` (a sensitive change).
+    case recentStepUpRequired(windowSeconds: Int64)
     /// Wrong username or password (or unknown user: the same answer), or a bad signature.
     case invalidCredentials(String)
     /// The account is throttled after too many failed passwords.
@@ -33,8 +35,12 @@ public enum IdentityError: Error, Equatable, Sendable {
             return RPCError.invalidParams(message, field: field)
         case .unauthenticated:
             return RPCError(.unauthenticated, "session is not valid; log in again")
-        case .stepUpRequired:
-            return RPCError(.stepUpRequired, "this needs a second factor first (aal 2)")
+        case .factorsOwed(let factors):
+            return SessionResolver.factorsOwed(factors)
+        case .recentStepUpRequired(let window):
+            return RPCError(
+                .stepUpRequired, "this change needs a second factor passed within the last \(window) seconds",
+                extra: ["detail": "recent_step_up", "window_s": .int(window)])
         case .invalidCredentials(let message):
             return RPCError(.invalidCredentials, message)
         case .locked(let seconds):

@@ -31,7 +31,8 @@ public enum IdentityMethods {
         router.register("identity.login") { params, context in
             let result = try service.login(
                 username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
-                deviceID: try params.string("device_id", maxLength: idMaxBytes), caller: caller(context))
+                deviceID: try params.string("device_id", maxLength: idMaxBytes),
+                deviceToken: try params.optionalString("device_token", maxLength: tokenMaxBytes), caller: caller(context))
             return loginJSON(result)
         }
         router.register("identity.preferences") { params, context in
@@ -75,13 +76,16 @@ public enum IdentityMethods {
             return ["ok": true]
         }
         router.register("identity.sessions") { params, _ in
-            let (current, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
+            let (current, assurance, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
             return ["sessions": .array(all.map { session in
-                [
+                var entry: [String: JSON] = [
                     "session_id": .string(session.sessionID), "device_id": .string(session.deviceID), "aal": .int(Int64(session.aal)),
                     "created_at": .int(session.createdAt), "last_seen_at": .int(session.lastSeenAt), "expires_at": .int(session.expiresAt),
                     "current": .bool(session.sessionID == current.sessionID),
                 ]
+                // The caller's own entry says what it still owes (what `identity.login` said, kept current).
+                if session.sessionID == current.sessionID { entry["required_factors"] = .array(assurance.requiredFactors.map(JSON.string)) }
+                return .object(entry)
             })]
         }
         router.register("identity.revoke") { params, context in
@@ -141,9 +145,12 @@ public enum IdentityMethods {
     private static func registerInternal(_ router: Router, _ service: IdentityService) {
         router.register("identity.introspect") { params, _ in
             let session = try service.introspect(token: try params.string("session", maxLength: tokenMaxBytes))
+            let assurance = try service.assurance(of: session)
             return [
                 "user_id": .string(session.userID), "session_id": .string(session.sessionID), "device_id": .string(session.deviceID),
                 "aal": .int(Int64(session.aal)), "aal2_at": session.aal2At.map(JSON.int) ?? .null, "expires_at": .int(session.expiresAt),
+                "required_factors": .array(assurance.requiredFactors.map(JSON.string)),
+                "step_up_until": assurance.stepUpUntil.map(JSON.int) ?? .null,
             ]
         }
         router.register("identity.user") { params, _ in
@@ -151,7 +158,13 @@ public enum IdentityMethods {
             return [
                 "user_id": .string(user.userID), "username": .string(user.username), "email": .string(user.email),
                 "phone": .string(user.phone), "sms_verification": .bool(user.smsVerification),
+                "phone_verified": .bool(try service.isPhoneProven(userID: user.userID)),
             ]
+        }
+        router.register("identity.prove_phone") { params, context in
+            try service.provePhone(
+                userID: try params.string("user_id", maxLength: idMaxBytes), phone: try params.string("phone", maxLength: 64), caller: caller(context))
+            return ["phone_verified": true]
         }
         router.register("identity.elevate") { params, context in
             let aal = try service.elevate(
@@ -176,6 +189,10 @@ public enum IdentityMethods {
         router.register("identity.revoke_all") { params, context in
             ["revoked": .int(Int64(try service.revokeAll(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))))]
         }
+        router.register("identity.revoke_devices") { params, context in
+            let revoked = try service.revokeDevices(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
+            return ["keys": .int(Int64(revoked.keys)), "devices": .int(Int64(revoked.devices))]
+        }
         router.register("identity.record") { params, context in
             try service.record(
                 userID: try params.string("user_id", maxLength: idMaxBytes), event: try params.string("event", maxLength: 64),
@@ -186,10 +203,12 @@ public enum IdentityMethods {
     }
 
     static func loginJSON(_ result: LoginResult) -> JSON {
-        [
+        var json: [String: JSON] = [
             "session": .string(result.session), "session_id": .string(result.sessionID), "aal": .int(Int64(result.aal)),
             "required_factors": .array(result.requiredFactors.map(JSON.string)), "sitekey": sitekeyJSON(result.sitekey),
         ]
+        if let deviceToken = result.deviceToken { json["device_token"] = .string(deviceToken) }
+        return .object(json)
     }
 
     static func sitekeyJSON(_ bytes: [UInt8]?) -> JSON {

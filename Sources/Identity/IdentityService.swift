@@ -8,6 +8,8 @@ public struct LoginResult: Sendable, Equatable {
     public var aal: Int
     public var requiredFactors: [String]
     public var sitekey: [UInt8]?
+    /// `identity.login` only: this device's new device token (`lkd_...`), for its next login.
+    public var deviceToken: String?
 }
 
 public struct Preferences: Sendable, Equatable {
@@ -85,40 +87,43 @@ public final class IdentityService: Sendable {
             passwordHash: try PasswordHasher.hash(PasswordPolicy.normalize(input.password), parameters: settings.scrypt),
             smsVerification: false, sitekey: nil, createdAt: now)
         try store.insertUser(user)
+        try store.clearLoginThrottle(username: username)  // guesses at the name before it existed do not count
         try store.record([event(user.userID, "user.registered", "ok", device: nil, caller, now)])
         return user.userID
     }
 
     // MARK: Password login
 
-    public func login(username rawUsername: String, password rawPassword: String, deviceID rawDevice: String, caller: Caller) throws -> LoginResult {
+    /// Password login. The attempt is reserved against its budget before the password is
+    /// checked (`LoginAttemptReservation`): a valid `deviceToken` for this user and device is
+    /// judged on its own budget, any other client on its address's and the account's.
+    public func login(
+        username rawUsername: String, password rawPassword: String, deviceID rawDevice: String, deviceToken: String? = nil, caller: Caller
+    ) throws -> LoginResult {
         let deviceID = try Normalization.deviceID(rawDevice)
         let password = PasswordPolicy.normalize(rawPassword)
         guard let username = try? Normalization.username(rawUsername) else {
             throw IdentityError.invalidCredentials("wrong username or password")
         }
         let now = clock.now()
-        let address = caller.client ?? "unknown"
-        if let wait = clientBudget.retryAfter(address: address, now: Double(now)) {
-            throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait))
-        }
         let user = try store.user(username: username)
-        if let throttle = try store.throttle(username: username), throttle.lockedUntil > now {
-            if let user { try store.record([event(user.userID, "login.throttled", "locked", device: deviceID, caller, now)]) }
-            throw IdentityError.locked(retryAfterSeconds: throttle.lockedUntil - now)
-        }
+        let reservation = try reserveLoginAttempt(username: username, user: user, deviceID: deviceID, deviceToken: deviceToken, caller: caller, now: now)
         // Exactly one scrypt verification either way: unknown users are checked against the dummy hash.
         guard verifyPassword(password, against: user?.passwordHash ?? dummyHash), let user else {
-            clientBudget.charge(address: address, now: Double(now))
-            let failed = user.map { event($0.userID, "login.failed", "invalid_credentials", device: deviceID, caller, now) }
-            try store.recordFailure(username: username, policy: settings.accountThrottle, now: now, event: failed)
+            try settleFailedLogin(reservation, username: username, user: user, deviceID: deviceID, caller: caller, now: now)
             throw IdentityError.invalidCredentials("wrong username or password")
         }
         var rehash: String?
         if PasswordHasher.needsRehash(user.passwordHash, current: settings.scrypt) {
             rehash = try PasswordHasher.hash(password, parameters: settings.scrypt)
         }
-        return try openSession(user: user, deviceID: deviceID, aal: 1, clearThrottle: username, rehash: rehash, how: "login.succeeded", caller: caller, now: now)
+        // Only an attempt judged on the account's budget clears it: a device token's success
+        // must not hand a guesser fresh free failures.
+        var result = try openSession(
+            user: user, deviceID: deviceID, aal: 1, clearThrottle: reservation.usesAccountBudget ? username : nil, rehash: rehash,
+            how: "login.succeeded", caller: caller, now: now)
+        result.deviceToken = try settleSuccessfulLogin(reservation, username: username, user: user, deviceID: deviceID, now: now)
+        return result
     }
 
     func openSession(
@@ -133,16 +138,10 @@ public final class IdentityService: Sendable {
             event(user.userID, "session.created", "aal\(aal)", device: deviceID, caller, now),
         ]
         if rehash != nil { events.append(event(user.userID, "password.rehashed", "ok", device: deviceID, caller, now)) }
-        let trusted = try store.isTrustedDevice(userID: user.userID, deviceID: deviceID)
-        let hasKey = try store.hasActiveKey(userID: user.userID, deviceID: deviceID)
+        let required = try requiredFactors(userID: user.userID, deviceID: deviceID, aal: aal)
         try store.createSession(
             session, tokenHash: OpaqueToken.hash(token), clearThrottleFor: clearThrottle, rehash: rehash, events: events,
             auditKeepSince: now - settings.auditRetentionSeconds)
-        var required: [String] = []
-        if aal < 2 {
-            if hasKey { required.append("device_key") }
-            if user.smsVerification || !trusted { required.append("sms") }
-        }
         return LoginResult(session: token, sessionID: session.sessionID, aal: aal, requiredFactors: required, sitekey: user.sitekey)
     }
 
@@ -172,16 +171,20 @@ public final class IdentityService: Sendable {
             event: event(session.userID, "session.revoked", "logout", device: session.deviceID, caller, now))
     }
 
-    public func sessions(token: String) throws -> (current: SessionRecord, all: [SessionRecord]) {
+    /// The user's live sessions; a session that owes factors sees only its own entry.
+    public func sessions(token: String) throws -> (current: SessionRecord, assurance: SessionAssurance, all: [SessionRecord]) {
         let current = try introspect(token: token)
+        let assurance = try assurance(of: current)
+        if assurance.owesFactors { return (current, assurance, [current]) }
         let now = clock.now()
         let live = try store.liveSessions(
             userID: current.userID, now: now, seenSince: now - settings.sessionIdleSeconds, limit: settings.maxSessionsListed)
-        return (current, live)
+        return (current, assurance, live)
     }
 
+    /// Ends one of the user's sessions: a sensitive change (recent step-up).
     public func revoke(token: String, sessionID: String, caller: Caller) throws {
-        let current = try introspect(token: token)
+        let current = try recentlySteppedUpSession(token: token)
         let now = clock.now()
         let revoked = try store.revokeSession(
             id: sessionID, userID: current.userID, now: now,
@@ -190,13 +193,13 @@ public final class IdentityService: Sendable {
     }
 
     /// Reads, and optionally changes, the preferences. Turning SMS verification on needs only a
-    /// session; turning it off or changing the sitekey needs aal 2 (a password thief must not
-    /// switch off the second factor or swap the anti-phishing image).
+    /// session that owes no factor; turning it off or changing the sitekey needs a recent step-up
+    /// (a password thief must not switch off the second factor or swap the anti-phishing image).
     public func preferences(token: String, smsVerification: Bool?, sitekey: [UInt8]??, caller: Caller) throws -> Preferences {
-        let session = try introspect(token: token)
+        let session = try settledSession(token: token)
         guard var user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         let weakens = (smsVerification == false && user.smsVerification) || sitekey != nil
-        if weakens && session.aal < 2 { throw IdentityError.stepUpRequired }
+        if weakens { try requireRecentStepUp(session) }
         if let sitekey, let image = sitekey { try validateSitekey(image) }
         if smsVerification != nil || sitekey != nil {
             try store.setPreferences(userID: user.userID, smsVerification: smsVerification, sitekey: sitekey)
@@ -263,6 +266,15 @@ public final class IdentityService: Sendable {
         guard try store.setPasswordHash(userID: userID, hash: hash, event: event(userID, "password.changed", "ok", device: nil, caller, now)) else {
             throw IdentityError.notFound("no such user")
         }
+        try store.clearLoginThrottle(username: user.username)  // guessers of the old password get no head start
+    }
+
+    /// After a password reset: no device key and no trusted device survives (an attacker's
+    /// enrolled key would otherwise keep logging in at aal 2).
+    public func revokeDevices(userID: String, caller: Caller) throws -> (keys: Int, devices: Int) {
+        guard try store.user(id: userID) != nil else { throw IdentityError.notFound("no such user") }
+        let now = clock.now()
+        return try store.revokeDevices(userID: userID, now: now, event: event(userID, "devices.revoked", "password_reset", device: nil, caller, now))
     }
 
     public func revokeAll(userID: String, caller: Caller) throws -> Int {
@@ -286,7 +298,7 @@ public final class IdentityService: Sendable {
     // MARK: Activity
 
     public func activity(token: String, limit: Int, before: Int64?) throws -> (events: [AuditEvent], next: Int64?) {
-        let session = try introspect(token: token)
+        let session = try settledSession(token: token)
         let bounded = max(1, min(limit, settings.maxActivityLimit))
         let events = try store.events(userID: session.userID, limit: bounded + 1, before: before)
         let page = Array(events.prefix(bounded))

@@ -21,7 +21,12 @@ public struct IdentitySettings: Sendable {
     public var sessionIdleSeconds: Int64 = 30 * 60
     /// `last_seen_at` is written at most this often per session (introspection is frequent).
     public var lastSeenGranularitySeconds: Int64 = 15
+    /// The budget of clients without a device token, per username.
     public var accountThrottle = AccountThrottlePolicy()
+    /// The budget of each device token (OWASP device cookies), and how long and how many.
+    public var deviceTokenThrottle = AccountThrottlePolicy.deviceTokenDefault
+    public var deviceTokenLifetimeSeconds: Int64 = 90 * 86_400
+    public var maxDeviceTokensPerUser = 10
     public var clientBurst = 20
     public var clientRefillPerMinute = 10
     public var challengeLifetimeSeconds: Int64 = 120
@@ -34,6 +39,8 @@ public struct IdentitySettings: Sendable {
     /// Challenges asked for by username (no session) per client address: burst and refill.
     public var challengeBurst = 30
     public var challengeRefillPerMinute = 30
+    /// Sensitive changes need aal 2 reached at most this long ago.
+    public var stepUpWindowSeconds: Int64 = 600
 
     public init() {}
 }
@@ -51,6 +58,12 @@ public enum IdentityOptions {
     public static let loginFreeFailures = ConfigOption("login-free-failures", default: "5", help: "failed passwords per account before it is throttled")
     public static let loginBaseDelay = ConfigOption("login-base-delay-s", default: "30", help: "first lock after the free failures, doubling each further failure, in seconds")
     public static let loginMaxDelay = ConfigOption("login-max-delay-s", default: "900", help: "longest account lock, in seconds")
+    public static let loginFailureDecay = ConfigOption("login-failure-decay-s", default: "300", help: "one counted failure is forgiven per this many seconds without one (at most half the longest lock)")
+    public static let loginMaxConsecutive = ConfigOption("login-max-consecutive-failures", default: "100", help: "failures in a row (no decay) after which clients without a device token are refused until a success or a password change")
+    public static let deviceTokenFreeFailures = ConfigOption("device-token-free-failures", default: "3", help: "failed passwords on one device token before it is throttled")
+    public static let deviceTokenMaxFailures = ConfigOption("device-token-max-failures", default: "10", help: "failures in a row after which a device token is revoked")
+    public static let deviceTokenLifetime = ConfigOption("device-token-lifetime-days", default: "90", help: "how long a device token exempts its device from the account's lock, in days")
+    public static let maxDeviceTokensPerUser = ConfigOption("max-device-tokens-per-user", default: "10", help: "device tokens kept per user (the oldest go first)")
     public static let clientBurst = ConfigOption("login-client-burst", default: "20", help: "failed logins a client address may make at once")
     public static let clientRefill = ConfigOption("login-client-per-minute", default: "10", help: "failed logins a client address earns back per minute")
     public static let maxKeysPerUser = ConfigOption("max-keys-per-user", default: "5", help: "active device keys per user")
@@ -58,11 +71,15 @@ public enum IdentityOptions {
     public static let auditRetention = ConfigOption("audit-retention-days", default: "400", help: "how long authentication events are kept, in days")
     public static let challengeBurst = ConfigOption("challenge-client-burst", default: "30", help: "challenges by username a client address may ask for at once")
     public static let challengeRefill = ConfigOption("challenge-client-per-minute", default: "30", help: "challenges by username a client address earns back per minute")
+    public static let stepUpWindow = ConfigOption(
+        "step-up-window-s", default: "600",
+        help: "sensitive changes (keys, other sessions, turning factors off) need a second factor passed this recently, in seconds")
 
     public static let all: [ConfigOption] = [
         scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
-        loginFreeFailures, loginBaseDelay, loginMaxDelay, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
-        auditRetention, challengeBurst, challengeRefill,
+        loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
+        deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
+        auditRetention, challengeBurst, challengeRefill, stepUpWindow,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -86,10 +103,7 @@ public enum IdentityOptions {
         settings.sessionLifetimeSeconds = Int64(try configuration.int(sessionLifetime, range: 60...(90 * 86_400)))
         settings.sessionIdleSeconds = Int64(try configuration.int(sessionIdle, range: 30...(90 * 86_400)))
         settings.lastSeenGranularitySeconds = min(15, settings.sessionIdleSeconds / 4)
-        let baseDelay = Int64(try configuration.int(loginBaseDelay, range: 1...86_400))
-        settings.accountThrottle = AccountThrottlePolicy(
-            freeFailures: try configuration.int(loginFreeFailures, range: 1...1000), baseDelaySeconds: baseDelay,
-            maximumDelaySeconds: max(baseDelay, Int64(try configuration.int(loginMaxDelay, range: 1...86_400))))
+        try readLoginBudgets(configuration, into: &settings)
         settings.clientBurst = try configuration.int(clientBurst, range: 1...1_000_000)
         settings.clientRefillPerMinute = try configuration.int(clientRefill, range: 1...1_000_000)
         settings.maxKeysPerUser = try configuration.int(maxKeysPerUser, range: 1...100)
@@ -97,6 +111,26 @@ public enum IdentityOptions {
         settings.auditRetentionSeconds = Int64(try configuration.int(auditRetention, range: 1...36_500)) * 86_400
         settings.challengeBurst = try configuration.int(challengeBurst, range: 1...1_000_000)
         settings.challengeRefillPerMinute = try configuration.int(challengeRefill, range: 1...1_000_000)
+        settings.stepUpWindowSeconds = Int64(try configuration.int(stepUpWindow, range: 1...86_400))
         return settings
+    }
+
+    private static func readLoginBudgets(_ configuration: Configuration, into settings: inout IdentitySettings) throws {
+        let baseDelay = Int64(try configuration.int(loginBaseDelay, range: 1...86_400))
+        let maximumDelay = max(baseDelay, Int64(try configuration.int(loginMaxDelay, range: 1...86_400)))
+        let decay = Int64(try configuration.int(loginFailureDecay, range: 1...86_400))
+        guard decay * 2 <= maximumDelay else {
+            throw ConfigurationError("\(loginFailureDecay.flag) must be at most half of \(loginMaxDelay.flag) (\(maximumDelay / 2))")
+        }
+        let freeFailures = try configuration.int(loginFreeFailures, range: 1...100)
+        let tokenFreeFailures = try configuration.int(deviceTokenFreeFailures, range: 1...100)
+        settings.accountThrottle = AccountThrottlePolicy(
+            freeFailures: freeFailures, baseDelaySeconds: baseDelay, maximumDelaySeconds: maximumDelay, decaySeconds: decay,
+            maximumConsecutiveFailures: try configuration.int(loginMaxConsecutive, range: freeFailures...100))
+        settings.deviceTokenThrottle = AccountThrottlePolicy(
+            freeFailures: tokenFreeFailures, baseDelaySeconds: baseDelay, maximumDelaySeconds: maximumDelay, decaySeconds: decay,
+            maximumConsecutiveFailures: try configuration.int(deviceTokenMaxFailures, range: tokenFreeFailures...100))
+        settings.deviceTokenLifetimeSeconds = Int64(try configuration.int(deviceTokenLifetime, range: 1...3650)) * 86_400
+        settings.maxDeviceTokensPerUser = try configuration.int(maxDeviceTokensPerUser, range: 1...100)
     }
 }

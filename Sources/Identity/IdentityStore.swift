@@ -49,12 +49,6 @@ public struct ChallengeRecord: Sendable, Equatable {
     public var usedAt: Int64?
 }
 
-public struct ThrottleRecord: Sendable, Equatable {
-    public var failures: Int
-    public var lastFailureAt: Int64
-    public var lockedUntil: Int64
-}
-
 /// One audit event: never a secret.
 public struct AuditEvent: Sendable, Equatable {
     public var eventID: Int64
@@ -144,7 +138,9 @@ public final class IdentityStore: Sendable {
             CREATE INDEX audit_events_by_user ON audit_events (user_id, event_id);
             CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
             CREATE INDEX challenges_by_expiry ON challenges (expires_at);
-            """)
+            """),
+        phoneProofMigration,
+        loginBudgetsMigration,
     ]
 
     // MARK: Users
@@ -202,43 +198,6 @@ public final class IdentityStore: Sendable {
             if let sitekey {
                 _ = try c.run("UPDATE users SET sitekey = ? WHERE user_id = ?", [SQLValue(sitekey), .text(userID)])
             }
-        }
-    }
-
-    // MARK: Login throttle
-
-    public func throttle(username: String) throws -> ThrottleRecord? {
-        try database.read { c in
-            try c.queryOne("SELECT failures, last_failure_at, locked_until FROM login_throttle WHERE username = ?", [.text(username)]).map { row in
-                ThrottleRecord(failures: Int(try row.int("failures")), lastFailureAt: try row.int("last_failure_at"), lockedUntil: try row.int("locked_until"))
-            }
-        }
-    }
-
-    /// Records one failed password: the new failure count and lock come from `policy`.
-    /// Returns the lock end (0 when not locked).
-    @discardableResult
-    public func recordFailure(username: String, policy: AccountThrottlePolicy, now: Int64, event: PendingEvent?) throws -> Int64 {
-        try database.write { c in
-            let row = try c.queryOne("SELECT failures, last_failure_at FROM login_throttle WHERE username = ?", [.text(username)])
-            let stored = try row.map { Int(try $0.int("failures")) } ?? 0
-            let last = try row.map { try $0.int("last_failure_at") } ?? now
-            let failures = policy.effectiveFailures(stored: stored, lastFailureAt: last, now: now) + 1
-            let lockedUntil = policy.delay(afterFailures: failures).map { now + $0 } ?? 0
-            if row == nil {
-                _ = try c.run(
-                    "INSERT INTO login_throttle (username, failures, last_failure_at, locked_until) VALUES (?, ?, ?, ?)",
-                    [.text(username), SQLValue(failures), .integer(now), .integer(lockedUntil)])
-            } else {
-                _ = try c.run(
-                    "UPDATE login_throttle SET failures = ?, last_failure_at = ?, locked_until = ? WHERE username = ?",
-                    [SQLValue(failures), .integer(now), .integer(lockedUntil), .text(username)])
-            }
-            // Forget stale rows as we go, so guesses at random names cannot grow the table for good.
-            _ = try c.run("DELETE FROM login_throttle WHERE last_failure_at < ? AND locked_until < ?",
-                          [.integer(now - policy.failureWindowSeconds), .integer(now)])
-            if let event { try Self.insert(event, c) }
-            return lockedUntil
         }
     }
 
@@ -355,13 +314,6 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    public func isTrustedDevice(userID: String, deviceID: String) throws -> Bool {
-        try database.read { c in
-            try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ? AND trusted_at IS NOT NULL",
-                           [.text(userID), .text(deviceID)]) != nil
-        }
-    }
-
     // MARK: Device keys
 
     private static let keyColumns = "key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at"
@@ -393,13 +345,6 @@ public final class IdentityStore: Sendable {
     public func activeKeys(userID: String) throws -> [DeviceKeyRecord] {
         try database.read { c in
             try c.query("SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id", [.text(userID)]).map(Self.key)
-        }
-    }
-
-    public func hasActiveKey(userID: String, deviceID: String) throws -> Bool {
-        try database.read { c in
-            try c.queryOne("SELECT 1 AS present FROM device_keys WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
-                           [.text(userID), .text(deviceID)]) != nil
         }
     }
 
@@ -476,7 +421,7 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    private static func insert(_ event: PendingEvent, _ c: Connection) throws {
+    static func insert(_ event: PendingEvent, _ c: Connection) throws {
         _ = try c.run(
             "INSERT INTO audit_events (user_id, event, outcome, device_id, client, at) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(event.userID), .text(event.event), .text(event.outcome), SQLValue(event.deviceID), SQLValue(event.client), .integer(event.at)])

@@ -1,26 +1,41 @@
 import Foundation
 
-/// Per-account throttling of password guesses. The first `freeFailures` wrong passwords cost
-/// nothing; each further one locks the account for `baseDelay * 2^(extra failures)`, capped at
-/// `maximumDelay`. A lock always ends: an attacker can slow a victim down by at most
-/// `maximumDelay` at a time, never lock them out for good, and a device-key login is never
-/// throttled by it. Failures are forgotten after `failureWindow` without one, and at a success.
-/// Kept per normalised username, whether or not it exists, so a lock reveals nothing.
+/// A budget of wrong passwords, kept per normalised username for clients without a device
+/// token (whether or not the name exists, so a lock reveals nothing) and per device token for
+/// clients with one. The first `freeFailures` cost nothing; each further one locks for
+/// `baseDelay * 2^(extra failures)`, capped at `maximumDelay`. Failures decay: one is forgiven
+/// per `decaySeconds` without a failure, and `decaySeconds <= maximumDelay / 2`, so a failure
+/// right after the longest lock starts a shorter one (a guesser settles at a steady pace instead
+/// of holding the lock at its maximum). `maximumConsecutiveFailures` counts failures since the
+/// last success, without decay (NIST SP 800-63B 5.2.2: at most 100); reaching it stops this
+/// budget until a success. Rows idle `failureWindowSeconds` are dropped unless at that limit.
 public struct AccountThrottlePolicy: Sendable, Equatable {
     public var freeFailures: Int
     public var baseDelaySeconds: Int64
     public var maximumDelaySeconds: Int64
+    public var decaySeconds: Int64
+    public var maximumConsecutiveFailures: Int
     public var failureWindowSeconds: Int64
 
-    public init(freeFailures: Int = 5, baseDelaySeconds: Int64 = 30, maximumDelaySeconds: Int64 = 900, failureWindowSeconds: Int64 = 86_400) {
+    public init(
+        freeFailures: Int = 5, baseDelaySeconds: Int64 = 30, maximumDelaySeconds: Int64 = 900, decaySeconds: Int64 = 300,
+        maximumConsecutiveFailures: Int = 100, failureWindowSeconds: Int64 = 86_400
+    ) {
         precondition(freeFailures >= 1 && baseDelaySeconds >= 1 && maximumDelaySeconds >= baseDelaySeconds)
+        precondition(decaySeconds >= 1 && decaySeconds * 2 <= maximumDelaySeconds, "decay must forgive two failures per longest lock")
+        precondition(maximumConsecutiveFailures >= freeFailures && failureWindowSeconds >= maximumDelaySeconds)
         self.freeFailures = freeFailures
         self.baseDelaySeconds = baseDelaySeconds
         self.maximumDelaySeconds = maximumDelaySeconds
+        self.decaySeconds = decaySeconds
+        self.maximumConsecutiveFailures = maximumConsecutiveFailures
         self.failureWindowSeconds = failureWindowSeconds
     }
 
-    /// The lock after the `failures`-th consecutive failure (nil: no lock yet), in seconds.
+    /// The budget of a device token: small, and the token is revoked when it runs out.
+    public static let deviceTokenDefault = AccountThrottlePolicy(freeFailures: 3, maximumConsecutiveFailures: 10)
+
+    /// The lock after the `failures`-th failure (nil: no lock yet), in seconds.
     public func delay(afterFailures failures: Int) -> Int64? {
         guard failures >= freeFailures else { return nil }
         let doublings = min(failures - freeFailures, 30)
@@ -28,14 +43,53 @@ public struct AccountThrottlePolicy: Sendable, Equatable {
         return delay.overflow ? maximumDelaySeconds : min(delay.partialValue, maximumDelaySeconds)
     }
 
-    /// The failure count to continue from, given the stored one and when the last failure was.
-    public func effectiveFailures(stored: Int, lastFailureAt: Int64, now: Int64) -> Int {
-        now - lastFailureAt >= failureWindowSeconds ? 0 : stored
+    /// The fewest failures that lock for `maximumDelay`: counts stop there, so decay always bites.
+    var failuresAtMaximum: Int {
+        var failures = freeFailures
+        while let delay = delay(afterFailures: failures), delay < maximumDelaySeconds { failures += 1 }
+        return failures
+    }
+
+    /// The failure count left of `stored` after decay since `lastFailureAt`.
+    public func decayed(stored: Int, lastFailureAt: Int64, now: Int64) -> Int {
+        let forgiven = max(0, now - lastFailureAt) / decaySeconds
+        return max(0, stored - Int(min(forgiven, Int64(stored))))
+    }
+
+    /// Counts one attempt before its password is checked, so parallel attempts never check
+    /// more passwords than the budget allows. The attempt is counted as a failure until it
+    /// succeeds (a crash mid-check leaves it counted: the safe side).
+    public func reserve(_ current: FailureCount?, now: Int64) -> AttemptDecision {
+        let current = current ?? FailureCount(failures: 0, consecutive: 0, lastFailureAt: now, lockedUntil: 0)
+        guard current.consecutive < maximumConsecutiveFailures else { return .exhausted }
+        guard current.lockedUntil <= now else { return .locked(retryAfterSeconds: current.lockedUntil - now) }
+        let failures = min(decayed(stored: current.failures, lastFailureAt: current.lastFailureAt, now: now) + 1, failuresAtMaximum)
+        let lockedUntil = delay(afterFailures: failures).map { now + $0 } ?? 0
+        return .reserved(FailureCount(failures: failures, consecutive: current.consecutive + 1, lastFailureAt: now, lockedUntil: lockedUntil))
     }
 }
 
-/// A token bucket per client address: `burst` failed logins at once, refilled at
-/// `refillPerMinute`. Bounded memory: at most `maximumAddresses` buckets; full buckets are
+/// A budget's stored state.
+public struct FailureCount: Sendable, Equatable {
+    /// Decaying count that sets the lock.
+    public var failures: Int
+    /// Failures since the last success, never decaying.
+    public var consecutive: Int
+    public var lastFailureAt: Int64
+    public var lockedUntil: Int64
+}
+
+public enum AttemptDecision: Sendable, Equatable {
+    /// Go ahead and check the password; the new state already counts this attempt.
+    case reserved(FailureCount)
+    /// Locked for this long; no password is checked.
+    case locked(retryAfterSeconds: Int64)
+    /// `maximumConsecutiveFailures` reached: no password is checked until a success elsewhere.
+    case exhausted
+}
+
+/// A token bucket per client address: `burst` attempts at once, refilled at `refillPerMinute`;
+/// a login gives its token back when it succeeds, so the budget counts failures. Bounded memory: at most `maximumAddresses` buckets; full buckets are
 /// dropped first, then the oldest. In memory, per replica (a restart forgives).
 public final class ClientLoginBudget: @unchecked Sendable {
     public let burst: Double
@@ -55,22 +109,24 @@ public final class ClientLoginBudget: @unchecked Sendable {
         self.maximumAddresses = maximumAddresses
     }
 
-    /// Nil when `address` may try a login now; otherwise the seconds to wait.
-    public func retryAfter(address: String, now: Double) -> Int64? {
+    /// Spends one token for an attempt about to run, in one step: nil when spent, otherwise
+    /// the seconds to wait (nothing spent). Parallel callers never overdraw the bucket.
+    public func reserve(address: String, now: Double) -> Int64? {
         lock.lock()
         defer { lock.unlock() }
         let tokens = refilled(address, now: now)
-        guard tokens < 1 else { return nil }
-        return Int64(((1 - tokens) / refillPerSecond).rounded(.up))
+        guard tokens >= 1 else { return Int64(((1 - tokens) / refillPerSecond).rounded(.up)) }
+        buckets[address] = Bucket(tokens: tokens - 1, updatedAt: now)
+        if buckets.count > maximumAddresses { evict(now: now) }
+        return nil
     }
 
-    /// Spends one token for a failed login.
-    public func charge(address: String, now: Double) {
+    /// Gives back a reserved token (the attempt succeeded, or was refused before any work).
+    public func refund(address: String, now: Double) {
         lock.lock()
         defer { lock.unlock() }
-        let tokens = refilled(address, now: now)
-        buckets[address] = Bucket(tokens: max(0, tokens - 1), updatedAt: now)
-        if buckets.count > maximumAddresses { evict(now: now) }
+        guard buckets[address] != nil else { return }
+        buckets[address] = Bucket(tokens: min(burst, refilled(address, now: now) + 1), updatedAt: now)
     }
 
     public var trackedAddresses: Int {

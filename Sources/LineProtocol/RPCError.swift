@@ -41,10 +41,12 @@ public enum Reason: String, Sendable, CaseIterable {
         case .stepUpRequired: 403
         case .notFound: 404
         case .conflict, .concurrentVerification: 409
-        case .expired: 410
+        // A verification that expired or failed after too many codes is over for good: 410,
+        // never a 429 that a client would retry after a pause.
+        case .expired, .tooManyAttempts: 410
         case .invalidCode, .weakPassword, .insufficientFunds: 422
         case .locked: 423
-        case .rateLimited, .tooManyAttempts: 429
+        case .rateLimited: 429
         case .unavailable, .overloaded: 503
         case .timeout: 504
         }

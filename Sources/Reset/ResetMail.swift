@@ -132,8 +132,10 @@ public struct ResetMailComposer: Sendable {
         let text = """
             Hello,
 
-            The password of your \(productName) account was just changed with a reset link, \
-            and every device was signed out. Sign in again with the new password.
+            The password of your \(productName) account was just changed with a reset link. \
+            Every device was signed out, every biometric (Face ID / Touch ID) login was turned \
+            off, and no device is remembered any more: sign in again with the new password and \
+            a code, then turn biometric login back on in the app.
 
             If you did not do this, reset your password at once from the app and contact us: \
             someone may have access to your e-mail.

@@ -34,7 +34,11 @@ public enum ResetOptions {
     public static let mailWorkers = ConfigOption("reset-mail-workers", default: "2", help: "threads doing lookups and sending mail after the answer")
     public static let mailQueue = ConfigOption("reset-mail-queue", default: "1000", help: "requests waiting for those threads before new ones are dropped (still answered ok)")
 
-    public static let all = [tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown, productName, mailWorkers, mailQueue]
+    public static let key = ConfigOption(
+        "reset-key",
+        help: "server key for the keyed hashes of e-mail addresses in rate-limit records: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/reset.key, mode 0600)")
+
+    public static let all = [key, tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown, productName, mailWorkers, mailQueue]
 
     public static func settings(_ configuration: Configuration) throws -> ResetSettings {
         var settings = ResetSettings()
@@ -59,12 +63,13 @@ public enum ResetProcess {
             productName: configuration.string(ResetOptions.productName) ?? "Latchkey",
             linkTemplate: try LinkTemplate(ResetOptions.linkTemplate(configuration)))
         let store = try SQLiteResetStore(path: host.dataFile("reset.sqlite"))
+        let subjects = ResetSubject(key: try ServerKeyFile.load(
+            path: try host.dataFile("reset.key"), configured: configuration.string(ResetOptions.key), option: "--reset-key"))
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
         // stops once answers are out, and mails already promised must still be looked up and sent.
         let backgroundLoop = try EventLoop()
-        let backgroundIdentity = RPCIdentityDirectory(client: RPCClient(
-            loop: backgroundLoop, service: "identity", endpoints: try configuration.endpoints(CommonOptions.identity), logger: host.logger))
+        let backgroundIdentity = RPCIdentityDirectory(client: try host.makeClient(for: "identity", option: CommonOptions.identity, loop: backgroundLoop))
         let backgroundLoopEnded = DispatchSemaphore(value: 0)
         Thread {
             backgroundLoop.run()
@@ -75,7 +80,7 @@ public enum ResetProcess {
             threadCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64),
             maxQueued: try configuration.int(ResetOptions.mailQueue, range: 1...1_000_000), name: "reset-mail")
         let service = ResetService(
-            settings: settings, store: store, identity: identity, mail: mail, composer: composer,
+            settings: settings, store: store, subjects: subjects, identity: identity, mail: mail, composer: composer,
             background: background, metrics: host.metrics, logger: host.logger, backgroundIdentity: backgroundIdentity)
         service.register(on: host.router)
         host.addHealthCheck {

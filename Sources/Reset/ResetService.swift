@@ -41,6 +41,9 @@ public struct ResetSettings: Sendable {
     /// Tell an address without an account that someone asked (off: stays silent).
     public var notifyUnknownAddresses = false
     public var maxEmailBytes = 254
+    /// Identity's own limit on a password (`identity.check_password` reads at most this many bytes):
+    /// a longer one is refused here as `weak_password` (`too_long`), as identity refuses one past its rule.
+    public var maxPasswordBytes = 1024
 
     public init() {}
 }
@@ -51,6 +54,7 @@ public struct ResetSettings: Sendable {
 public final class ResetService: Sendable {
     public let settings: ResetSettings
     let store: ResetStore
+    let subjects: ResetSubject
     let identity: IdentityDirectory
     /// Identity for work after the answer (its own connection and loop in the process, so it
     /// keeps working while the server drains on SIGTERM).
@@ -63,12 +67,13 @@ public final class ResetService: Sendable {
     let nowMilliseconds: @Sendable () -> Int64
 
     public init(
-        settings: ResetSettings, store: ResetStore, identity: IdentityDirectory, mail: DeliveryProvider,
+        settings: ResetSettings, store: ResetStore, subjects: ResetSubject, identity: IdentityDirectory, mail: DeliveryProvider,
         composer: ResetMailComposer, background: WorkerPool, metrics: Metrics, logger: Logger,
         backgroundIdentity: IdentityDirectory? = nil, nowMilliseconds: @escaping @Sendable () -> Int64 = { WallClock.nowMilliseconds() }
     ) {
         self.settings = settings
         self.store = store
+        self.subjects = subjects
         self.identity = identity
         self.backgroundIdentity = backgroundIdentity ?? identity
         self.mail = mail
@@ -148,7 +153,7 @@ public final class ResetService: Sendable {
     }
 
     func rules(address: String, client: String?) -> [RateRule] {
-        let subject = "a:" + Hex.encode(SHA256.hash(address))
+        let subject = subjects.address(address)
         var rules = [
             RateRule(name: "address_interval", subject: subject, limit: 1, windowMilliseconds: settings.addressIntervalSeconds * 1000),
             RateRule(name: "address_hourly", subject: subject, limit: settings.addressPerHour, windowMilliseconds: 3_600_000),
@@ -180,9 +185,13 @@ public final class ResetService: Sendable {
 
     // MARK: complete
 
-    /// Policy check, atomic claim, new password, every session ended, audit, notice mail.
+    /// Policy check, atomic claim, new password, every session, device key and trusted device
+    /// ended, audit, notice mail.
     public func complete(token: String, password: String, context: CallContext) throws(ResetError) {
         let record = try live(token: token)
+        guard password.utf8.count <= settings.maxPasswordBytes else {
+            throw .weakPassword(rule: "too_long", message: "password must have at most \(settings.maxPasswordBytes) bytes")
+        }
         let tokenRef = Self.reference(OpaqueToken.hash(token))
         let log = context.logger.with(["user.id": .string(record.userID), "reset.token_ref": .string(tokenRef)])
         let credentials: [String: JSON] = ["user_id": .string(record.userID), "password": .string(password)]
@@ -205,6 +214,8 @@ public final class ResetService: Sendable {
         do throws(RPCError) {
             _ = try identity.call("identity.set_password", credentials, context: context)
             _ = try identity.call("identity.revoke_all", ["user_id": .string(record.userID)], context: context)
+            // A key an attacker enrolled would otherwise keep logging in at aal 2 after the reset.
+            _ = try identity.call("identity.revoke_devices", ["user_id": .string(record.userID)], context: context)
         } catch {
             // Nothing is half done for the user: the token works again and a retry redoes both steps.
             try? store.release(tokenID: record.tokenID)

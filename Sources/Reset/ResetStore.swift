@@ -71,6 +71,10 @@ public final class SQLiteResetStore: ResetStore {
             CREATE INDEX reset_requests_by_subject ON reset_requests (subject, at_ms);
             CREATE INDEX reset_requests_by_time ON reset_requests (at_ms);
             """),
+        // Address records were a plain SHA-256 of the address (`a:`); they are now keyed (`e:`,
+        // see ResetSubject) and cannot be converted without the addresses: the per-address
+        // counters restart (they span one hour); client records stay.
+        Migration(version: 2, name: "keyed address subjects", sql: "DELETE FROM reset_requests WHERE subject LIKE 'a:%';"),
     ]
 
     public init(path: String, options: DatabaseOptions = .init(synchronous: .full, readerCount: 2)) throws {

@@ -13,6 +13,10 @@ public struct ConfigOption: Sendable, Hashable {
     }
 
     public var flag: String { "--\(name)" }
+
+    /// An option whose default is a boolean is a switch: `--demo` alone means true. Every other
+    /// option needs a value, so a flag never takes the next flag as its value.
+    public var isSwitch: Bool { defaultValue == "false" || defaultValue == "true" }
     public var environmentName: String {
         "LATCHKEY_" + name.uppercased().replacingDashes()
     }
@@ -27,7 +31,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// The settings of one process: known options only, each validated when read.
+/// The settings of one process: known options only, each validated when read. Fails closed: an
+/// unknown flag, a flag without its value, or a `LATCHKEY_*` variable nothing reads stops it.
 public struct Configuration: Sendable {
     private var values: [String: String] = [:]
     public let options: [ConfigOption]
@@ -36,6 +41,7 @@ public struct Configuration: Sendable {
 
     public init(arguments: [String], environment: [String: String], options: [ConfigOption]) throws(ConfigurationError) {
         self.options = options
+        try KnownEnvironment.check(environment, options: options)
         let known = Dictionary(options.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for option in options {
             if let value = environment[option.environmentName] { values[option.name] = value }
@@ -54,18 +60,29 @@ public struct Configuration: Sendable {
                 value = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
-            guard known[name] != nil else { throw ConfigurationError("unknown flag --\(name)") }
+            guard let option = known[name] else { throw ConfigurationError("unknown flag --\(name)") }
             if value == nil {
-                if index < arguments.count, !arguments[index].hasPrefix("--") {
-                    value = arguments[index]
-                    index += 1
-                } else {
-                    value = "true"
-                }
+                let (separate, consumed) = try Self.separateValue(of: option, next: index < arguments.count ? arguments[index] : nil)
+                value = separate
+                if consumed { index += 1 }
             }
             values[name] = value
         }
     }
+
+    /// The value of `--name` given without `=`, and whether it is the next argument. A switch takes
+    /// the next argument only when it is a boolean word (`--demo false`; `--demo ping` leaves `ping`
+    /// positional); any other option takes it unless it is another flag.
+    private static func separateValue(of option: ConfigOption, next: String?) throws(ConfigurationError) -> (String, consumed: Bool) {
+        if option.isSwitch {
+            guard let next, booleanWords.contains(next.lowercased()) else { return ("true", false) }
+            return (next, true)
+        }
+        guard let next, !next.hasPrefix("--") else { throw ConfigurationError("\(option.flag) needs a value") }
+        return (next, true)
+    }
+
+    private static let booleanWords: Set<String> = ["1", "true", "yes", "on", "0", "false", "no", "off"]
 
     public func isSet(_ option: ConfigOption) -> Bool { values[option.name] != nil }
 

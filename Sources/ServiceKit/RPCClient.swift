@@ -2,6 +2,26 @@ import Dispatch
 import Foundation
 import LineProtocol
 
+/// How a call ended, as this client saw it. Only `linkFailure` speaks about the link to the
+/// replica; an error in `result` without one is the replica's own answer (perhaps about a
+/// dependency of its own) and never a reason to mark the replica down or to send again.
+public struct CallOutcome: Sendable {
+    public let result: Result<JSON, RPCError>
+    /// The replica tried; nil when none could be.
+    public let address: SocketAddress?
+    public let linkFailure: LinkFailure?
+}
+
+/// A failure of this client's own link to a replica: no answer came back.
+public enum LinkFailure: Sendable, Equatable {
+    /// Never written to a connection (no replica, refused, closed before sending): it did not run.
+    case notSent
+    /// The connection ended after the request was written: it may have run.
+    case lostAfterSending
+    /// No answer before the deadline: it may have run.
+    case timedOut
+}
+
 /// A client for one service's replicas: a few multiplexed connections per address, ids
 /// rewritten so any number of callers share them, deadlines on every call, and a short
 /// back-off on an address that refuses or drops connections.
@@ -12,20 +32,21 @@ public final class RPCClient: @unchecked Sendable {
     public let service: String
     private let endpoints: [Endpoint]
     private let connectionsPerAddress: Int
-    /// Sent as `meta.token` on every call when set (`--service-token`). Set before the first call.
-    public var serviceToken: String?
+    /// Sent as `meta.token` on every call when set (`--service-token`).
+    public let serviceToken: String?
     private let logger: Logger
     // Loop-confined state.
     private var targets: [UpstreamTarget] = []
     private var roundRobin = 0
     private var nextCallID: Int64 = 0
 
-    public init(loop: EventLoop, service: String, endpoints: [Endpoint], connectionsPerAddress: Int = 2, logger: Logger) {
+    public init(loop: EventLoop, service: String, endpoints: [Endpoint], connectionsPerAddress: Int = 2, serviceToken: String? = nil, logger: Logger) {
         precondition(!endpoints.isEmpty && connectionsPerAddress > 0)
         self.loop = loop
         self.service = service
         self.endpoints = endpoints
         self.connectionsPerAddress = connectionsPerAddress
+        self.serviceToken = serviceToken
         self.logger = logger
         let resolved = Self.resolveAll(endpoints)
         loop.execute { [self] in self.replaceTargets(resolved) }
@@ -75,25 +96,27 @@ public final class RPCClient: @unchecked Sendable {
     public func call(
         _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
-        completion: @escaping @Sendable (Result<JSON, RPCError>, SocketAddress?) -> Void
+        completion: @escaping @Sendable (CallOutcome) -> Void
     ) {
         // On the loop thread (the gateway forwarding) go straight on; elsewhere hop to the loop.
         let start: @Sendable () -> Void = { [self] in
             let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
             if replicaID != nil && pinned == nil {
                 learnReplicaIDs()
-                completion(.failure(RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])), nil)
+                let error = RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])
+                completion(CallOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
                 return
             }
             guard let target = pickTarget(address: pinned, excluding: excluding) else {
-                completion(.failure(RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])), nil)
+                let error = RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])
+                completion(CallOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
                 return
             }
             let callID = takeCallID()
             let request = RPCRequest(method: method, params: params, id: .int(callID), meta: meta)
             let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-            target.send(request, callID: callID, deadlineMilliseconds: deadline) { outcome in
-                completion(outcome, target.address)
+            target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
+                completion(CallOutcome(result: result, address: target.address, linkFailure: linkFailure))
             }
         }
         if loop.isInLoopThread { start() } else { loop.execute(start) }
@@ -106,8 +129,8 @@ public final class RPCClient: @unchecked Sendable {
         precondition(!loop.isInLoopThread, "callAndWait would deadlock the event loop")
         let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
         let box = OutcomeBox()
-        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome, _ in
-            box.set(outcome)
+        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
+            box.set(outcome.result)
         }
         return try box.wait().get()
     }
@@ -173,7 +196,7 @@ final class UpstreamTarget {
         self.client = client
     }
 
-    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping (Result<JSON, RPCError>) -> Void) {
+    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
         connections.removeAll { $0.isFinished }
         let connection: UpstreamConnection
         if connections.count < client.connectionCount {
@@ -195,7 +218,7 @@ final class UpstreamTarget {
         let request = RPCRequest(method: "\(client.service).health", params: nil, id: .int(client.takeCallID()))
         let deadline = MonotonicClock.nowMilliseconds() + 2000
         let callID = request.id!.intValue!
-        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
+        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome, _ in
             learning = false
             if case .success(let health) = outcome, let id = health["replica_id"]?.stringValue { replicaID = id }
         }
@@ -222,13 +245,16 @@ final class UpstreamTarget {
     }
 }
 
+/// The end of one call inside the client: the answer (or a link error) and, for a link error, which.
+typealias UpstreamCompletion = (Result<JSON, RPCError>, LinkFailure?) -> Void
+
 /// One TCP connection to a replica, carrying many calls at once. Loop-confined.
 final class UpstreamConnection: EventHandler, ChannelDelegate {
     private enum State { case idle, connecting, connected, closed }
 
     private struct Call {
         let deadlineMilliseconds: Int64
-        let completion: (Result<JSON, RPCError>) -> Void
+        let completion: UpstreamCompletion
         var sent: Bool
     }
 
@@ -256,9 +282,9 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         }
     }
 
-    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping (Result<JSON, RPCError>) -> Void) {
+    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
         guard state != .closed else {
-            completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])))
+            completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])), .notSent)
             return
         }
         var line = request.encoded()
@@ -307,7 +333,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
                 let response = RPCResponse.decode(json), let callID = response.id.intValue,
                 let call = calls.removeValue(forKey: callID)
             else { continue }
-            call.completion(response.outcome)
+            call.completion(response.outcome, nil)
         }
         if retiring && calls.isEmpty { channel.close() }
     }
@@ -328,15 +354,17 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         calls.removeAll()
         queued.removeAll()
         for (_, call) in failed {
-            // `sent: false` tells the caller a retry elsewhere cannot run the request twice.
-            call.completion(.failure(RPCError(.unavailable, "\(target.client.service) \(reason)", extra: ["sent": .bool(call.sent)])))
+            // `data.sent` is for `callAndWait` callers, who see only the error: `false` means a
+            // retry elsewhere cannot run the request twice. `call` callers read `linkFailure`.
+            let error = RPCError(.unavailable, "\(target.client.service) \(reason)", extra: ["sent": .bool(call.sent)])
+            call.completion(.failure(error), call.sent ? .lostAfterSending : .notSent)
         }
     }
 
     func checkDeadlines(nowMilliseconds now: Int64) {
         for (callID, call) in calls where call.deadlineMilliseconds <= now {
             calls.removeValue(forKey: callID)
-            call.completion(.failure(RPCError(.timeout, "\(target.client.service) did not answer in time")))
+            call.completion(.failure(RPCError(.timeout, "\(target.client.service) did not answer in time")), .timedOut)
         }
     }
 

@@ -28,6 +28,9 @@ public final class ServiceHost: @unchecked Sendable {
     public init(name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = []) throws {
         try HelpRequested.check(arguments, usage: Usage.text("\(name) [OPTIONS]", options: CommonOptions.all + extraOptions))
         ignoreBrokenPipeSignals()
+        // Everything a service writes (databases, outbox, keys, the directories holding them) holds
+        // personal data or secrets: owner-only, whatever umask the process was started with.
+        umask(0o077)
         self.name = name
         let configuration = try Configuration(arguments: arguments, environment: environment, options: CommonOptions.all + extraOptions)
         self.configuration = configuration
@@ -73,19 +76,45 @@ public final class ServiceHost: @unchecked Sendable {
         return trimmed.isEmpty ? "replica" : trimmed
     }
 
-    /// Creates the data directory if needed and returns the path of a file in it.
+    /// Creates the data directory if needed (0700, as are any parents it creates) and returns the
+    /// path of a file in it. An existing directory is left as the operator made it, with a warning
+    /// when other users can enter it: it may be shared (a volume's mount point, a home directory).
     public func dataFile(_ fileName: String) throws -> String {
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        if FileManager.default.fileExists(atPath: dataDirectory) {
+            warnIfOthersCanEnter(dataDirectory)
+        } else {
+            try FileManager.default.createDirectory(
+                atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         return (dataDirectory as NSString).appendingPathComponent(fileName)
     }
 
-    /// A client for another service, from its replica option (`--identity` ...). One per service.
+    private var warnedAboutDataDirectory = false
+
+    private func warnIfOthersCanEnter(_ directory: String) {
+        var info = stat()
+        guard !warnedAboutDataDirectory, stat(directory, &info) == 0, info.st_mode & 0o077 != 0 else { return }
+        warnedAboutDataDirectory = true
+        logger.warning("data directory is open to other users; its files are owner-only, but chmod 700 it", [
+            "data.dir": .string(directory), "data.mode": .string(String(info.st_mode & 0o777, radix: 8)),
+        ])
+    }
+
+    /// A client for another service, from its replica option (`--identity` ...), on the host's
+    /// loop. One per service.
     public func client(for service: String, option: ConfigOption) throws -> RPCClient {
         if let existing = clients[service] { return existing }
-        let client = RPCClient(loop: loop, service: service, endpoints: try configuration.endpoints(option), logger: logger)
-        client.serviceToken = configuration.string(CommonOptions.serviceToken)
+        let client = try makeClient(for: service, option: option, loop: loop)
         clients[service] = client
         return client
+    }
+
+    /// A new client for another service on `loop`: the one way services build internal clients,
+    /// so every one of them carries the service token.
+    public func makeClient(for service: String, option: ConfigOption, loop: EventLoop) throws -> RPCClient {
+        RPCClient(
+            loop: loop, service: service, endpoints: try configuration.endpoints(option),
+            serviceToken: configuration.string(CommonOptions.serviceToken), logger: logger)
     }
 
     /// Adds a named check to `<name>.health` (for example: the database answers).

@@ -8,23 +8,31 @@ public struct SessionInfo: Sendable, Equatable {
     public let aal: Int
     public let aal2At: Int64?
     public let expiresAt: Int64
+    /// Factors the session still owes: while not empty it may only complete them and log out.
+    public let requiredFactors: [String]
 
-    public init(userID: String, sessionID: String, deviceID: String, aal: Int, aal2At: Int64?, expiresAt: Int64) {
+    public init(userID: String, sessionID: String, deviceID: String, aal: Int, aal2At: Int64?, expiresAt: Int64, requiredFactors: [String] = []) {
         self.userID = userID
         self.sessionID = sessionID
         self.deviceID = deviceID
         self.aal = aal
         self.aal2At = aal2At
         self.expiresAt = expiresAt
+        self.requiredFactors = requiredFactors
     }
 
+    public var owesFactors: Bool { !requiredFactors.isEmpty }
+
+    /// Nil when a member is missing, `required_factors` included: a session whose assurance is
+    /// unknown is not trusted with anything.
     public init?(introspection json: JSON) {
         guard let userID = json["user_id"]?.stringValue, let sessionID = json["session_id"]?.stringValue,
-            let aal = json["aal"]?.intValue, let expiresAt = json["expires_at"]?.intValue
+            let aal = json["aal"]?.intValue, let expiresAt = json["expires_at"]?.intValue,
+            let required = json["required_factors"]?.arrayValue
         else { return nil }
         self.init(
             userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue ?? "",
-            aal: Int(aal), aal2At: json["aal2_at"]?.intValue, expiresAt: expiresAt)
+            aal: Int(aal), aal2At: json["aal2_at"]?.intValue, expiresAt: expiresAt, requiredFactors: required.compactMap(\.stringValue))
     }
 }
 
@@ -35,7 +43,16 @@ public struct SessionResolver: Sendable {
 
     public init(identity: RPCClient) { self.identity = identity }
 
+    /// The session, refused with `step_up_required` while it owes factors (as the gateway's
+    /// `session` access refuses it): a password alone never acts like two factors.
     public func resolve(_ params: Params, _ context: CallContext) throws(RPCError) -> SessionInfo {
+        let session = try resolveOwingFactors(params, context)
+        guard !session.owesFactors else { throw Self.factorsOwed(session.requiredFactors) }
+        return session
+    }
+
+    /// The session even while it owes factors: only for the methods that complete them.
+    public func resolveOwingFactors(_ params: Params, _ context: CallContext) throws(RPCError) -> SessionInfo {
         guard let token = try params.optionalString("session", maxLength: 128), !token.isEmpty else {
             throw RPCError(.unauthenticated, "a session is required")
         }
@@ -44,5 +61,10 @@ public struct SessionResolver: Sendable {
             throw RPCError(.unavailable, "identity gave an unreadable introspection")
         }
         return session
+    }
+
+    /// The one `step_up_required` answer for a session that owes factors (gateway and services alike).
+    public static func factorsOwed(_ factors: [String]) -> RPCError {
+        RPCError(.stepUpRequired, "complete the second factor first", extra: ["detail": "factors_owed", "required_factors": .array(factors.map(JSON.string))])
     }
 }

@@ -69,7 +69,9 @@ public final class Stack: @unchecked Sendable {
     public static func start(_ options: Options) throws -> Stack {
         let stack = Stack(options: options)
         do {
-            try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
+            // The services' databases and the outbox live here: owner-only, like a service makes it.
+            try FileManager.default.createDirectory(
+                atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             if let basePort = options.basePort { try checkPortsFree(host: options.host, basePort: basePort) }
             for service in startOrder {
                 let replicas = service == "verification" ? options.verificationReplicas : 1

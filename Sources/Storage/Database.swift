@@ -56,6 +56,7 @@ public final class Database: SQLDatabase, @unchecked Sendable {
         }
         self.path = path
         self.options = options
+        PrivateFile.prepareDatabase(at: path)
         writer = try SQLiteConnection(path: path, role: .writer, options: options)
         try Database.migrate(writer, migrations)
         var readers: [SQLiteConnection] = []
@@ -94,6 +95,7 @@ public final class Database: SQLDatabase, @unchecked Sendable {
         unlink(temporary)
         defer { unlink(temporary) }
         do {
+            PrivateFile.prepareDatabase(at: temporary)
             let destination = try SQLiteConnection.openPlain(path: temporary)
             defer { sqlite3_close_v2(destination) }
             let reader = checkOutReader()

@@ -17,6 +17,7 @@ extension Database {
             let sourceHandle = try SQLiteConnection.openPlain(path: source)
             defer { sqlite3_close_v2(sourceHandle) }
             sqlite3_busy_timeout(sourceHandle, 5000)
+            PrivateFile.prepareDatabase(at: temporary)
             let destinationHandle = try SQLiteConnection.openPlain(path: temporary)
             defer { sqlite3_close_v2(destinationHandle) }
             guard let backup = sqlite3_backup_init(destinationHandle, "main", sourceHandle, "main") else {

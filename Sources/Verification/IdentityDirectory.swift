@@ -1,11 +1,16 @@
 import LineProtocol
 import ServiceKit
 
-/// What verification asks identity (protocol/internal.md): who holds a session, a user's
-/// phone, lifting a session to aal 2, and audit events. Blocking; worker threads only.
+/// What verification asks identity (protocol/internal.md): who holds a session (also one that
+/// still owes factors: verification is how it pays them), a user's phone (and whether it is
+/// proved), recording a phone proof, lifting a session to aal 2, ending one, and audit events.
+/// Blocking; worker threads only.
 public protocol IdentityDirectory: Sendable {
     func introspect(_ params: Params, _ context: CallContext) throws(RPCError) -> SessionInfo
+    /// Ends the session in `params.session` (`identity.logout`).
+    func endSession(_ params: Params, _ context: CallContext) throws(RPCError)
     func user(_ userID: String, _ context: CallContext) throws(RPCError) -> JSON
+    func provePhone(userID: String, number: String, _ context: CallContext) throws(RPCError)
     func elevate(sessionID: String, factor: String, _ context: CallContext) throws(RPCError) -> Int64
     func record(userID: String, event: String, outcome: String, deviceID: String?, _ context: CallContext) throws(RPCError)
 }
@@ -21,11 +26,20 @@ public struct RPCIdentityDirectory: IdentityDirectory {
     }
 
     public func introspect(_ params: Params, _ context: CallContext) throws(RPCError) -> SessionInfo {
-        try sessions.resolve(params, context)
+        try sessions.resolveOwingFactors(params, context)
+    }
+
+    public func endSession(_ params: Params, _ context: CallContext) throws(RPCError) {
+        let token = try params.string("session", maxLength: 128)
+        _ = try client.callAndWait("identity.logout", params: ["session": .string(token)], context: context)
     }
 
     public func user(_ userID: String, _ context: CallContext) throws(RPCError) -> JSON {
         try client.callAndWait("identity.user", params: ["user_id": .string(userID)], context: context)
+    }
+
+    public func provePhone(userID: String, number: String, _ context: CallContext) throws(RPCError) {
+        _ = try client.callAndWait("identity.prove_phone", params: ["user_id": .string(userID), "phone": .string(number)], context: context)
     }
 
     public func elevate(sessionID: String, factor: String, _ context: CallContext) throws(RPCError) -> Int64 {

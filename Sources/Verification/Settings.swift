@@ -21,6 +21,11 @@ public enum VerificationOptions {
         "verification-countries", default: "*", help: "ISO 3166 alpha-2 codes of the countries codes may be sent to, comma-separated, or * for all")
     public static let sendsPerNumber10m = ConfigOption("verification-sends-per-number-10m", default: "3", help: "messages to one number per 10 minutes")
     public static let sendsPerNumberDay = ConfigOption("verification-sends-per-number-day", default: "10", help: "messages to one number per 24 hours")
+    public static let proofSendsPerNumber10m = ConfigOption(
+        "verification-proof-sends-per-number-10m", default: "2",
+        help: "phone-proof codes to one number per 10 minutes, all unproven users together (a budget apart from the owner's)")
+    public static let proofSendsPerNumberDay = ConfigOption(
+        "verification-proof-sends-per-number-day", default: "5", help: "phone-proof codes to one number per 24 hours")
     public static let sendsPerUser10m = ConfigOption("verification-sends-per-user-10m", default: "5", help: "messages for one user per 10 minutes")
     public static let sendsPerUserDay = ConfigOption("verification-sends-per-user-day", default: "20", help: "messages for one user per 24 hours")
     public static let sendsPerClient10m = ConfigOption("verification-sends-per-client-10m", default: "10", help: "messages started from one client address per 10 minutes")
@@ -31,7 +36,7 @@ public enum VerificationOptions {
 
     public static let all: [ConfigOption] = [
         key, brand, defaultLocale, publicWorkflow, publicNextWaitSeconds, minimumNextWaitSeconds, maxAttempts,
-        allowedCountries, sendsPerNumber10m, sendsPerNumberDay, sendsPerUser10m, sendsPerUserDay,
+        allowedCountries, sendsPerNumber10m, sendsPerNumberDay, proofSendsPerNumber10m, proofSendsPerNumberDay, sendsPerUser10m, sendsPerUserDay,
         sendsPerClient10m, sendsPerClientDay, sendsGlobalHour, sendsGlobalDay, tickMilliseconds,
     ]
 }
@@ -67,6 +72,9 @@ public struct VerificationSettings: Sendable {
     /// nil = every country.
     public var allowedCountries: Set<String>?
     public var perNumber = [SendLimit(count: 3, windowSeconds: 600), SendLimit(count: 10, windowSeconds: 86_400)]
+    /// Phone-proof codes to one number, counted apart from `perNumber`: a stranger who claims
+    /// the number can neither spend its owner's budget nor flood the phone.
+    public var perProofNumber = [SendLimit(count: 2, windowSeconds: 600), SendLimit(count: 5, windowSeconds: 86_400)]
     public var perUser = [SendLimit(count: 5, windowSeconds: 600), SendLimit(count: 20, windowSeconds: 86_400)]
     public var perClient = [SendLimit(count: 10, windowSeconds: 600), SendLimit(count: 50, windowSeconds: 86_400)]
     public var global = [SendLimit(count: 1000, windowSeconds: 3600), SendLimit(count: 10_000, windowSeconds: 86_400)]
@@ -102,6 +110,9 @@ public struct VerificationSettings: Sendable {
             SendLimit(count: try configuration.int(option, range: 1...100_000_000), windowSeconds: window)
         }
         perNumber = [try limit(VerificationOptions.sendsPerNumber10m, 600), try limit(VerificationOptions.sendsPerNumberDay, 86_400)]
+        perProofNumber = [
+            try limit(VerificationOptions.proofSendsPerNumber10m, 600), try limit(VerificationOptions.proofSendsPerNumberDay, 86_400),
+        ]
         perUser = [try limit(VerificationOptions.sendsPerUser10m, 600), try limit(VerificationOptions.sendsPerUserDay, 86_400)]
         perClient = [try limit(VerificationOptions.sendsPerClient10m, 600), try limit(VerificationOptions.sendsPerClientDay, 86_400)]
         global = [try limit(VerificationOptions.sendsGlobalHour, 3600), try limit(VerificationOptions.sendsGlobalDay, 86_400)]

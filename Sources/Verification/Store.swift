@@ -37,6 +37,13 @@ public struct StoredRequest: Sendable, Equatable {
 
     public var hasNextStep: Bool { step + 1 < workflow.steps.count }
 
+    /// The one-live-code rule's key: the user and the destination (number, else e-mail address).
+    /// Another user's request to the same number neither blocks this one nor is ever named to it.
+    public var liveKey: String {
+        let destination = number ?? email ?? id
+        return userID.map { "user:\($0) \(destination)" } ?? destination
+    }
+
     /// Still able to be verified: pending, and either the code is valid or another step will come.
     public func isLive(nowMilliseconds now: Int64) -> Bool {
         status == .pending && (codeExpiresAt > now || nextEventAt != nil)
@@ -61,7 +68,7 @@ public struct RequestEvent: Sendable, Equatable {
 /// The operations verification performs inside one transaction. SQL stays in the store.
 public protocol VerificationTransaction {
     func request(id: String) throws -> StoredRequest?
-    /// The live request for this destination (number or e-mail address), if any.
+    /// The live request under this key (`StoredRequest.liveKey`), if any.
     func liveRequest(destination: String, nowMilliseconds: Int64) throws -> StoredRequest?
     func insert(_ request: StoredRequest) throws
     func update(_ request: StoredRequest) throws
@@ -176,7 +183,7 @@ private struct SQLiteTransaction: VerificationTransaction {
             """
             INSERT INTO requests (destination, \(Self.columns))
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(r.number ?? r.email ?? r.id)] + Self.values(r))
+            """, [.text(r.liveKey)] + Self.values(r))
     }
 
     func update(_ r: StoredRequest) throws {

@@ -29,7 +29,7 @@ public struct VerificationMethods: Sendable {
         }
         let purposeText = try params.string("purpose", maxLength: 16)
         guard let purpose = Purpose(rawValue: purposeText) else {
-            throw RPCError.invalidParams("purpose must be login or transaction", field: "purpose")
+            throw RPCError.invalidParams("purpose must be login, transaction or phone_proof", field: "purpose")
         }
         var start = StartParameters(workflow: try Self.workflow(params), purpose: purpose)
         start.number = try params.optionalString("number", maxLength: 32)
@@ -47,16 +47,17 @@ public struct VerificationMethods: Sendable {
         if let payload = start.payload, JSON.object(payload).encoded().count > 2048 {
             throw RPCError.invalidParams("payload is larger than 2048 bytes", field: "payload")
         }
-        if start.number == nil, let userID = start.userID, start.workflow.steps.contains(where: { $0 != .email }) {
-            start.number = try profile(userID, context).phone
-        }
-        if start.email == nil, let userID = start.userID, start.workflow.usesEmail {
-            start.email = try profile(userID, context).email
+        if let userID = start.userID {
+            let profile = try profile(userID, context)
+            if start.number == nil, start.workflow.steps.contains(where: { $0 != .email }) { start.number = profile.phone }
+            if start.email == nil, start.workflow.usesEmail { start.email = profile.email }
+            start.provenNumber = profile.provenPhone
         }
         return ["request_id": .string(try service.start(start, logger: context.logger))]
     }
 
-    /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile.
+    /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile; while
+    /// the user has not proved that phone, the code is a `phone_proof` (the only code it gets).
     private func publicStart(_ params: Params, _ context: CallContext) throws -> JSON {
         if let extra = params.members.keys.sorted().first(where: { !Self.publicStartFields.contains($0) && params.has($0) }) {
             throw RPCError.invalidParams("\(extra) is not accepted with a session", field: extra)
@@ -69,16 +70,19 @@ public struct VerificationMethods: Sendable {
                 throw VerificationError.invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
             }
         }
-        var start = StartParameters(workflow: workflow, purpose: .login)
+        let profile = try profile(session.userID, context)
+        var start = StartParameters(workflow: workflow, purpose: profile.provenPhone == nil ? .phoneProof : .login)
         start.userID = session.userID
-        start.number = try profile(session.userID, context).phone
+        start.number = profile.phone
+        start.provenNumber = profile.provenPhone
         start.nextEventWaitSeconds = min(service.settings.publicNextWaitSeconds, service.settings.defaultCodeExpirySeconds)
         start.locale = try Self.locale(params)
         start.client = context.client
         guard start.number != nil else {
             throw VerificationError.invalidParams("the profile has no phone number", field: "session", rule: "no_phone")
         }
-        return ["request_id": .string(try service.start(start, logger: context.logger.with(["verification.user_id": .string(session.userID)])))]
+        let requestID = try service.start(start, logger: context.logger.with(["verification.user_id": .string(session.userID)]))
+        return ["request_id": .string(requestID), "purpose": .string(start.purpose.rawValue)]
     }
 
     func check(_ params: Params, _ context: CallContext) throws -> JSON {
@@ -103,11 +107,18 @@ public struct VerificationMethods: Sendable {
                 audit(session, event: "factor.failed", outcome: error.rpcError.reason ?? "invalid_code", context)
             default: break
             }
+            if error == .tooManyAttempts && session.owesFactors { endOwingSession(params, context) }
             throw error
         }
-        let aal = try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context)
+        var answer: [String: JSON] = ["status": "verified"]
+        if result.purpose == .phoneProof, let number = result.number {
+            // Proved before elevating: a session never reaches aal 2 on a number left unproven.
+            try identity.provePhone(userID: session.userID, number: number, context)
+            answer["phone_verified"] = true
+        }
+        answer["aal"] = .int(try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context))
         audit(session, event: "factor.passed", outcome: result.channel.rawValue, context)
-        return ["status": "verified", "aal": .int(aal)]
+        return .object(answer)
     }
 
     func cancel(_ params: Params, _ context: CallContext) throws -> JSON {
@@ -131,19 +142,34 @@ public struct VerificationMethods: Sendable {
 
     // MARK: Helpers
 
+    /// A session that still owes factors may touch only login requests (its own factor).
     private func owner(_ params: Params, _ context: CallContext) throws -> RequestOwner? {
         guard params.has("session") else { return nil }
-        return RequestOwner(userID: try identity.introspect(params, context).userID, loginOnly: false)
+        let session = try identity.introspect(params, context)
+        return RequestOwner(userID: session.userID, loginOnly: session.owesFactors)
+    }
+
+    /// The login code failed for good: the session owes a factor it can no longer pass, so it
+    /// ends (the app logs the user out here). Best effort: the answer stays `too_many_attempts`.
+    private func endOwingSession(_ params: Params, _ context: CallContext) {
+        do {
+            try identity.endSession(params, context)
+        } catch {
+            context.logger.warning("ending the session after too many codes failed", ["error.reason": .string(error.reason ?? "error")])
+        }
     }
 
     private struct Profile {
         var phone: String?
         var email: String?
+        /// The phone, when its owner has proved it (`phone_verified`).
+        var provenPhone: String?
     }
 
     private func profile(_ userID: String, _ context: CallContext) throws -> Profile {
         let user = try identity.user(userID, context)
-        return Profile(phone: user["phone"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }, email: user["email"]?.stringValue)
+        let phone = user["phone"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        return Profile(phone: phone, email: user["email"]?.stringValue, provenPhone: user["phone_verified"] == .bool(true) ? phone : nil)
     }
 
     /// Audit events are best effort: a failed record is logged, never turns a check around.

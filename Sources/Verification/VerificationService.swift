@@ -30,6 +30,9 @@ public struct StartParameters: Sendable {
     public var allowEmail = false
     public var country: String?
     public var client: String?
+    /// The number `userID` has proved (E.164), if any: only it gets `login` and `transaction`
+    /// codes for that user; any other number of the user's gets nothing but a `phone_proof` code.
+    public var provenNumber: String?
 
     public init(workflow: Workflow, purpose: Purpose) {
         self.workflow = workflow
@@ -52,6 +55,8 @@ public struct RequestOwner: Sendable {
 public struct CheckResult: Sendable, Equatable {
     public var userID: String?
     public var purpose: Purpose
+    /// Where the code went (a `phone_proof` check proves this number).
+    public var number: String?
     /// The channel that carried the code (the factor to name in `identity.elevate`).
     public var channel: DeliveryChannel
 }
@@ -100,9 +105,10 @@ public final class VerificationService: Sendable {
             status: .pending, failures: 0, createdAt: now, codeExpiresAt: now + plan.codeExpirySeconds * 1000,
             nextEventAt: parameters.workflow.steps.count > 1 ? now + plan.nextEventWaitSeconds * 1000 : nil,
             finishedAt: nil, client: parameters.client)
-        let keys = limitKeys(destination: plan.destination(for: channel), userID: parameters.userID, client: parameters.client)
+        let keys = limitKeys(
+            destination: plan.destination(for: channel), purpose: parameters.purpose, userID: parameters.userID, client: parameters.client)
         let refusal: VerificationError? = try store.write { tx in
-            if let live = try tx.liveRequest(destination: plan.destinationKey, nowMilliseconds: now) {
+            if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
                 return .concurrentVerification(requestID: live.id)
             }
             if let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
@@ -144,9 +150,6 @@ public final class VerificationService: Sendable {
         var codeExpirySeconds: Int64
         var nextEventWaitSeconds: Int64
 
-        /// The concurrency rule's key: the number, else the e-mail address.
-        var destinationKey: String { number?.e164 ?? email ?? "" }
-
         func destination(for channel: DeliveryChannel) -> String {
             channel == .email ? "email:\(email ?? "")" : "number:\(number?.e164 ?? "")"
         }
@@ -155,7 +158,7 @@ public final class VerificationService: Sendable {
     private func validate(_ p: StartParameters) throws(VerificationError) -> Plan {
         let steps = p.workflow.steps
         if p.workflow.usesEmail {
-            guard p.purpose != .login else {
+            guard !p.purpose.isPhoneFactor else {
                 throw .invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
             }
             guard p.allowEmail else { throw .invalidParams("the e-mail channel needs allow_email", field: "channel", rule: "email_not_allowed") }
@@ -173,7 +176,8 @@ public final class VerificationService: Sendable {
             }
             number = parsed
         }
-        let minimumLength = p.purpose == .login ? settings.minimumLoginCodeLength : 4
+        try checkOwnership(p, number: number)
+        let minimumLength = p.purpose.isPhoneFactor ? settings.minimumLoginCodeLength : 4
         let codeLength = p.codeLength ?? settings.defaultCodeLength
         guard (minimumLength...10).contains(codeLength) else {
             throw .invalidParams("code_length must be between \(minimumLength) and 10", field: "code_length")
@@ -201,6 +205,20 @@ public final class VerificationService: Sendable {
             codeExpirySeconds: expiry, nextEventWaitSeconds: wait)
     }
 
+    /// A number becomes a factor only once its user has proved it: an unproven one gets nothing
+    /// but the proof code. A start without a user (an internal caller naming a bare number) is the
+    /// caller's own business.
+    private func checkOwnership(_ p: StartParameters, number: PhoneNumber?) throws(VerificationError) {
+        guard p.purpose != .phoneProof else {
+            guard p.userID != nil, number != nil, !p.workflow.usesEmail else {
+                throw .invalidParams("a phone proof needs user_id and a phone channel", field: "purpose")
+            }
+            return
+        }
+        guard p.userID != nil, let number, number.e164 != p.provenNumber.flatMap(PhoneNumber.init)?.e164 else { return }
+        throw .invalidParams("the user has not proved this phone number yet", field: "user_id", rule: "phone_not_proven")
+    }
+
     static func isPlausibleEmail(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && text.utf8.count <= 254
@@ -209,8 +227,12 @@ public final class VerificationService: Sendable {
 
     // MARK: Limits
 
-    private func limitKeys(destination: String, userID: String?, client: String?) -> [(String, [SendLimit], String)] {
-        var keys: [(String, [SendLimit], String)] = [(destination, settings.perNumber, "number")]
+    /// Proof codes count against the number's own proof budget, apart from the owner's; both
+    /// answer scope `number`, so a refusal says nothing about who else uses the number.
+    private func limitKeys(destination: String, purpose: Purpose, userID: String?, client: String?) -> [(String, [SendLimit], String)] {
+        var keys: [(String, [SendLimit], String)] = purpose == .phoneProof
+            ? [("proof:" + destination, settings.perProofNumber, "number")]
+            : [(destination, settings.perNumber, "number")]
         if let userID { keys.append(("user:\(userID)", settings.perUser, "user")) }
         if let client { keys.append(("client:\(client)", settings.perClient, "client")) }
         keys.append(("global", settings.global, "global"))
@@ -273,7 +295,8 @@ public final class VerificationService: Sendable {
             request.finishedAt = now
             try tx.update(request)
             try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "verified", channel: request.codeChannel?.rawValue))
-            return .verified(CheckResult(userID: request.userID, purpose: request.purpose, channel: request.codeChannel ?? .sms))
+            return .verified(CheckResult(
+                userID: request.userID, purpose: request.purpose, number: request.number, channel: request.codeChannel ?? .sms))
         }
         switch outcome {
         case .verified(let result):
@@ -291,7 +314,7 @@ public final class VerificationService: Sendable {
 
     private static func owns(_ owner: RequestOwner?, _ request: StoredRequest) -> Bool {
         guard let owner else { return true }
-        return request.userID == owner.userID && (!owner.loginOnly || request.purpose == .login)
+        return request.userID == owner.userID && (!owner.loginOnly || request.purpose.isPhoneFactor)
     }
 
     /// The answer for a request that can no longer be checked (marking a lapsed one expired), or nil.
@@ -365,7 +388,7 @@ public final class VerificationService: Sendable {
             let destination = channel == .email ? "email:\(request.email ?? "")" : "number:\(request.number ?? "")"
             let keys = trigger == .timer
                 ? [("global", settings.global, "global")]
-                : limitKeys(destination: destination, userID: request.userID, client: client)
+                : limitKeys(destination: destination, purpose: request.purpose, userID: request.userID, client: client)
             let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
             if let limited, trigger == .caller { return .refused(limited) }
             request.step += 1

@@ -34,8 +34,15 @@ public enum Workflow: String, Sendable, CaseIterable {
 }
 
 /// Why a code is asked for. A `login` code is a second factor: at least 6 digits, never by e-mail,
-/// and a public check lifts the session to aal 2.
+/// and a public check lifts the session to aal 2. A `phone_proof` code goes to a number its user
+/// has not proved yet: the only code such a number gets; checked, it proves the number (and,
+/// being a code that reached the phone, counts as the login factor too).
 public enum Purpose: String, Sendable {
     case login
     case transaction
+    case phoneProof = "phone_proof"
+
+    /// Codes that stand for the user's presence at the phone: at least 6 digits, never e-mail,
+    /// and checked through a session.
+    var isPhoneFactor: Bool { self == .login || self == .phoneProof }
 }

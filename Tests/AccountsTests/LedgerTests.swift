@@ -52,14 +52,15 @@ final class LedgerTests: AccountsTestCase {
         try assertAuditClean()
     }
 
-    func testCodeIsWithdrawnWhenTheFundsGoBeforeTheTransferIsRecorded() throws {
+    func testFundsThatGoWhileTheCodeIsStartingAreCaughtAtConfirm() throws {
         try fund("u1", .checking, 100)
         let first = try transfer("u1", .checking, .saving, 100)
         let service = self.service!
         let firstCode = code(for: first)
         verification.afterStart = { _ = try? service.confirm(userID: "u1", transferID: first.id, code: firstCode, context: nil) }
-        assertThrows(.insufficientFunds) { _ = try transfer("u1", .checking, .saving, 100) }
-        XCTAssertEqual(verification.request("vr_fake_2")?.cancelled, true, "the unused code is cancelled")
+        let second = try transfer("u1", .checking, .saving, 100)
+        assertThrows(.insufficientFunds) { _ = try service.confirm(userID: "u1", transferID: second.id, code: code(for: second), context: nil) }
+        XCTAssertEqual(try store.transfer(id: second.id, userID: "u1")?.state, .failed)
         XCTAssertEqual(try balance("u1", .checking), 0)
         try assertAuditClean()
     }

@@ -29,7 +29,10 @@ final class AccountsStackTests: StackTestCase {
         let login = try gateway.result("identity.login", [
             "username": .string(username), "password": "Tr0ub4dor&3-horse-staple", "device_id": "iphone-1",
         ])
-        return (try XCTUnwrap(login["session"]?.stringValue), userID)
+        let session = try XCTUnwrap(login["session"]?.stringValue)
+        // A new device asks for the SMS code; the first one also proves the phone.
+        XCTAssertEqual(try passSMSFactor(gateway, session: session)["phone_verified"], true)
+        return (session, userID)
     }
 
     private func smsCode(for requestID: String) throws -> (code: String, text: String) {

@@ -34,11 +34,14 @@ final class FaultEndToEndTests: StackTestCase {
             "phone": .string(String(format: "+1555%03d%04d", 300 + index, index)),
         ])
         let userID = try XCTUnwrap(registered["user_id"]?.stringValue)
+        try provePhone(userID: userID, phone: String(format: "+1555%03d%04d", 300 + index, index))
         _ = try direct("accounts").result("accounts.deposit", [
             "user_id": .string(userID), "account": "checking", "amount": .int(amount), "idempotency_key": .string("fund-\(name)"),
         ])
         let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": "phone"])
-        return Customer(userID: userID, session: try XCTUnwrap(login["session"]?.stringValue))
+        let session = try XCTUnwrap(login["session"])
+        try passLoginFactor(client, session: session)
+        return Customer(userID: userID, session: try XCTUnwrap(session.stringValue))
     }
 
     func testKillNineOfAccountsDuringATransferStormLosesNothingAcknowledgedAndAppliesNothingTwice() throws {

@@ -100,7 +100,8 @@ final class FakeIdentity: @unchecked Sendable {
             }
             return [
                 "user_id": "u1", "session_id": .string("s-" + token), "device_id": "d1", "aal": .int(aal), "aal2_at": .null,
-                "expires_at": .int(WallClock.nowSeconds() + 3600),
+                "expires_at": .int(WallClock.nowSeconds() + 3600), "required_factors": [],
+                "step_up_until": aal >= 2 ? .int(WallClock.nowSeconds() + 600) : .null,
             ]
         }
         router.register("identity.health", execution: .inline) { _, _ in ["status": "ok", "replica_id": "fake-identity"] }

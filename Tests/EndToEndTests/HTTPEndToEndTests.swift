@@ -93,12 +93,15 @@ final class HTTPEndToEndTests: StackTestCase {
 
     func testLoginAndTransferOverCurl() throws {
         let userID = try register("payer", password: "plum orchard maple 42")
+        try provePhone(userID: userID, phone: "+15555550100")
         let accounts = try direct("accounts")
         _ = try accounts.result("accounts.deposit", ["user_id": .string(userID), "account": "checking", "amount": 500_000, "idempotency_key": "seed-1"])
 
         let login = try post("/v1/identity/login", ["username": "payer", "password": "plum orchard maple 42", "device_id": "iphone-1"])
         XCTAssertEqual(login.status, 200)
         let session = try XCTUnwrap(login.body?["result"]?["session"]?.stringValue)
+        XCTAssertEqual(try curl(["-X", "POST", "-H", "Authorization: Bearer \(session)", base + "/v1/accounts/balances"]).status, 403, "a new device owes sms first")
+        try passLoginFactor(try gateway(), session: .string(session))
         XCTAssertEqual(try curl(["-X", "POST", base + "/v1/accounts/balances"]).status, 401)
         let balances = try curl(["-X", "POST", "-H", "Authorization: Bearer \(session)", base + "/v1/accounts/balances"])
         XCTAssertEqual(balances.status, 200)

@@ -305,6 +305,7 @@ final class FakeIdentityServer: @unchecked Sendable {
                 return ["revoked": .int(Int64(count))]
             }
         }
+        router.register("identity.revoke_devices") { _, _ in ["keys": 0, "devices": 0] }
         router.register("identity.record") { [self] params, _ in
             let line = "\(try params.string("user_id")) \(try params.string("event")) \(try params.string("outcome"))"
             locked { _events.append(line) }

@@ -32,7 +32,7 @@ final class VerificationIdentityEndToEndTests: VerificationStackTestCase {
         assertError(try verification.call("verification.check", ["session": .string(token), "request_id": .string(id), "code": .string(bad)]), "invalid_code")
         XCTAssertEqual(
             try verification.result("verification.check", ["session": .string(token), "request_id": .string(id), "code": .string(code)]),
-            ["status": "verified", "aal": 2])
+            ["status": "verified", "aal": 2, "phone_verified": true], "the first code also proves the phone")
         XCTAssertEqual(try identity.result("identity.introspect", ["session": .string(token)])["aal"], 2)
     }
 

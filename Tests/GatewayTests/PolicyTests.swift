@@ -23,8 +23,7 @@ final class PolicyTests: XCTestCase {
         for service in PolicyTable.services {
             fakes[service] = try FakeService(service: service, replicaID: "\(service)-1", loopThread: loopThread, extraMethods: Self.internalMethods)
         }
-        fakes["identity"]!.addSession(token: "lks_one", sessionID: "s1", aal: 1)
-        fakes["identity"]!.addSession(token: "lks_two", sessionID: "s2", aal: 2)
+        addSessions()
         gateway = try GatewayUnderTest(endpoints: fakes.mapValues { [$0.endpoint] })
     }
 
@@ -36,44 +35,71 @@ final class PolicyTests: XCTestCase {
         fakes = [:]
     }
 
+    /// Four kinds of session: one that owes a factor (a password on a new device), one that owes
+    /// nothing at aal 1, one at aal 2 passed just now, one at aal 2 passed 700 s ago (window 600 s).
+    private func addSessions() {
+        let identity = fakes["identity"]!
+        identity.addSession(token: "lks_owing", sessionID: "s1", aal: 1, requiredFactors: ["sms"])
+        identity.addSession(token: "lks_settled", sessionID: "s2", aal: 1)
+        identity.addSession(token: "lks_fresh", sessionID: "s3", aal: 2)
+        identity.addSession(token: "lks_stale", sessionID: "s4", aal: 2, stepUpAgeSeconds: 700)
+    }
+
+    /// Which of the four sessions each access lets through.
+    private static let admitted: [MethodPolicy.Access: Set<String>] = [
+        .owesFactorsAllowed: ["lks_owing", "lks_settled", "lks_fresh", "lks_stale"],
+        .session: ["lks_settled", "lks_fresh", "lks_stale"],
+        .recentStepUp: ["lks_fresh"],
+    ]
+
     func testEveryPublicMethodIsForwardedOnlyWithTheAccessItNeeds() throws {
         let client = try gateway.client()
+        let tokens = ["lks_owing", "lks_settled", "lks_fresh", "lks_stale"]
         for (method, policy) in PolicyTable.methods.sorted(by: { $0.key < $1.key }) where !policy.isLocal {
             let anonymous = try client.call(method, ["request_id": "vr_x_1"])
-            let aal1 = try client.call(method, ["session": "lks_one", "request_id": "vr_x_1"])
-            let aal2 = try client.call(method, ["session": "lks_two", "request_id": "vr_x_1"])
-            if method == "identity.logout" { XCTAssertEqual(fakes["identity"]!.log.count(method), 2) }
             let forged = try client.call(method, ["session": "lks_forged"])
-            switch policy.access {
-            case .open:
+            if policy.access == .open {
                 XCTAssertEqual(anonymous.result?["served"]?.stringValue, method, method)
-            case .session:
-                XCTAssertEqual(anonymous.reason, "unauthenticated", method)
-                XCTAssertEqual(forged.reason, "unauthenticated", method)
-                XCTAssertEqual(aal1.result?["served"]?.stringValue, method, method)
-            case .stepUp:
-                XCTAssertEqual(anonymous.reason, "unauthenticated", method)
-                XCTAssertEqual(forged.reason, "unauthenticated", method)
-                XCTAssertEqual(aal1.reason, "step_up_required", method)
-                XCTAssertEqual(aal1.error?.code, 403, method)
+                continue
             }
-            XCTAssertEqual(aal2.result?["served"]?.stringValue, method, method)
-            // identity.logout ends the fake's sessions: bring them back for the next method.
-            fakes["identity"]!.addSession(token: "lks_one", sessionID: "s1", aal: 1)
-            fakes["identity"]!.addSession(token: "lks_two", sessionID: "s2", aal: 2)
+            XCTAssertEqual(anonymous.reason, "unauthenticated", method)
+            XCTAssertEqual(forged.reason, "unauthenticated", method)
+            let admitted = try XCTUnwrap(Self.admitted[policy.access], method)
+            for token in tokens {
+                let answer = try client.call(method, ["session": .string(token), "request_id": "vr_x_1"])
+                if admitted.contains(token) {
+                    XCTAssertEqual(answer.result?["served"]?.stringValue, method, "\(method) \(token)")
+                } else {
+                    XCTAssertEqual(answer.reason, "step_up_required", "\(method) \(token)")
+                    XCTAssertEqual(answer.error?.code, 403, method)
+                    let detail = token == "lks_owing" ? "factors_owed" : "recent_step_up"
+                    XCTAssertEqual(answer.error?.data?["detail"]?.stringValue, detail, "\(method) \(token)")
+                    if token == "lks_owing" { XCTAssertEqual(answer.error?.data?["required_factors"], ["sms"], method) }
+                }
+                // identity.logout ends the fake's sessions: bring them back.
+                addSessions()
+            }
         }
-        // Nothing that needed a session reached a service without one.
+        // Nothing reached a service without the access it needs.
         for (method, policy) in PolicyTable.methods where policy.access != .open && !policy.isLocal {
             let service = String(method.split(separator: ".")[0])
-            let expected = policy.access == .stepUp ? 1 : 2
-            XCTAssertEqual(fakes[service]!.log.count(method), expected, method)
+            XCTAssertEqual(fakes[service]!.log.count(method), Self.admitted[policy.access]!.count, method)
         }
+    }
+
+    func testAStaleCachedRefusalIsCheckedAgainBeforeRefusing() throws {
+        let client = try gateway.client()
+        XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_owing"]).reason, "step_up_required")
+        // The factor passed elsewhere (verification.check on another connection): identity now says so.
+        fakes["identity"]!.addSession(token: "lks_owing", sessionID: "s1", aal: 2)
+        XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_owing"]).result?["served"], "accounts.balances")
+        XCTAssertEqual(try client.call("identity.enroll_key", ["session": "lks_owing"]).result?["served"], "identity.enroll_key")
     }
 
     func testInternalAndUnknownMethodsAreNotFoundAndNeverForwarded() throws {
         let client = try gateway.client()
         for method in Self.internalMethods {
-            let answer = try client.call(method, ["session": "lks_two", "user_id": "u1"])
+            let answer = try client.call(method, ["session": "lks_fresh", "user_id": "u1"])
             XCTAssertEqual(answer.error?.code, -32601, method)
         }
         for service in PolicyTable.services {
@@ -93,7 +119,7 @@ final class PolicyTests: XCTestCase {
         XCTAssertEqual(health?["services"]?["identity"]?["replicas"]?.arrayValue?.first?["replica_id"]?.stringValue, "identity-1")
         XCTAssertEqual(health?["services"]?["accounts"]?["up"]?.intValue, 1)
         _ = try client.call("identity.introspect")
-        _ = try client.call("accounts.balances", ["session": "lks_one"])
+        _ = try client.call("accounts.balances", ["session": "lks_settled"])
         let metrics = try client.call("gateway.metrics").result
         XCTAssertEqual(metrics?["methods"]?["unknown"]?["errors"]?["method_not_found"]?.intValue, 1)
         XCTAssertEqual(metrics?["methods"]?["accounts.balances"]?["count"]?.intValue, 1)
@@ -102,7 +128,7 @@ final class PolicyTests: XCTestCase {
 
     func testServicesSeeTheGatewaysMetaNeverTheClients() throws {
         let client = try gateway.client()
-        let answer = try client.call("accounts.balances", ["session": "lks_one"], meta: ["client": "203.0.113.9", "request_id": "forged-id"])
+        let answer = try client.call("accounts.balances", ["session": "lks_settled"], meta: ["client": "203.0.113.9", "request_id": "forged-id"])
         XCTAssertEqual(answer.result?["client"]?.stringValue, "127.0.0.1")
         let requestID = try XCTUnwrap(answer.result?["request_id"]?.stringValue)
         XCTAssertNotEqual(requestID, "forged-id")
@@ -113,7 +139,7 @@ final class PolicyTests: XCTestCase {
 
     func testAccessLogHasOneLinePerRequestAndNoParams() throws {
         let client = try gateway.client()
-        _ = try client.call("accounts.balances", ["session": "lks_one"])
+        _ = try client.call("accounts.balances", ["session": "lks_settled"])
         _ = try client.call("identity.login", ["username": "alice", "password": "hunter2-secret"])
         let text = gateway.accessLines.text + gateway.logSink.capturedText
         let lines = text.split(separator: "\n").filter { $0.contains(#""msg":"request""#) }
@@ -128,7 +154,7 @@ final class PolicyTests: XCTestCase {
         XCTAssertTrue(lines[0].contains("rpc.request_id"))
         XCTAssertTrue(lines[0].contains("rpc.duration_us"))
         XCTAssertFalse(text.contains("hunter2"))
-        XCTAssertFalse(text.contains("lks_one"))
+        XCTAssertFalse(text.contains("lks_settled"))
     }
 
     func testRequestIDParsing() {
@@ -149,7 +175,8 @@ final class PolicyTests: XCTestCase {
             "accounts.history", "reset.request", "reset.validate", "reset.complete",
         ]
         for method in design { XCTAssertNotNil(PolicyTable.policy(for: method), method) }
-        XCTAssertEqual(PolicyTable.policy(for: "identity.enroll_key")?.access, .stepUp)
+        XCTAssertEqual(PolicyTable.policy(for: "identity.enroll_key")?.access, .recentStepUp)
+        for method in ["identity.revoke", "identity.revoke_key"] { XCTAssertEqual(PolicyTable.policy(for: method)?.access, .recentStepUp, method) }
         XCTAssertEqual(PolicyTable.policy(for: "accounts.transfer")?.retry, .withIdempotencyKey)
     }
 }

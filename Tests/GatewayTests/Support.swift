@@ -189,10 +189,24 @@ final class FakeService: @unchecked Sendable {
     let server: RPCServer
     let port: Int
     private let loopThread: LoopThread
-    /// identity.introspect answers: token -> (session_id, aal); tokens absent are unauthenticated.
+    /// What identity.introspect answers for one token.
+    struct FakeSession {
+        var sessionID: String
+        var aal: Int64
+        var requiredFactors: [String]
+        var stepUpUntil: Int64?
+    }
+
+    /// identity.introspect answers by token; tokens absent are unauthenticated.
     private let sessionsLock = NSLock()
-    private var sessions: [String: (String, Int64)] = [:]
+    private var sessions: [String: FakeSession] = [:]
     var handlerDelayMilliseconds: UInt32 = 0
+    /// When set, every public method answers this error (as a service whose own dependency failed would).
+    var answerError: RPCError? {
+        get { sessionsLock.withLock { forcedError } }
+        set { sessionsLock.withLock { forcedError = newValue } }
+    }
+    private var forcedError: RPCError?
 
     init(service: String, replicaID: String, loopThread: LoopThread, extraMethods: [String] = [], port requestedPort: Int = 0) throws {
         self.service = service
@@ -209,6 +223,7 @@ final class FakeService: @unchecked Sendable {
                 guard let fake = box.value else { throw RPCError.internalError() }
                 fake.log.record(name, context)
                 if fake.handlerDelayMilliseconds > 0 { usleep(fake.handlerDelayMilliseconds * 1000) }
+                if let error = fake.answerError { throw error }
                 return [
                     "served": .string(name), "replica": .string(fake.replicaID),
                     "client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID),
@@ -223,12 +238,14 @@ final class FakeService: @unchecked Sendable {
             router.register("identity.introspect", execution: .inline) { params, context in
                 guard let fake = box.value else { throw RPCError.internalError() }
                 fake.log.record("identity.introspect", context)
-                guard let token = params["session"]?.stringValue, let (sessionID, aal) = fake.session(token) else {
+                guard let token = params["session"]?.stringValue, let session = fake.session(token) else {
                     throw RPCError(.unauthenticated, "no such session")
                 }
                 return [
-                    "user_id": "u1", "session_id": .string(sessionID), "device_id": "d1", "aal": .int(aal),
-                    "aal2_at": .null, "expires_at": .int(WallClock.nowSeconds() + 3600),
+                    "user_id": "u1", "session_id": .string(session.sessionID), "device_id": "d1", "aal": .int(session.aal),
+                    "aal2_at": session.stepUpUntil.map { .int($0 - 600) } ?? .null, "expires_at": .int(WallClock.nowSeconds() + 3600),
+                    "required_factors": .array(session.requiredFactors.map(JSON.string)),
+                    "step_up_until": session.stepUpUntil.map(JSON.int) ?? .null,
                 ]
             }
             router.register("identity.logout", execution: .inline) { params, context in
@@ -246,9 +263,12 @@ final class FakeService: @unchecked Sendable {
         box.value = self
     }
 
-    func addSession(token: String, sessionID: String, aal: Int64) {
+    /// A live session. An aal 2 one passed its factor `stepUpAgeSeconds` ago (window: 600 s);
+    /// an aal 1 one owes `requiredFactors`.
+    func addSession(token: String, sessionID: String, aal: Int64, requiredFactors: [String] = [], stepUpAgeSeconds: Int64 = 0) {
+        let stepUpUntil = aal >= 2 ? WallClock.nowSeconds() - stepUpAgeSeconds + 600 : nil
         sessionsLock.lock()
-        sessions[token] = (sessionID, aal)
+        sessions[token] = FakeSession(sessionID: sessionID, aal: aal, requiredFactors: requiredFactors, stepUpUntil: stepUpUntil)
         sessionsLock.unlock()
     }
 
@@ -260,11 +280,11 @@ final class FakeService: @unchecked Sendable {
 
     func endSessions(id: String) {
         sessionsLock.lock()
-        sessions = sessions.filter { $0.value.0 != id }
+        sessions = sessions.filter { $0.value.sessionID != id }
         sessionsLock.unlock()
     }
 
-    func session(_ token: String) -> (String, Int64)? {
+    func session(_ token: String) -> FakeSession? {
         sessionsLock.lock()
         defer { sessionsLock.unlock() }
         return sessions[token]

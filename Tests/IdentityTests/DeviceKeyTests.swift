@@ -62,7 +62,7 @@ final class DeviceKeyTests: IdentityTestCase {
 
     func testEnrollNeedsAAL2AndAValidKey() throws {
         let weak = try login()
-        assertIdentityError(.stepUpRequired) {
+        assertIdentityError(.factorsOwed(["sms"])) {
             try service.enrollKey(token: weak.session, deviceID: "iphone-1", publicKey: phone.publicKeyBase64, protection: "biometry", caller: caller)
         }
         let strong = try elevatedLogin()
@@ -190,7 +190,7 @@ final class DeviceKeyTests: IdentityTestCase {
     func testUsersCannotRevokeOthersKeys() throws {
         let (_, keyID) = try enroll()
         try registerUser("bob")
-        let bob = try login("bob")
+        let bob = try elevatedLogin("bob")
         assertReason("not_found") { try service.revokeKey(token: bob.session, keyID: keyID, caller: caller) }
         XCTAssertNoThrow(try keyLogin())
     }

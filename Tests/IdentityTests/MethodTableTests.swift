@@ -67,6 +67,10 @@ final class MethodTableTests: IdentityTestCase {
         let user = try result("identity.user", ["user_id": .string(userID!)])
         XCTAssertEqual(user["phone"], "+15555550100")
         XCTAssertEqual(user["sms_verification"], false)
+        XCTAssertEqual(user["phone_verified"], false, "a registered phone is only a claim")
+        XCTAssertEqual(reason("identity.prove_phone", ["user_id": .string(userID!), "phone": "+15555550199"]), "conflict")
+        XCTAssertEqual(try result("identity.prove_phone", ["user_id": .string(userID!), "phone": "+15555550100"])["phone_verified"], true)
+        XCTAssertEqual(try result("identity.user", ["user_id": .string(userID!)])["phone_verified"], true)
 
         let phone = FakeiPhone(deviceID: "iphone-1")
         let keyID = try result("identity.enroll_key", ["session": .string(session), "device_id": "iphone-1", "public_key": .string(phone.publicKeyBase64), "protection": "biometry"])["key_id"]

@@ -75,7 +75,7 @@ final class LoginTests: IdentityTestCase {
     /// Unknown users cost the same work as known ones: one scrypt verification each, against a
     /// dummy hash made with the configured cost (work is counted here; time is for `latchkey bench`).
     func testUnknownUsersDoTheSameScryptWorkAsKnownOnes() throws {
-        service = try makeService { $0.scrypt = ScryptParameters(logN: 12, r: 8, p: 1); $0.clientBurst = 1000; $0.accountThrottle = AccountThrottlePolicy(freeFailures: 1000) }
+        service = try makeService { $0.scrypt = ScryptParameters(logN: 12, r: 8, p: 1); $0.clientBurst = 1000; $0.accountThrottle = AccountThrottlePolicy(freeFailures: 1000, maximumConsecutiveFailures: 1000) }
         try registerUser()
         XCTAssertTrue(service.dummyHash.hasPrefix("$scrypt$ln=12,r=8,p=1$"), "the dummy hash costs what a real one does")
         // (A malformed name like "x" is refused before hashing: it cannot name an account, so it tells nothing.)
@@ -108,8 +108,8 @@ final class LoginTests: IdentityTestCase {
         try registerUser()
         _ = try? login(password: "wrong wrong wrong")
         clock.advance(86_401)
-        let session = try login().session
-        let events = try service.activity(token: session, limit: 100, before: nil).events.map(\.event)
+        let userID = try service.introspect(token: try login().session).userID
+        let events = try service.store.events(userID: userID, limit: 100, before: nil).map(\.event)
         XCTAssertEqual(events, ["session.created", "login.succeeded"])
     }
 
@@ -164,9 +164,9 @@ final class SessionLifecycleTests: IdentityTestCase {
     }
 
     func testListAndRevokeSessions() throws {
-        let phone = try login(device: "iphone-1")
+        let phone = try elevatedLogin(device: "iphone-1")
         let tablet = try login(device: "ipad-1")
-        let (current, all) = try service.sessions(token: phone.session)
+        let (current, _, all) = try service.sessions(token: phone.session)
         XCTAssertEqual(current.sessionID, phone.sessionID)
         XCTAssertEqual(Set(all.map(\.sessionID)), [phone.sessionID, tablet.sessionID])
         XCTAssertEqual(Set(all.map(\.deviceID)), ["iphone-1", "ipad-1"])
@@ -186,7 +186,7 @@ final class SessionLifecycleTests: IdentityTestCase {
 
     func testUsersCannotRevokeOthersSessions() throws {
         try registerUser("bob")
-        let alice = try login()
+        let alice = try elevatedLogin()
         let bob = try login("bob")
         assertReason("not_found") { try service.revoke(token: alice.session, sessionID: bob.sessionID, caller: caller) }
         XCTAssertNoThrow(try service.introspect(token: bob.session))
@@ -237,13 +237,24 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
         try registerUser()
     }
 
-    func testTurningSecurityOffOrChangingTheSitekeyNeedsAAL2() throws {
+    func testTurningSecurityOffOrChangingTheSitekeyNeedsARecentStepUp() throws {
+        _ = try elevatedLogin()
+        // A password on the now trusted device, SMS verification off: aal 1 that owes nothing.
         let weak = try login().session
         XCTAssertEqual(try service.preferences(token: weak, smsVerification: nil, sitekey: nil, caller: caller), Preferences(smsVerification: false, sitekey: nil))
         XCTAssertTrue(try service.preferences(token: weak, smsVerification: true, sitekey: nil, caller: caller).smsVerification)
-        assertIdentityError(.stepUpRequired) { try service.preferences(token: weak, smsVerification: false, sitekey: nil, caller: caller) }
-        assertIdentityError(.stepUpRequired) { try service.preferences(token: weak, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }
+        // SMS verification is on now: the same session owes it.
+        assertIdentityError(.factorsOwed(["sms"])) {
+            try service.preferences(token: weak, smsVerification: false, sitekey: nil, caller: caller)
+        }
         let strong = try elevatedLogin().session
+        XCTAssertFalse(try service.preferences(token: strong, smsVerification: false, sitekey: nil, caller: caller).smsVerification)
+        let settled = try login().session
+        assertIdentityError(.recentStepUpRequired(windowSeconds: 600)) { try service.preferences(token: settled, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }
+        clock.advance(601)
+        assertIdentityError(.recentStepUpRequired(windowSeconds: 600)) { try service.preferences(token: strong, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }
+        _ = try service.elevate(sessionID: try service.introspect(token: strong).sessionID, factor: "sms", caller: caller)
+        XCTAssertEqual(try service.preferences(token: strong, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller).sitekey, [0xFF, 0xD8, 0xFF, 0])
         XCTAssertFalse(try service.preferences(token: strong, smsVerification: false, sitekey: nil, caller: caller).smsVerification)
     }
 
@@ -269,7 +280,7 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
     }
 
     func testActivityPagesNewestFirstAndHoldsNoSecrets() throws {
-        let session = try login().session
+        let session = try elevatedLogin().session
         _ = try? login(password: "wrong wrong wrong")
         let userID = try service.introspect(token: session).userID
         try service.record(userID: userID, event: "factor.failed", outcome: "invalid_code", deviceID: "iphone-1", caller: caller)
@@ -280,7 +291,7 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
         XCTAssertEqual(first.events.first?.client, "203.0.113.7")
         let next = try XCTUnwrap(first.next)
         let second = try service.activity(token: session, limit: 10, before: next)
-        XCTAssertEqual(second.events.map(\.event), ["session.created", "login.succeeded", "user.registered"])
+        XCTAssertEqual(second.events.map(\.event), ["session.elevated", "session.created", "login.succeeded", "user.registered"])
         XCTAssertNil(second.next)
         let text = "\(first) \(second)"
         XCTAssertFalse(text.contains(Self.password))

@@ -13,27 +13,50 @@ final class ThrottleMathTests: XCTestCase {
         XCTAssertEqual(policy.delay(afterFailures: 1_000_000), 900)
     }
 
-    func testFailuresAreForgottenAfterTheWindow() {
-        let policy = AccountThrottlePolicy(failureWindowSeconds: 3600)
-        XCTAssertEqual(policy.effectiveFailures(stored: 7, lastFailureAt: 1000, now: 4599), 7)
-        XCTAssertEqual(policy.effectiveFailures(stored: 7, lastFailureAt: 1000, now: 4600), 0)
+    func testOneFailureIsForgivenPerDecayPeriod() {
+        let policy = AccountThrottlePolicy(decaySeconds: 300)
+        XCTAssertEqual(policy.decayed(stored: 7, lastFailureAt: 1000, now: 1299), 7)
+        XCTAssertEqual(policy.decayed(stored: 7, lastFailureAt: 1000, now: 1300), 6)
+        XCTAssertEqual(policy.decayed(stored: 7, lastFailureAt: 1000, now: 1000 + 300 * 100), 0)
     }
 
-    func testClientBudgetRefillsOverTime() {
+    func testAFailureRightAfterTheLongestLockStartsAShorterOne() {
+        let policy = AccountThrottlePolicy()
+        let atMaximum = FailureCount(failures: 10, consecutive: 10, lastFailureAt: 0, lockedUntil: policy.maximumDelaySeconds)
+        XCTAssertEqual(policy.delay(afterFailures: 10), policy.maximumDelaySeconds)
+        guard case .reserved(let next) = policy.reserve(atMaximum, now: policy.maximumDelaySeconds) else { return XCTFail("the lock ended") }
+        XCTAssertEqual(next.failures, 8, "900 s forgave three failures")
+        XCTAssertEqual(next.lockedUntil - policy.maximumDelaySeconds, 240)
+        XCTAssertEqual(next.consecutive, 11, "the consecutive count never decays")
+    }
+
+    func testCountsStopAtTheFirstThatLocksForTheMaximum() {
+        let policy = AccountThrottlePolicy()
+        let many = FailureCount(failures: 50, consecutive: 50, lastFailureAt: 0, lockedUntil: 0)
+        guard case .reserved(let next) = policy.reserve(many, now: 0) else { return XCTFail("not locked") }
+        XCTAssertEqual(next.failures, 10)
+    }
+
+    func testAReservationIsRefusedWhileLockedAndForGoodAtTheConsecutiveLimit() {
+        let policy = AccountThrottlePolicy(maximumConsecutiveFailures: 100)
+        XCTAssertEqual(policy.reserve(FailureCount(failures: 5, consecutive: 5, lastFailureAt: 0, lockedUntil: 30), now: 10), .locked(retryAfterSeconds: 20))
+        XCTAssertEqual(policy.reserve(FailureCount(failures: 0, consecutive: 100, lastFailureAt: 0, lockedUntil: 0), now: 1_000_000), .exhausted)
+    }
+
+    func testClientBudgetRefillsOverTimeAndRefundsSuccesses() {
         let budget = ClientLoginBudget(burst: 3, refillPerMinute: 6)
-        for _ in 0..<3 {
-            XCTAssertNil(budget.retryAfter(address: "198.51.100.1", now: 0))
-            budget.charge(address: "198.51.100.1", now: 0)
-        }
-        XCTAssertEqual(budget.retryAfter(address: "198.51.100.1", now: 0), 10)
-        XCTAssertEqual(budget.retryAfter(address: "198.51.100.1", now: 4), 6)
-        XCTAssertNil(budget.retryAfter(address: "198.51.100.1", now: 10))
-        XCTAssertNil(budget.retryAfter(address: "198.51.100.2", now: 0), "other addresses have their own budget")
+        for _ in 0..<3 { XCTAssertNil(budget.reserve(address: "198.51.100.1", now: 0)) }
+        XCTAssertEqual(budget.reserve(address: "198.51.100.1", now: 0), 10)
+        XCTAssertEqual(budget.reserve(address: "198.51.100.1", now: 4), 6)
+        XCTAssertNil(budget.reserve(address: "198.51.100.1", now: 10))
+        budget.refund(address: "198.51.100.1", now: 10)
+        XCTAssertNil(budget.reserve(address: "198.51.100.1", now: 10), "a refunded token can be spent again")
+        XCTAssertNil(budget.reserve(address: "198.51.100.2", now: 0), "other addresses have their own budget")
     }
 
     func testClientBudgetMemoryIsBounded() {
         let budget = ClientLoginBudget(burst: 2, refillPerMinute: 1, maximumAddresses: 10)
-        for index in 0..<100 { budget.charge(address: "10.0.0.\(index)", now: Double(index)) }
+        for index in 0..<100 { _ = budget.reserve(address: "10.0.0.\(index)", now: Double(index)) }
         XCTAssertLessThanOrEqual(budget.trackedAddresses, 10)
     }
 }
@@ -77,8 +100,8 @@ final class LoginThrottleTests: IdentityTestCase {
         for _ in 0..<5 { _ = try? login(password: "wrong password 1") }
         _ = try? login()
         clock.advance(30)
-        let session = try login().session
-        let events = try service.activity(token: session, limit: 100, before: nil).events.map { "\($0.event):\($0.outcome)" }
+        let userID = try service.introspect(token: try login().session).userID
+        let events = try service.store.events(userID: userID, limit: 100, before: nil).map { "\($0.event):\($0.outcome)" }
         XCTAssertTrue(events.contains("login.throttled:locked"))
         XCTAssertEqual(events.filter { $0 == "login.failed:invalid_credentials" }.count, 5)
     }

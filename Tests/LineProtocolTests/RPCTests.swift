@@ -257,7 +257,7 @@ final class RPCErrorTests: XCTestCase {
             .invalidParams: -32602, .internal: -32603, .unauthenticated: 401, .invalidCredentials: 401,
             .stepUpRequired: 403, .notFound: 404, .conflict: 409, .concurrentVerification: 409, .expired: 410,
             .invalidCode: 422, .weakPassword: 422, .insufficientFunds: 422, .locked: 423, .rateLimited: 429,
-            .tooManyAttempts: 429, .invalidToken: 400, .unavailable: 503, .overloaded: 503, .timeout: 504,
+            .tooManyAttempts: 410, .invalidToken: 400, .unavailable: 503, .overloaded: 503, .timeout: 504,
         ]
         XCTAssertEqual(Set(expected.keys), Set(Reason.allCases))
         for reason in Reason.allCases { XCTAssertEqual(reason.code, expected[reason], reason.rawValue) }

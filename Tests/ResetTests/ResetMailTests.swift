@@ -60,10 +60,12 @@ final class ResetMailTests: XCTestCase {
         XCTAssertTrue(html.contains("href=\"https://x.example/?a=1&amp;t=\(token)\""))
     }
 
-    func testPasswordChangedMailSaysSessionsEnded() {
+    func testPasswordChangedMailSaysSessionsAndBiometricLoginsEnded() {
         let message = ResetMailComposer(linkTemplate: try! LinkTemplate(LinkTemplate.defaultTemplate)).passwordChanged(to: "alice@example.com")
         XCTAssertEqual(message.subject, "Your Latchkey password was changed")
-        XCTAssertTrue(message.text.contains("every device was signed out"))
+        XCTAssertTrue(message.text.contains("Every device was signed out"))
+        XCTAssertTrue(message.text.contains("biometric"))
+        XCTAssertTrue(message.text.contains("no device is remembered"))
         XCTAssertNotNil(message.html)
     }
 }

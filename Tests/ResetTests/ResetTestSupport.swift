@@ -72,6 +72,9 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
             let count = users[userID]?.sessions ?? 0
             users[userID]?.sessions = 0
             return ["revoked": .int(Int64(count))]
+        case "identity.revoke_devices":
+            guard users[userID] != nil else { throw RPCError(.notFound, "no such user") }
+            return ["keys": 0, "devices": 0]
         case "identity.record":
             events.append("\(userID) \(params["event"]?.stringValue ?? "") \(params["outcome"]?.stringValue ?? "")")
             return ["ok": true]
@@ -157,7 +160,7 @@ class ResetTestCase: XCTestCase {
         metrics = Metrics()
         let clock = self.clock!
         service = ResetService(
-            settings: settings, store: store, identity: identity, mail: mail,
+            settings: settings, store: store, subjects: ResetSubject(key: Array(repeating: 7, count: 32)), identity: identity, mail: mail,
             composer: ResetMailComposer(linkTemplate: try LinkTemplate(template)), background: background,
             metrics: metrics, logger: Logger(service: "reset", minimumLevel: .debug, sink: logs),
             nowMilliseconds: { clock.now })

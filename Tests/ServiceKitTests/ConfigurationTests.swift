@@ -26,6 +26,51 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    func testAFlagNeverTakesTheNextFlagAsItsValue() {
+        let token = ConfigOption("service-token", help: "a secret")
+        let listen = ConfigOption("listen", help: "where")
+        XCTAssertThrowsError(try Configuration(arguments: ["--service-token", "--listen", "127.0.0.1:1"], environment: [:], options: [token, listen])) { error in
+            XCTAssertTrue(String(describing: error).contains("--service-token needs a value"), String(describing: error))
+        }
+        XCTAssertThrowsError(try Configuration(arguments: ["--listen", "127.0.0.1:1", "--service-token"], environment: [:], options: [token, listen]),
+                             "a value flag at the end without its value")
+        let explicit = try? Configuration(arguments: ["--service-token=--odd-but-explicit"], environment: [:], options: [token])
+        XCTAssertEqual(explicit?.string(token), "--odd-but-explicit", "the = form says plainly what the value is")
+    }
+
+    func testASwitchStandsAloneOrTakesABooleanWord() throws {
+        let demo = ConfigOption("demo", default: "false", help: "a switch")
+        let alone = try Configuration(arguments: ["--demo", "--name", "x"], environment: [:], options: [demo, nameOption])
+        XCTAssertTrue(try alone.bool(demo))
+        XCTAssertEqual(alone.string(nameOption), "x")
+        let off = try Configuration(arguments: ["--demo", "false", "rest"], environment: [:], options: [demo])
+        XCTAssertFalse(try off.bool(demo))
+        XCTAssertEqual(off.positional, ["rest"])
+        let beforePositional = try Configuration(arguments: ["--demo", "ping"], environment: [:], options: [demo])
+        XCTAssertTrue(try beforePositional.bool(demo))
+        XCTAssertEqual(beforePositional.positional, ["ping"], "a switch does not eat a positional argument")
+    }
+
+    func testAnUnknownLatchkeyVariableIsRefusedNamingTheNearestKnownOne() {
+        let environment = ["LATCHKEY_SERVICE_TOKNE": "s3cret", "LATCHKEY_DATA_DIR": "/tmp", "HOME": "/root"]
+        XCTAssertThrowsError(try Configuration(arguments: [], environment: environment, options: CommonOptions.all)) { error in
+            let text = String(describing: error)
+            XCTAssertTrue(text.contains("LATCHKEY_SERVICE_TOKNE (did you mean LATCHKEY_SERVICE_TOKEN?)"), text)
+            XCTAssertFalse(text.contains("s3cret"), "values may be secrets: never echoed")
+        }
+        XCTAssertEqual(KnownEnvironment.nearest(to: "LATCHKEY_SCRYPT_LOGN", among: KnownEnvironment.allNames), "LATCHKEY_SCRYPT_LOG_N")
+    }
+
+    func testNamesAnyLatchkeyExecutableOrToolReadsAreAccepted() throws {
+        // Another executable's option, compose's own variables, CI's, and this process's own option.
+        let environment = [
+            "LATCHKEY_DEMO_PASSWORD": "x", "LATCHKEY_SMTP_URL": "smtp://h", "LATCHKEY_SHARED_DATA": "/d",
+            "LATCHKEY_PORT_NUMBER": "9",
+        ]
+        let configuration = try Configuration(arguments: [], environment: environment, options: [port])
+        XCTAssertEqual(try configuration.int(port), 9)
+    }
+
     func testIntegerOutOfRangeOrMalformedIsRefused() throws {
         let configuration = try Configuration(arguments: ["--port-number", "70000"], environment: [:], options: [port])
         XCTAssertThrowsError(try configuration.int(port, range: 0...65535))

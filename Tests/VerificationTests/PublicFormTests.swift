@@ -6,25 +6,46 @@ import XCTest
 
 @testable import Verification
 
-/// A fake identity on a real socket: what `identity.introspect`, `user`, `elevate` and `record`
-/// would answer for one user, and a log of the elevations and audit events it saw.
+/// A fake identity on a real socket: what `identity.introspect`, `user`, `elevate`, `logout`,
+/// `record` and `prove_phone` would answer for three users, and a log of what it saw. Alice and
+/// Bob proved their phones; Mallory registered with Alice's number and never proved it.
+/// `lks_alice`, `lks_bob` and `lks_mallory` owe SMS (aal 1); `lks_alice_strong` is Alice at aal 2.
 final class FakeIdentity: @unchecked Sendable {
     private let lock = NSLock()
     private var elevations: [(String, String)] = []
     private var records: [(String, String)] = []
+    private var logouts: [String] = []
+    private var proofs: [(String, String)] = []
 
     func register(on router: Router) {
         router.register("identity.introspect") { params, _ in
             switch try params.string("session") {
-            case "lks_alice": return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000]
-            case "lks_bob": return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000]
+            case "lks_alice":
+                return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
+            case "lks_alice_strong":
+                return ["user_id": "u_alice", "session_id": "s_alice_2", "device_id": "d_1", "aal": 2, "aal2_at": 1, "expires_at": 4_000_000_000, "required_factors": []]
+            case "lks_bob":
+                return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
+            case "lks_mallory":
+                return ["user_id": "u_mallory", "session_id": "s_mallory", "device_id": "d_3", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
             default: throw RPCError(.unauthenticated, "the session is not valid")
             }
         }
+        router.register("identity.logout") { [self] params, _ in
+            let token = try params.string("session")
+            lock.lock()
+            logouts.append(token)
+            lock.unlock()
+            return ["ok": true]
+        }
         router.register("identity.user") { params, _ in
             switch try params.string("user_id") {
-            case "u_alice": return ["user_id": "u_alice", "username": "alice", "email": "alice@example.com", "phone": "+15555550100", "sms_verification": true]
-            case "u_bob": return ["user_id": "u_bob", "username": "bob", "email": "bob@example.com", "phone": "+15555550199", "sms_verification": true]
+            case "u_alice":
+                return ["user_id": "u_alice", "username": "alice", "email": "alice@example.com", "phone": "+15555550100", "sms_verification": true, "phone_verified": true]
+            case "u_bob":
+                return ["user_id": "u_bob", "username": "bob", "email": "bob@example.com", "phone": "+15555550199", "sms_verification": true, "phone_verified": true]
+            case "u_mallory":
+                return ["user_id": "u_mallory", "username": "mallory", "email": "m@example.com", "phone": "+15555550100", "sms_verification": false, "phone_verified": false]
             default: throw RPCError(.notFound, "no such user")
             }
         }
@@ -33,6 +54,12 @@ final class FakeIdentity: @unchecked Sendable {
             elevations.append((try params.string("session_id"), try params.string("factor")))
             lock.unlock()
             return ["aal": 2]
+        }
+        router.register("identity.prove_phone") { [self] params, _ in
+            lock.lock()
+            proofs.append((try params.string("user_id"), try params.string("phone")))
+            lock.unlock()
+            return ["phone_verified": true]
         }
         router.register("identity.record") { [self] params, _ in
             lock.lock()
@@ -46,6 +73,18 @@ final class FakeIdentity: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return elevations
+    }
+
+    var loggedOut: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return logouts
+    }
+
+    var proved: [(String, String)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return proofs
     }
 
     var recorded: [(String, String)] {
@@ -149,6 +188,29 @@ final class PublicFormTests: XCTestCase {
         XCTAssertEqual(answer, ["status": "verified", "user_id": "u_alice"])
     }
 
+    func testTooManyWrongLoginCodesEndTheSessionThatOwesTheFactor() throws {
+        for (token, ends) in [("lks_alice", true), ("lks_alice_strong", false)] {
+            let id = try XCTUnwrap(try call("verification.start", ["session": .string(token)]).get()["request_id"]?.stringValue)
+            let bad = wrong(harness.code(id))
+            for attempt in 1...3 {
+                let reason = try call("verification.check", ["session": .string(token), "request_id": .string(id), "code": .string(bad)]).failureReason
+                XCTAssertEqual(reason, attempt < 3 ? "invalid_code" : "too_many_attempts", token)
+            }
+            XCTAssertEqual(identity.loggedOut.contains(token), ends, token)
+        }
+        XCTAssertEqual(identity.loggedOut, ["lks_alice"], "only the session that owes a factor it can no longer pass")
+    }
+
+    func testASessionThatOwesAFactorTouchesOnlyLoginRequests() throws {
+        let start = try call("verification.start", [
+            "user_id": "u_alice", "purpose": "transaction", "channel": "sms", "payload": ["amount": 100, "from": "checking", "to": "saving"],
+        ]).get()
+        let id = try XCTUnwrap(start["request_id"])
+        XCTAssertEqual(try call("verification.status", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice_strong", "request_id": id]).get(), ["status": "cancelled"])
+    }
+
     func testInternalStartErrorsOnTheWire() throws {
         let first = try call("verification.start", ["number": "+15555550123", "purpose": "transaction"]).get()
         let refused = try call("verification.start", ["number": "+15555550123", "purpose": "transaction"])
@@ -158,6 +220,67 @@ final class PublicFormTests: XCTestCase {
         XCTAssertEqual(error.data?["request_id"], first["request_id"])
         XCTAssertEqual(try call("verification.start", ["number": "+15555550124"]).failureReason, "invalid_params")
         XCTAssertEqual(try call("verification.start", ["number": "+15555550124", "purpose": "login", "workflow": "nope"]).failureReason, "invalid_params")
+    }
+}
+
+extension PublicFormTests {
+    func testAStrangersCodesToTheOwnersNumberNeitherBlockNorDrainTheOwner() throws {
+        // Mallory registered with Alice's number and asks for codes, cancelling each (the budget attack).
+        var mallorys: [String] = []
+        for _ in 0..<3 {
+            guard case .success(let started) = try call("verification.start", ["session": "lks_mallory", "channel": "sms"]),
+                let id = started["request_id"]?.stringValue
+            else { continue }
+            mallorys.append(id)
+            _ = try call("verification.cancel", ["session": "lks_mallory", "request_id": .string(id)])
+        }
+        let live = try call("verification.start", ["session": "lks_mallory", "channel": "sms"])
+        if case .success(let started) = live, let id = started["request_id"]?.stringValue { mallorys.append(id) }
+        XCTAssertFalse(mallorys.isEmpty, "a stranger still gets the proof code")
+
+        let alice = try call("verification.start", ["session": "lks_alice", "channel": "sms"])
+        guard case .success(let started) = alice, let aliceID = started["request_id"]?.stringValue else {
+            return XCTFail("the owner's code is blocked by a stranger's requests: \(alice)")
+        }
+        // One live code per user and number: Alice's second start names her own request only.
+        guard case .failure(let busy) = try call("verification.start", ["session": "lks_alice", "channel": "sms"]) else {
+            return XCTFail("expected concurrent_verification")
+        }
+        XCTAssertEqual(busy.reason, "concurrent_verification")
+        XCTAssertEqual(busy.data?["request_id"], .string(aliceID))
+        // And nothing Mallory gets back names Alice's request.
+        let again = try call("verification.start", ["session": "lks_mallory", "channel": "sms"])
+        if case .failure(let error) = again {
+            XCTAssertNotEqual(error.data?["request_id"], .string(aliceID), "a stranger learns the owner's request id")
+            XCTAssertTrue(mallorys.contains(error.data?["request_id"]?.stringValue ?? mallorys.last ?? ""), "\(error)")
+        }
+    }
+
+    func testAProofCodeProvesThePhoneAndLiftsTheSession() throws {
+        let start = try call("verification.start", ["session": "lks_mallory", "channel": "sms"]).get()
+        let id = try XCTUnwrap(start["request_id"]?.stringValue)
+        XCTAssertEqual(start["purpose"], "phone_proof")
+        XCTAssertEqual(try call("verification.status", ["request_id": .string(id)]).get()["purpose"], "phone_proof")
+        let answer = try call("verification.check", ["session": "lks_mallory", "request_id": .string(id), "code": .string(harness.code(id))]).get()
+        XCTAssertEqual(answer, ["status": "verified", "aal": 2, "phone_verified": true])
+        XCTAssertEqual(identity.proved.map(\.0), ["u_mallory"])
+        XCTAssertEqual(identity.proved.map(\.1), ["+15555550100"], "the proof names the number the code went to")
+        XCTAssertEqual(identity.elevated.map(\.0), ["s_mallory"])
+        // A proven owner's login code is a plain login factor.
+        XCTAssertEqual(try call("verification.start", ["session": "lks_alice", "channel": "sms"]).get()["purpose"], "login")
+    }
+
+    func testAnUnprovenNumberGetsNothingButTheProofCode() throws {
+        let refused = try call("verification.start", [
+            "user_id": "u_mallory", "purpose": "transaction", "channel": "sms", "payload": ["amount": 5000, "currency": "USD"],
+        ])
+        guard case .failure(let error) = refused else { return XCTFail("a transaction code went to an unproven number") }
+        XCTAssertEqual(error.reason, "invalid_params")
+        XCTAssertEqual(error.data?["rule"], "phone_not_proven")
+        XCTAssertEqual(try call("verification.start", ["user_id": "u_mallory", "purpose": "login", "channel": "voice"]).failureReason, "invalid_params")
+        XCTAssertTrue(harness.provider.sent.isEmpty, "nothing was sent")
+        // The proven owner of the same number gets hers.
+        XCTAssertNotNil(try call("verification.start", ["user_id": "u_alice", "purpose": "transaction", "channel": "sms"]).get()["request_id"])
     }
 }
 

@@ -21,7 +21,7 @@ final class StartCheckTests: XCTestCase {
 
     func testCorrectCodeVerifiesOnceThenConflict() throws {
         let harness = try Harness()
-        let id = try harness.start { $0.userID = "u_1" }
+        let id = try harness.start { $0.userID = "u_1"; $0.provenNumber = $0.number }
         let result = try harness.check(id, harness.code(id))
         XCTAssertEqual(result.userID, "u_1")
         XCTAssertEqual(result.channel, .sms)

@@ -187,9 +187,9 @@ final class SendLimitTests: XCTestCase {
             $0.perClient = [SendLimit(count: 2, windowSeconds: 600)]
             $0.global = [SendLimit(count: 5, windowSeconds: 3600)]
         }
-        _ = try harness.start(number: "+15555550101") { $0.userID = "u_1" }
-        _ = try harness.start(number: "+15555550102") { $0.userID = "u_1" }
-        XCTAssertVerificationError(.rateLimited(retryAfterSeconds: 600, scope: "user"), try harness.start(number: "+15555550103") { $0.userID = "u_1" })
+        _ = try harness.start(number: "+15555550101") { $0.userID = "u_1"; $0.provenNumber = $0.number }
+        _ = try harness.start(number: "+15555550102") { $0.userID = "u_1"; $0.provenNumber = $0.number }
+        XCTAssertVerificationError(.rateLimited(retryAfterSeconds: 600, scope: "user"), try harness.start(number: "+15555550103") { $0.userID = "u_1"; $0.provenNumber = $0.number })
         _ = try harness.start(number: "+15555550104") { $0.client = "10.0.0.1" }
         _ = try harness.start(number: "+15555550105") { $0.client = "10.0.0.1" }
         XCTAssertVerificationError(.rateLimited(retryAfterSeconds: 600, scope: "client"), try harness.start(number: "+15555550106") { $0.client = "10.0.0.1" })

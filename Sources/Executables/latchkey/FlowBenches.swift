@@ -73,9 +73,10 @@ enum TransferBench {
         report.ceiling("sqlite commit, synchronous=FULL", perSecond: ceiling)
         let gateway = stack.gateway
         let accounts = stack.endpoint("accounts")
+        let identity = stack.endpoint("identity")
         let outbox = OutboxReader(path: stack.outboxPath)
         let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
-            try BenchUser.fundedSession(index: index, gateway: gateway, accounts: accounts)
+            try BenchUser.fundedSession(index: index, gateway: gateway, accounts: accounts, identity: identity)
         }) { user, iteration in
             let (client, session) = user
             let ticket = try client.result("accounts.transfer", [
@@ -93,9 +94,10 @@ enum TransferBench {
     }
 }
 
-/// A registered, logged-in and funded user per bench connection.
+/// A registered, logged-in and funded user per bench connection, its phone proven (a transfer
+/// code goes only to a proven phone).
 enum BenchUser {
-    static func fundedSession(index: Int, gateway: Endpoint, accounts: Endpoint) throws -> (LineClient, String) {
+    static func fundedSession(index: Int, gateway: Endpoint, accounts: Endpoint, identity: Endpoint) throws -> (LineClient, String) {
         let client = try LineClient(gateway)
         let name = "bench\(index)x" + Base64URL.encode(SecureRandom.bytes(4)).lowercased().filter { $0.isLetter || $0.isNumber }
         let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
@@ -104,6 +106,9 @@ enum BenchUser {
             "phone": .string(String(format: "+1555%03d%04d", 200 + index % 800, index)),
         ])
         guard let userID = registered["user_id"]?.stringValue else { throw OutboxError(message: "register gave no user_id") }
+        _ = try LineClient(identity).result("identity.prove_phone", [
+            "user_id": .string(userID), "phone": .string(String(format: "+1555%03d%04d", 200 + index % 800, index)),
+        ])
         _ = try LineClient(accounts).result("accounts.deposit", [
             "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(name)"),
         ])

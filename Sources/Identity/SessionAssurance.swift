@@ -1,0 +1,55 @@
+/// What a session may do, modelled on Ory Kratos' `highest_available`: a session that owes
+/// factors (`required_factors` not empty) may only complete them, read its own entry and log
+/// out; sensitive changes need aal 2 reached within `stepUpWindowSeconds`. The gateway enforces
+/// the same rules from `identity.introspect`; identity checks them again for its own methods.
+public struct SessionAssurance: Sendable, Equatable {
+    /// The factors the session must still pass (empty at aal 2).
+    public var requiredFactors: [String]
+    /// Until when (unix seconds) the session's aal 2 counts as recent; nil if it never reached aal 2.
+    public var stepUpUntil: Int64?
+
+    public var owesFactors: Bool { !requiredFactors.isEmpty }
+
+    public func isRecentStepUp(now: Int64) -> Bool { stepUpUntil.map { now < $0 } ?? false }
+}
+
+extension IdentityService {
+    /// The factors a session at `aal` on `deviceID` still owes: the device's key when it has one,
+    /// and SMS when the user turned it on or the device is new to the user (never passed a factor).
+    func requiredFactors(userID: String, deviceID: String, aal: Int) throws -> [String] {
+        guard aal < 2 else { return [] }
+        guard let state = try store.factorState(userID: userID, deviceID: deviceID) else { return [] }
+        var required: [String] = []
+        if state.hasActiveKey { required.append("device_key") }
+        if state.smsVerification || !state.deviceTrusted { required.append("sms") }
+        return required
+    }
+
+    public func assurance(of session: SessionRecord) throws -> SessionAssurance {
+        SessionAssurance(
+            requiredFactors: try requiredFactors(userID: session.userID, deviceID: session.deviceID, aal: session.aal),
+            stepUpUntil: session.aal >= 2 ? session.aal2At.map { $0 + settings.stepUpWindowSeconds } : nil)
+    }
+
+    /// The live session behind `token`, refused (`step_up_required`) while it owes factors.
+    func settledSession(token: String) throws -> SessionRecord {
+        let session = try introspect(token: token)
+        let assurance = try assurance(of: session)
+        if assurance.owesFactors { throw IdentityError.factorsOwed(assurance.requiredFactors) }
+        return session
+    }
+
+    /// The live session behind `token`, refused (`step_up_required`) unless it reached aal 2
+    /// within the step-up window: for revoking keys and sessions, enrolling keys, weakening factors.
+    func recentlySteppedUpSession(token: String) throws -> SessionRecord {
+        let session = try introspect(token: token)
+        try requireRecentStepUp(session)
+        return session
+    }
+
+    func requireRecentStepUp(_ session: SessionRecord) throws {
+        let assurance = try assurance(of: session)
+        if assurance.owesFactors { throw IdentityError.factorsOwed(assurance.requiredFactors) }
+        guard assurance.isRecentStepUp(now: clock.now()) else { throw IdentityError.recentStepUpRequired(windowSeconds: settings.stepUpWindowSeconds) }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import LineProtocol
+import ServiceKit
+import XCTest
+
+@testable import Gateway
+
+/// Only a failure of the gateway's own link to a replica marks it down or moves a call: an
+/// error the replica answered (even `unavailable`, even one that carries `sent: false` from the
+/// replica's own client to its dependency) is that replica's answer, passed through once.
+final class ReplicaBlameTests: XCTestCase {
+    private var loopThread: LoopThread!
+    private var gateway: GatewayUnderTest?
+
+    override func setUpWithError() throws {
+        loopThread = try LoopThread()
+    }
+
+    override func tearDown() {
+        gateway?.shutdown()
+        loopThread?.shutdown()
+        gateway = nil
+        loopThread = nil
+    }
+
+    /// What accounts answers when its link to verification failed before sending.
+    private static let dependencyDown = RPCError(.unavailable, "verification is unavailable", extra: ["sent": false])
+
+    func testADependencyErrorFromAHealthyReplicaIsPassedThroughOnceAndTheReplicaStaysUp() throws {
+        let identity = try FakeService(service: "identity", replicaID: "identity-1", loopThread: loopThread)
+        identity.addSession(token: "lks_alice", sessionID: "s-alice", aal: 2)
+        let replicas = try ["accounts-a", "accounts-b"].map { try FakeService(service: "accounts", replicaID: $0, loopThread: loopThread) }
+        for replica in replicas { replica.answerError = Self.dependencyDown }
+        var settings = GatewaySettings.unlimitedForTests
+        // One probe at start: a later probe must not be what puts a wrongly blamed replica back.
+        settings.healthIntervalMilliseconds = 600_000
+        let started = try GatewayUnderTest(endpoints: ["identity": [identity.endpoint], "accounts": replicas.map(\.endpoint)], settings: settings)
+        gateway = started
+        try started.waitUntilUp("accounts", replicas: 2)
+        let client = try started.client()
+
+        let methods: [(String, JSON)] = [
+            ("accounts.transfer", ["session": "lks_alice", "from": "checking", "to": "saving", "amount": 5]),
+            ("accounts.transfer", ["session": "lks_alice", "from": "checking", "to": "saving", "amount": 5, "idempotency_key": "k1"]),
+            ("accounts.balances", ["session": "lks_alice"]),
+        ]
+        for (method, params) in methods {
+            let answer = try client.call(method, params)
+            XCTAssertEqual(answer.error?.message, Self.dependencyDown.message, "the replica's own answer, unchanged")
+            XCTAssertEqual(answer.reason, "unavailable")
+        }
+        let served = replicas.map { $0.log.count("accounts.transfer") + $0.log.count("accounts.balances") }
+        XCTAssertEqual(served.reduce(0, +), methods.count, "each request reached one replica once: never resent (\(served))")
+        XCTAssertEqual(started.gateway.pools["accounts"]?.statuses.map(\.state), [.up, .up], "no healthy replica was marked down")
+        let health = try XCTUnwrap(try client.call("gateway.health").result)
+        XCTAssertEqual(health["services"]?["accounts"]?["up"], 2)
+        XCTAssertEqual(health["status"], "ok")
+        XCTAssertFalse(started.logSink.capturedText.contains("replica marked down"), started.logSink.capturedText)
+    }
+
+    func testALostLinkStillMarksTheReplicaDownAndMovesASafeCall() throws {
+        let identity = try FakeService(service: "identity", replicaID: "identity-1", loopThread: loopThread)
+        identity.addSession(token: "lks_alice", sessionID: "s-alice", aal: 2)
+        let replicas = try ["accounts-a", "accounts-b"].map { try FakeService(service: "accounts", replicaID: $0, loopThread: loopThread) }
+        var settings = GatewaySettings.unlimitedForTests
+        settings.healthIntervalMilliseconds = 600_000
+        let started = try GatewayUnderTest(endpoints: ["identity": [identity.endpoint], "accounts": replicas.map(\.endpoint)], settings: settings)
+        gateway = started
+        try started.waitUntilUp("accounts", replicas: 2)
+        let client = try started.client()
+        try replicas[0].crash()
+        for _ in 0..<4 {
+            XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_alice"]).result?["replica"], "accounts-b")
+        }
+        XCTAssertEqual(started.gateway.pools["accounts"]?.statuses.map(\.state), [.down, .up])
+    }
+}
