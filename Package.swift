@@ -21,11 +21,12 @@ let package = Package(
         .target(name: "CLinux"),
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Pure and leaf libraries.
         .target(name: "LineProtocol", swiftSettings: strict),
         .target(name: "Secrets", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: strict),
+        .target(name: "Storage", dependencies: ["CSQLite", "CPostgres"], swiftSettings: strict),
 
         // Runtime: event loop, servers, clients, config, logging, lifecycle.
         .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "COpenSSL", "Secrets", "Storage"], swiftSettings: strict),

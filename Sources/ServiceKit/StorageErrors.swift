@@ -12,6 +12,8 @@ extension StorageError: RPCErrorConvertible {
         case .readOnly: return RPCError(.unavailable, "storage is read-only; nothing was changed", extra: ["detail": "storage_read_only"])
         case .busy: return RPCError(.unavailable, "storage is busy; try again", extra: ["detail": "storage_busy"])
         case .io: return RPCError(.unavailable, "storage I/O error; nothing was changed", extra: ["detail": "storage_io"])
+        case .unavailable: return RPCError(.unavailable, "storage is unreachable; try again", extra: ["detail": "storage_unreachable"])
+        case .serializationFailure: return RPCError(.unavailable, "storage is busy; try again", extra: ["detail": "storage_busy"])
         default: return .internalError()
         }
     }

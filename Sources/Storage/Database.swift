@@ -37,15 +37,16 @@ public struct Migration: Sendable {
 
 /// A SQLite file in WAL mode: one writer connection behind a lock (writes are serialized) and a
 /// small pool of reader connections (readers never block the writer, nor it them).
-public final class Database: @unchecked Sendable {
+public final class Database: SQLDatabase, @unchecked Sendable {
+    public var dialect: SQLDialect { .sqlite }
     public let path: String
     public let options: DatabaseOptions
 
     // Invariant: `writer` is touched only while `writeLock` is held; a reader only while it is
     // checked out of `idleReaders` (guarded by `readersAvailable`).
-    private let writer: Connection
+    private let writer: SQLiteConnection
     private let writeLock = NSLock()
-    private var idleReaders: [Connection]
+    private var idleReaders: [SQLiteConnection]
     private let readersAvailable = NSCondition()
 
     public init(path: String, options: DatabaseOptions = .init(), migrations: [Migration]) throws(StorageError) {
@@ -56,11 +57,11 @@ public final class Database: @unchecked Sendable {
         self.path = path
         self.options = options
         PrivateFile.prepareDatabase(at: path)
-        writer = try Connection(path: path, role: .writer, options: options)
+        writer = try SQLiteConnection(path: path, role: .writer, options: options)
         try Database.migrate(writer, migrations)
-        var readers: [Connection] = []
+        var readers: [SQLiteConnection] = []
         for _ in 0..<options.readerCount {
-            readers.append(try Connection(path: path, role: .reader, options: options))
+            readers.append(try SQLiteConnection(path: path, role: .reader, options: options))
         }
         idleReaders = readers
     }
@@ -73,7 +74,7 @@ public final class Database: @unchecked Sendable {
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
-        return try writer.transaction("BEGIN IMMEDIATE", body)
+        return try writer.transaction("BEGIN IMMEDIATE") { try body($0) }
     }
 
     /// Runs `body` on a reader inside a deferred `BEGIN` ... `COMMIT`: every query in `body` sees the
@@ -83,7 +84,7 @@ public final class Database: @unchecked Sendable {
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let reader = checkOutReader()
         defer { checkIn(reader) }
-        return try reader.transaction("BEGIN", body)
+        return try reader.transaction("BEGIN") { try body($0) }
     }
 
     /// A consistent copy of the live database at `path`, taken with SQLite's online backup API from
@@ -95,19 +96,19 @@ public final class Database: @unchecked Sendable {
         defer { unlink(temporary) }
         do {
             PrivateFile.prepareDatabase(at: temporary)
-            let destination = try Connection.openPlain(path: temporary)
+            let destination = try SQLiteConnection.openPlain(path: temporary)
             defer { sqlite3_close_v2(destination) }
             let reader = checkOutReader()
             defer { checkIn(reader) }
             guard let backup = sqlite3_backup_init(destination, "main", reader.db, "main") else {
-                throw Connection.error(destination, sqlite3_errcode(destination))
+                throw SQLiteConnection.error(destination, sqlite3_errcode(destination))
             }
             // One step over all pages: the read lock is held throughout, so the copy is one
             // snapshot and never restarts; WAL lets the writer continue.
             let step = sqlite3_backup_step(backup, -1)
             let finish = sqlite3_backup_finish(backup)
             if step != SQLITE_DONE { throw StorageError.from(code: step, message: "backup step failed") }
-            if finish != SQLITE_OK { throw Connection.error(destination, finish) }
+            if finish != SQLITE_OK { throw SQLiteConnection.error(destination, finish) }
         }
         guard rename(temporary, path) == 0 else {
             throw .io("cannot move backup into place: \(String(cString: strerror(errno)))")
@@ -121,7 +122,7 @@ public final class Database: @unchecked Sendable {
         writeLock.lock()
         defer { writeLock.unlock() }
         let rc = sqlite3_wal_checkpoint_v2(writer.db, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
-        if rc != SQLITE_OK && rc != SQLITE_BUSY { throw Connection.error(writer.db, rc) }
+        if rc != SQLITE_OK && rc != SQLITE_BUSY { throw SQLiteConnection.error(writer.db, rc) }
     }
 
     /// The highest applied migration version (0 for none).
@@ -132,27 +133,27 @@ public final class Database: @unchecked Sendable {
     // MARK: - Internals
 
     /// For tests: run `body` on the writer connection outside any transaction.
-    func withWriter<T>(_ body: (Connection) throws -> T) rethrows -> T {
+    func withWriter<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
         return try body(writer)
     }
 
-    private func checkOutReader() -> Connection {
+    private func checkOutReader() -> SQLiteConnection {
         readersAvailable.lock()
         defer { readersAvailable.unlock() }
         while idleReaders.isEmpty { readersAvailable.wait() }
         return idleReaders.removeLast()
     }
 
-    private func checkIn(_ reader: Connection) {
+    private func checkIn(_ reader: SQLiteConnection) {
         readersAvailable.lock()
         idleReaders.append(reader)
         readersAvailable.signal()
         readersAvailable.unlock()
     }
 
-    private static func migrate(_ c: Connection, _ migrations: [Migration]) throws(StorageError) {
+    private static func migrate(_ c: SQLiteConnection, _ migrations: [Migration]) throws(StorageError) {
         let known = migrations.last?.version ?? 0
         // Look before writing, so a fully migrated read-only file still opens.
         let hasTable = try c.queryOne(
@@ -199,7 +200,7 @@ public final class Database: @unchecked Sendable {
     }
 }
 
-extension Connection {
+extension SQLiteConnection {
     /// A bare handle for a backup destination (no WAL, no pool).
     static func openPlain(path: String) throws(StorageError) -> OpaquePointer {
         var handle: OpaquePointer?

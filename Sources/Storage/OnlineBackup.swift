@@ -14,14 +14,14 @@ extension Database {
         unlink(temporary)
         defer { unlink(temporary) }
         do {
-            let sourceHandle = try Connection.openPlain(path: source)
+            let sourceHandle = try SQLiteConnection.openPlain(path: source)
             defer { sqlite3_close_v2(sourceHandle) }
             sqlite3_busy_timeout(sourceHandle, 5000)
             PrivateFile.prepareDatabase(at: temporary)
-            let destinationHandle = try Connection.openPlain(path: temporary)
+            let destinationHandle = try SQLiteConnection.openPlain(path: temporary)
             defer { sqlite3_close_v2(destinationHandle) }
             guard let backup = sqlite3_backup_init(destinationHandle, "main", sourceHandle, "main") else {
-                throw Connection.error(destinationHandle, sqlite3_errcode(destinationHandle))
+                throw SQLiteConnection.error(destinationHandle, sqlite3_errcode(destinationHandle))
             }
             var step: Int32
             repeat {
@@ -31,7 +31,7 @@ extension Database {
             } while step == SQLITE_OK || step == SQLITE_BUSY || step == SQLITE_LOCKED
             let finish = sqlite3_backup_finish(backup)
             if step != SQLITE_DONE { throw StorageError.from(code: step, message: "backup step failed") }
-            if finish != SQLITE_OK { throw Connection.error(destinationHandle, finish) }
+            if finish != SQLITE_OK { throw SQLiteConnection.error(destinationHandle, finish) }
         }
         guard rename(temporary, destination) == 0 else {
             throw .io("cannot move backup into place: \(String(cString: strerror(errno)))")

@@ -23,6 +23,11 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case schemaTooNew(found: Int, known: Int)
     /// A row accessor asked for a missing column or the wrong type.
     case column(String)
+    /// The database server cannot be reached (refused, lost, restarting, out of connections);
+    /// the message names the server without its password.
+    case unavailable(String)
+    /// Concurrent transactions conflicted (PostgreSQL SERIALIZABLE) more times than were retried.
+    case serializationFailure
 
     public var description: String {
         switch self {
@@ -37,6 +42,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .schemaTooNew(let found, let known):
             return "database schema version \(found) is newer than this binary knows (\(known)); refusing to run"
         case .column(let what): return "row access: \(what)"
+        case .unavailable(let what): return "database unavailable: \(what)"
+        case .serializationFailure: return "concurrent transactions conflicted; try again"
         }
     }
 }

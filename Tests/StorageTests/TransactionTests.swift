@@ -62,8 +62,7 @@ final class TransactionTests: StorageTestCase {
     func testWriteReturnsTheBodysValue() throws {
         let db = try open()
         let id = try db.write { c in
-            try c.run("INSERT INTO items (name) VALUES (?)", ["a"])
-            return c.lastInsertRowID
+            try c.queryOne("INSERT INTO items (name) VALUES (?) RETURNING id", ["a"])!.int("id")
         }
         XCTAssertEqual(try db.read { c in try c.queryOne("SELECT id FROM items WHERE name = ?", ["a"])!.int("id") }, id)
         XCTAssertEqual(try db.write { c in try c.run("UPDATE items SET qty = qty + 1") }, 1)
@@ -136,7 +135,7 @@ final class TransactionTests: StorageTestCase {
         for _ in 0..<100 {
             _ = try db.read { c in try c.query("SELECT name FROM items WHERE qty >= ?", [0]) }
         }
-        let readerPrepares = try db.read { c in c.prepareCount }
+        let readerPrepares = try db.read { c in (c as! SQLiteConnection).prepareCount }
         XCTAssertLessThanOrEqual(readerPrepares, 3)  // BEGIN, the SELECT, COMMIT
         // A new SQL text is prepared exactly once more.
         try db.write { c in try c.run("UPDATE items SET qty = qty + 1 WHERE id = ?", [1]) }

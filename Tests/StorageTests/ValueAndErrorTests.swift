@@ -16,8 +16,7 @@ final class ValueAndErrorTests: StorageTestCase {
         ]
         let ids = try db.write { c in
             try values.map { v in
-                try c.run("INSERT INTO v (x) VALUES (?)", [v])
-                return c.lastInsertRowID
+                try c.queryOne("INSERT INTO v (x) VALUES (?) RETURNING id", [v])!.int("id")
             }
         }
         let rows = try db.read { c in try c.query("SELECT id, x FROM v ORDER BY id") }

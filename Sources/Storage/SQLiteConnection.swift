@@ -10,7 +10,7 @@ final class Statement {
         let rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nil)
         guard rc == SQLITE_OK, let stmt else {
             sqlite3_finalize(stmt)
-            throw Connection.error(db, rc)
+            throw SQLiteConnection.error(db, rc)
         }
         handle = stmt
         parameterCount = Int(sqlite3_bind_parameter_count(stmt))
@@ -21,7 +21,8 @@ final class Statement {
 
 /// One SQLite handle. Not Sendable: use it only inside `Database.write` / `Database.read`,
 /// on the thread that called them. Statements are prepared once and cached by SQL text.
-public final class Connection {
+public final class SQLiteConnection: SQLConnection {
+    public var dialect: SQLDialect { .sqlite }
     let db: OpaquePointer
     private var statements: [String: Statement] = [:]
     /// How many times this connection compiled SQL for `run`/`query` (tests prove the cache works).
@@ -87,7 +88,7 @@ public final class Connection {
         while true {
             let rc = sqlite3_step(stmt.handle)
             if rc == SQLITE_DONE { break }
-            if rc != SQLITE_ROW { throw Connection.error(db, rc) }
+            if rc != SQLITE_ROW { throw SQLiteConnection.error(db, rc) }
         }
         return Int(sqlite3_changes64(db))
     }
@@ -102,7 +103,7 @@ public final class Connection {
         while true {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
-            if rc != SQLITE_ROW { throw Connection.error(db, rc) }
+            if rc != SQLITE_ROW { throw SQLiteConnection.error(db, rc) }
             let count = Int(sqlite3_column_count(s))
             if index == nil {
                 var names: [String: Int] = [:]
@@ -124,9 +125,6 @@ public final class Connection {
         try query(sql, bindings).first
     }
 
-    /// The rowid of the last successful INSERT on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
-
     // MARK: - Internals
 
     var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
@@ -139,7 +137,7 @@ public final class Connection {
     }
 
     /// Runs `body` between `begin` and COMMIT; on any error rolls back and rethrows the first error.
-    func transaction<T>(_ begin: String, _ body: (Connection) throws -> T) throws -> T {
+    func transaction<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
         try run(begin)
         let value: T
         do {
@@ -159,7 +157,7 @@ public final class Connection {
         } else {
             stmt = try Statement(connection: db, sql: sql)
             prepareCount += 1
-            if statements.count >= Connection.statementCacheLimit { statements.removeAll() }
+            if statements.count >= SQLiteConnection.statementCacheLimit { statements.removeAll() }
             statements[sql] = stmt
         }
         guard bindings.count == stmt.parameterCount else {
