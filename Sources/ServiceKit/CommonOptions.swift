@@ -9,6 +9,10 @@ public enum CommonOptions {
     public static let accounts = ConfigOption("accounts", default: "127.0.0.1:7403", help: "accounts replicas, comma-separated HOST:PORT")
     public static let reset = ConfigOption("reset", default: "127.0.0.1:7404", help: "reset replicas, comma-separated HOST:PORT")
 
+    public static let databaseURL = ConfigOption(
+        "database-url",
+        help: "postgres://user:password@host:port/db?sslmode=... (anything libpq accepts): the service's tables in its own schema; unset: SQLite in the data directory")
+
     public static let serviceToken = ConfigOption("service-token", help: "shared secret for internal calls: sent as meta.token, and when set a service refuses calls without it")
 
     public static let maxLineBytes = ConfigOption("max-line-bytes", default: "65536", help: "longest request line accepted, in bytes")
@@ -23,7 +27,7 @@ public enum CommonOptions {
     public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
 
     public static let all: [ConfigOption] = [
-        listen, dataDirectory, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
+        listen, dataDirectory, databaseURL, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
         maxLineBytes, maxConnections, maxInflightPerConnection, idleTimeoutMilliseconds,
         lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
         workerThreads, workerQueueDepth, drainTimeoutMilliseconds,
