@@ -14,7 +14,13 @@ public final class Stack: @unchecked Sendable {
         /// verification replicas +12, +22, ...) and the HTTP door sits at +80. nil: every process
         /// on an ephemeral port (tests, bench).
         public var basePort: Int?
-        public var verificationReplicas = 1
+        /// Replicas per service (default 1). With SQLite only verification (and the gateway) may
+        /// have more; with `LATCHKEY_DATABASE_URL` in `environment` every service may.
+        public var replicas: [String: Int] = [:]
+        public var verificationReplicas: Int {
+            get { replicas["verification"] ?? 1 }
+            set { replicas["verification"] = newValue }
+        }
         /// Extra environment for every process (e.g. `LATCHKEY_SCRYPT_LOG_N`).
         public var environment: [String: String] = [:]
         /// Extra environment per service name.
@@ -74,7 +80,7 @@ public final class Stack: @unchecked Sendable {
                 atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             if let basePort = options.basePort { try checkPortsFree(host: options.host, basePort: basePort) }
             for service in startOrder {
-                let replicas = service == "verification" ? options.verificationReplicas : 1
+                let replicas = options.replicas[service] ?? 1
                 for index in 0..<replicas { try stack.launch(service: service, index: index) }
             }
         } catch {
@@ -120,7 +126,7 @@ public final class Stack: @unchecked Sendable {
             environment["LATCHKEY_\(dependency.uppercased())"] = replicaList(dependency)
         }
         if service == "gateway" && environment["LATCHKEY_HTTP_LISTEN"] == nil {
-            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.basePort.map { $0 + Self.httpPortOffset } ?? 0)"
+            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.basePort.map { $0 + Self.httpPortOffset + 10 * index } ?? 0)"
         }
         let arguments = ["--listen", "\(options.host):\(port)"]
         let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
