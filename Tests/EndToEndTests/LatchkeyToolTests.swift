@@ -62,6 +62,19 @@ final class LatchkeyToolTests: XCTestCase {
         }
     }
 
+    func testUpReplicasWithoutPostgresReplicateOnlyTheGatewayAndVerification() throws {
+        let base = try freeBasePort()
+        let up = try ToolRun.start(["up", "--replicas", "2", "--base-port", "\(base)", "--data-dir", directory + "/data"], directory: directory, label: "replicas")
+        defer { up.interruptAndWait() }
+        try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
+        let output = up.output
+        for replica in ["gateway-2", "verification-2"] { XCTAssertTrue(output.contains(replica), "\(replica) missing:\n\(output)") }
+        for single in ["identity-2", "accounts-2", "reset-2"] { XCTAssertFalse(output.contains(single), output) }
+        XCTAssertTrue(output.contains("add --postgres URL to replicate every service"), output)
+        // The second gateway serves too, on base + 10.
+        XCTAssertNotNil(try? LineClient(Endpoint(host: "127.0.0.1", port: base + 10)).call("gateway.ping").outcome.get())
+    }
+
     func testUpNamesAPortInUseAndExitsNonZero() throws {
         let base = try freeBasePort()
         let squatter = try Socket.listen(on: try XCTUnwrap(SocketAddress.resolve(host: "127.0.0.1", port: base + 1).first))

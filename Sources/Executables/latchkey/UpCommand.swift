@@ -3,15 +3,19 @@ import Glibc
 import LineProtocol
 import Secrets
 import ServiceKit
+import Storage
 
-/// `latchkey up [--demo] [--base-port P]`: the whole stack on 127.0.0.1:P..P+4 (7400 by
-/// default, the HTTP door on P+80) with data in ./.latchkey, this run's logs followed on stderr. A child that dies is reported and the stack stops: nothing is
+/// `latchkey up [--demo] [--base-port P] [--postgres URL] [--replicas N]`: the whole stack on
+/// 127.0.0.1:P..P+4 (7400 by default, the HTTP door on P+80) with data in ./.latchkey, this
+/// run's logs followed on stderr. A child that dies is reported and the stack stops: nothing is
 /// restarted silently. Ctrl-C / SIGTERM stops every child and exits 0.
 enum UpCommand {
     static let demo = ConfigOption("demo", default: "false", help: "`latchkey up` also creates the seed app's demo user")
     static let demoPassword = ConfigOption("demo-password", help: "the demo user's password (default: generated and printed)")
     static let basePort = ConfigOption("base-port", default: "7400", help: "`latchkey up`: the gateway's port; identity P+1 ... reset P+4, the HTTP door P+80")
-    static let options = [demo, demoPassword, basePort]
+    static let postgres = ConfigOption("postgres", help: "`latchkey up`: run every service on this PostgreSQL database (each in its own schema) instead of SQLite files")
+    static let replicas = ConfigOption("replicas", default: "1", help: "`latchkey up`: replicas per service (1-7); with SQLite only the gateway and verification replicate")
+    static let options = [demo, demoPassword, basePort, postgres, replicas]
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(
@@ -29,6 +33,7 @@ enum UpCommand {
             stackOptions.basePort = try configuration.int(basePort, range: 1...(65535 - Stack.httpPortOffset))
         }
         stackOptions.environment = developmentSendLimits(unlessSetIn: environment)
+        try chooseStorageAndReplicas(configuration, into: &stackOptions)
         let stack = try Stack.start(stackOptions)
         let follower = LogFollower(members: stack.members)
         printBanner(stack: stack, dataDirectory: stackOptions.dataDirectory)
@@ -41,6 +46,21 @@ enum UpCommand {
         }
         fflush(nil)
         return waitUntilStopped(stack: stack, follower: follower)
+    }
+
+    /// `--postgres URL` puts every service on one database (a schema each); `--replicas N` then
+    /// starts N of every service. SQLite files belong to one process each, so without
+    /// PostgreSQL only the stateless gateway and verification (whose ids name their replica)
+    /// get N.
+    private static func chooseStorageAndReplicas(_ configuration: Configuration, into options: inout Stack.Options) throws {
+        let count = try configuration.int(replicas, range: 1...7)
+        let url = configuration.string(postgres).flatMap { $0.isEmpty ? nil : $0 }
+        if let url { options.environment[CommonOptions.databaseURL.environmentName] = url }
+        let replicated = url == nil ? ["gateway", "verification"] : Stack.startOrder
+        for service in replicated { options.replicas[service] = count }
+        if count > 1 && url == nil {
+            print("note: with SQLite only the gateway and verification run \(count) replicas; add --postgres URL to replicate every service")
+        }
     }
 
     /// `latchkey up` is a developer's stack on 127.0.0.1: the per-number, per-user and
@@ -57,7 +77,8 @@ enum UpCommand {
     }
 
     private static func printBanner(stack: Stack, dataDirectory: String) {
-        print("Latchkey is up. Data in \(dataDirectory); messages go to \(stack.outboxPath)")
+        let storage = stack.options.environment[CommonOptions.databaseURL.environmentName].map { "PostgreSQL at \(PostgresURL.redacted($0))" }
+        print("Latchkey is up. Data in \(storage ?? dataDirectory); messages go to \(stack.outboxPath)")
         for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
         if let http = stack.httpGateway { print("  \("http door".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(http)") }
         print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
