@@ -1,5 +1,4 @@
 import Delivery
-import Dispatch
 import Foundation
 import ServiceKit
 
@@ -65,11 +64,7 @@ public enum ResetProcess {
         let backgroundLoop = try EventLoop()
         let backgroundIdentity = RPCIdentityDirectory(client: RPCClient(
             loop: backgroundLoop, service: "identity", endpoints: try configuration.endpoints(CommonOptions.identity), logger: host.logger))
-        let backgroundLoopEnded = DispatchSemaphore(value: 0)
-        Thread {
-            backgroundLoop.run()
-            backgroundLoopEnded.signal()
-        }.start()
+        let backgroundLoopThread = JoinableThread(name: "reset-loop") { backgroundLoop.run() }
         let mail = try DeliveryOptions.emailProvider(configuration, logger: host.logger)
         let background = WorkerPool(
             threadCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64),
@@ -93,15 +88,15 @@ public enum ResetProcess {
             "reset.notify_unknown": .bool(settings.notifyUnknownAddresses),
         ])
         let status = host.run()
-        // Requests were answered `ok` before their mail went out: finish them before exiting.
+        // Requests were answered `ok` before their mail went out: finish them (their identity calls
+        // need the background loop, so it stops last), then join every thread before exiting.
         let deadline = MonotonicClock.nowMilliseconds() + Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
-        while (background.queuedCount > 0 || background.busyCount > 0) && MonotonicClock.nowMilliseconds() < deadline { usleep(10_000) }
-        if background.queuedCount > 0 || background.busyCount > 0 {
-            host.logger.warning("exiting with reset work still queued", ["reset.queued": .int(Int64(background.queuedCount))])
-        }
         background.shutdown()
+        guard background.awaitTermination(untilMilliseconds: deadline) else {
+            host.exitWithoutCleanup(reason: "reset mail work still running past the drain deadline", pool: background)
+        }
         backgroundLoop.stop()
-        backgroundLoopEnded.wait()
+        backgroundLoopThread.join()
         return status
     }
 }
