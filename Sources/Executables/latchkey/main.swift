@@ -9,7 +9,7 @@ let usage = """
       latchkey up [--demo] [--data-dir DIR]          run the whole stack on 127.0.0.1:7400-7404
       latchkey call METHOD ['{"json":"params"}'] [--gateway HOST:PORT]
       latchkey bench SCENARIO [--connections N] [--inflight K] [--seconds S] [--target T] [--address HOST:PORT] [--json]
-                     scenarios: ping, login, verify, transfer, reset, all
+                     scenarios: ping, login, verify, transfer, reset, all; overload (logins at 3x scrypt, not in all)
       latchkey backup SOURCE.sqlite DEST.sqlite      online backup of a live service database
       latchkey options                               every configuration variable, as a Markdown table
 
