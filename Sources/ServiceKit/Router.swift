@@ -59,11 +59,12 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
         case .inline:
             work()
         case .pool:
-            // Work still queued at its deadline is dropped: the caller has been told `timeout`.
+            // Work that can no longer finish by its deadline is dropped unrun: the caller gets (or
+            // already got) `timeout`.
             let expired: @Sendable () -> Void = {
                 metrics.record(method: request.method, microseconds: 0, errorReason: Reason.timeout.rawValue)
                 metrics.increment("workers.expired")
-                reply(.failure(RPCError(.timeout, "\(request.method) waited past its deadline and was not run")))
+                reply(.failure(RPCError(.timeout, "\(request.method) could not finish before its deadline and was not run")))
             }
             let admission = workers.submit(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
             if admission != .accepted {

@@ -3,11 +3,13 @@ import Foundation
 /// A fixed set of joinable threads for blocking work (SQLite, scrypt, calls to other services),
 /// fed by a bounded queue. Work may carry the caller's deadline; then the pool sheds load:
 ///
-/// - Admission: when every thread is busy, work is refused at once if it cannot finish before
-///   its deadline by the estimate `now + (queued + 1) × service / threads + service`, where
-///   `service` is the moving average of recent run times. The caller answers `overloaded`.
-/// - Pickup: work whose deadline has passed when a thread takes it is dropped without running
-///   (its caller was already told `timeout`); its `expired` callback runs instead.
+/// - Admission: work is refused at once if it cannot finish before its deadline by the estimate
+///   `now + wait + service`, where `service` is the moving average of recent run times and
+///   `wait` is 0 while a thread is free, else `(queued + 1) × service / threads`. The caller
+///   answers `overloaded`.
+/// - Pickup: work that can no longer finish in time when a thread takes it (its deadline is
+///   closer than `service`, or has passed) is dropped without running: nobody will read its
+///   answer. Its `expired` callback runs instead (the router answers `timeout` at once).
 ///
 /// `shutdown` lets queued work finish and ends the threads; `awaitTermination` joins them.
 public final class WorkerPool: @unchecked Sendable {
@@ -72,9 +74,7 @@ public final class WorkerPool: @unchecked Sendable {
         guard !stopping else { return .stopping }
         let queued = queue.count - queueHead
         guard queued < maxQueued else { return .queueFull }
-        if let deadlineMilliseconds, busy + queued >= threadCount,
-            MonotonicClock.nowMilliseconds() + estimatedFinishMillisecondsLocked(queued: queued) > deadlineMilliseconds
-        {
+        if let deadlineMilliseconds, MonotonicClock.nowMilliseconds() + estimatedFinishMillisecondsLocked(queued: queued) > deadlineMilliseconds {
             return .cannotFinishInTime
         }
         queue.append(Job(work: work, deadlineMilliseconds: deadlineMilliseconds, expired: expired))
@@ -84,7 +84,8 @@ public final class WorkerPool: @unchecked Sendable {
 
     private func estimatedFinishMillisecondsLocked(queued: Int) -> Int64 {
         let service = averageServiceMicroseconds
-        return (Int64(queued + 1) * service / Int64(threadCount) + service) / 1000
+        let wait = busy + queued < threadCount ? 0 : Int64(queued + 1) * service / Int64(threadCount)
+        return (wait + service) / 1000
     }
 
     /// Threads running work right now.
@@ -100,7 +101,7 @@ public final class WorkerPool: @unchecked Sendable {
         return queue.count - queueHead
     }
 
-    /// Work dropped at pickup because its deadline had passed, since start.
+    /// Work dropped at pickup because it could no longer finish before its deadline, since start.
     public var expiredCount: Int64 {
         condition.lock()
         defer { condition.unlock() }
@@ -158,7 +159,7 @@ public final class WorkerPool: @unchecked Sendable {
                 queue.removeFirst(queueHead)
                 queueHead = 0
             }
-            if let deadline = job.deadlineMilliseconds, deadline <= MonotonicClock.nowMilliseconds() {
+            if let deadline = job.deadlineMilliseconds, MonotonicClock.nowMilliseconds() + averageServiceMicroseconds / 1000 >= deadline {
                 expired += 1
                 condition.unlock()
                 job.expired?()

@@ -52,7 +52,30 @@ final class WorkerPoolDeadlineTests: XCTestCase {
         XCTAssertEqual(runs.value, 1)
     }
 
-    func testAFreeThreadAdmitsWorkWhateverTheEstimate() {
+    func testWorkTakenTooCloseToItsDeadlineToFinishIsDroppedUnrun() {
+        let pool = WorkerPool(threadCount: 1, maxQueued: 100)
+        XCTAssertTrue(pool.submit {
+            let end = MonotonicClock.nowMicroseconds() + 100_000
+            while MonotonicClock.nowMicroseconds() < end {}
+        })
+        waitUntil("the first run is measured") { pool.averageServiceTimeMicroseconds >= 100_000 }
+        let blocker = Blocker()
+        XCTAssertTrue(pool.submit { blocker.hold() })
+        blocker.waitUntilHeld()
+        let runs = Counter()
+        let expiries = Counter()
+        let deadline = MonotonicClock.nowMilliseconds() + 400
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: deadline, { runs.add() }, expired: { expiries.add() }), .accepted)
+        // Released with less time left than one run takes: running it would only produce a late answer.
+        waitUntil("less than one service time is left") { MonotonicClock.nowMilliseconds() >= deadline - 50 }
+        blocker.release()
+        pool.shutdown()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+        XCTAssertEqual(runs.value, 0)
+        XCTAssertEqual(expiries.value, 1)
+    }
+
+    func testWithAFreeThreadOnlyTheWorksOwnRunTimeCounts() {
         let pool = WorkerPool(threadCount: 2, maxQueued: 10)
         XCTAssertTrue(pool.submit {
             let end = MonotonicClock.nowMicroseconds() + 100_000
@@ -60,7 +83,9 @@ final class WorkerPoolDeadlineTests: XCTestCase {
         })
         waitUntil("the first run is measured") { pool.averageServiceTimeMicroseconds >= 100_000 && pool.busyCount == 0 }
         let runs = Counter()
-        XCTAssertEqual(pool.submit(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 50, { runs.add() }, expired: nil), .accepted)
+        let now = MonotonicClock.nowMilliseconds()
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: now + 50, { runs.add() }, expired: nil), .cannotFinishInTime, "shorter than one run")
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: now + 5_000, { runs.add() }, expired: nil), .accepted, "no wait: a thread is free")
         pool.shutdown()
         XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
         XCTAssertEqual(runs.value, 1)
