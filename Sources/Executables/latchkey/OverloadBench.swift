@@ -1,7 +1,6 @@
 import Foundation
 import Identity
 import LineProtocol
-import Secrets
 import ServiceKit
 
 /// `overload`: logins offered straight to identity at 3x what this machine's scrypt can verify
