@@ -49,3 +49,12 @@ int lk_ERR_print_last(char *buf, size_t len) {
     }
     return count;
 }
+
+// Runs when the program loads, before any other OpenSSL call (the first initialisation wins):
+// no at-exit OPENSSL_cleanup. Freeing OpenSSL's global state in `exit` while another thread is
+// still ending (running OpenSSL's per-thread destructor) was a double free or a use after free.
+// Latchkey joins its threads before exiting; this is the second guard, and the kernel frees
+// the memory anyway.
+__attribute__((constructor)) static void lk_openssl_init_without_atexit(void) {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}

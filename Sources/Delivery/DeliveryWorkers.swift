@@ -10,6 +10,8 @@ public final class DeliveryWorkers: @unchecked Sendable {
     private let sendNext: @Sendable () -> Bool
     private let logger: Logger
     private let pool: WorkerPool
+    /// The threads themselves, for the exit path's log line.
+    public var threads: WorkerPool { pool }
     private let workerCount: Int
     private let condition = NSCondition()
     private var active = 0
@@ -43,7 +45,9 @@ public final class DeliveryWorkers: @unchecked Sendable {
     }
 
     /// Sends what is due until the queue has nothing due or `deadlineMilliseconds` (monotonic)
-    /// passes, then stops. Whatever is left stays queued for the next start. True if all ended.
+    /// passes, then stops and joins the threads. Whatever is left stays queued for the next
+    /// start. False when a send is still running (its thread cannot be joined): the caller must
+    /// then leave without running at-exit cleanup.
     @discardableResult
     public func stop(deadlineMilliseconds: Int64) -> Bool {
         wake()  // a last look at the queue
@@ -57,7 +61,7 @@ public final class DeliveryWorkers: @unchecked Sendable {
         condition.unlock()
         pool.shutdown()
         if !ended { logger.warning("exiting with messages still being sent; they are sent again after the restart") }
-        return ended
+        return pool.awaitTermination(untilMilliseconds: max(deadlineMilliseconds, MonotonicClock.nowMilliseconds()) + 1000)
     }
 
     /// Sends while something is due. The decision to end is taken under the lock that `wake()`

@@ -1,5 +1,4 @@
 import Delivery
-import Dispatch
 import Foundation
 import ServiceKit
 
@@ -81,11 +80,7 @@ public enum ResetProcess {
         // stops once answers are out, and mails already promised must still be looked up and sent.
         let backgroundLoop = try EventLoop()
         let backgroundIdentity = RPCIdentityDirectory(client: try host.makeClient(for: "identity", option: CommonOptions.identity, loop: backgroundLoop))
-        let backgroundLoopEnded = DispatchSemaphore(value: 0)
-        Thread {
-            backgroundLoop.run()
-            backgroundLoopEnded.signal()
-        }.start()
+        let backgroundLoopThread = JoinableThread(name: "reset-loop") { backgroundLoop.run() }
         let mail = try DeliveryOptions.emailProvider(configuration, logger: host.logger)
         let service = ResetService(
             settings: settings, store: store, subjects: subjects, identity: identity, mail: mail, composer: composer,
@@ -114,12 +109,15 @@ public enum ResetProcess {
             "reset.notify_unknown": .bool(settings.notifyUnknownAddresses),
         ])
         let status = host.run()
-        // Requests were answered `ok` before their mail went out: finish what is due before
-        // exiting; what is left stays queued for the next start.
+        // Requests were answered `ok` before their mail went out: finish what is due (their
+        // identity calls need the background loop, so it stops last), then join every thread;
+        // what is left stays queued for the next start.
         let deadline = MonotonicClock.nowMilliseconds() + Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
-        mailWorkers.stop(deadlineMilliseconds: deadline)
+        guard mailWorkers.stop(deadlineMilliseconds: deadline) else {
+            host.exitWithoutCleanup(reason: "reset mail work still running past the drain deadline", pool: mailWorkers.threads)
+        }
         backgroundLoop.stop()
-        backgroundLoopEnded.wait()
+        backgroundLoopThread.join()
         return status
     }
 }

@@ -3,7 +3,9 @@ import LineProtocol
 
 /// The method table of a service: `service.method` -> a handler with typed params.
 /// Handlers run on the worker pool (they may block on SQLite, scrypt or other services);
-/// trivial ones (ping, health, metrics) may run inline on the loop.
+/// trivial ones (ping, health, metrics) may run inline on the loop. Pool work carries the
+/// request's deadline: the pool refuses what cannot finish in time (`overloaded`, at once) and
+/// never runs what waited past it (see `WorkerPool`).
 public final class Router: RPCDispatcher, @unchecked Sendable {
     public typealias Handler = @Sendable (Params, CallContext) throws -> JSON
 
@@ -57,8 +59,17 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
         case .inline:
             work()
         case .pool:
-            if !workers.submit(work) {
+            // Work that can no longer finish by its deadline is dropped unrun: the caller gets (or
+            // already got) `timeout`.
+            let expired: @Sendable () -> Void = {
+                metrics.record(method: request.method, microseconds: 0, errorReason: Reason.timeout.rawValue)
+                metrics.increment("workers.expired")
+                reply(.failure(RPCError(.timeout, "\(request.method) could not finish before its deadline and was not run")))
+            }
+            let admission = workers.submit(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
+            if admission != .accepted {
                 metrics.record(method: request.method, microseconds: 0, errorReason: Reason.overloaded.rawValue)
+                metrics.increment(admission == .cannotFinishInTime ? "workers.refused_late" : "workers.refused_full")
                 reply(.failure(RPCError(.overloaded, "server busy, try again")))
             }
         }

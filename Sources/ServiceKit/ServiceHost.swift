@@ -166,9 +166,26 @@ public final class ServiceHost: @unchecked Sendable {
         host.logger.info("listening", ["net.listen": .string(address.description)])
         host.installSignalHandlers(server: server)
         host.loop.run()
+        // The loop stops once the workers have ended (see `beginShutdown`): join them.
         host.workers.shutdown()
+        guard host.workers.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds()) else {
+            host.exitWithoutCleanup(reason: "worker threads still running after the loop stopped", pool: host.workers)
+        }
         host.logger.info("stopped")
         return 0
+    }
+
+    /// After the drain deadline, threads get this long to return before the process gives up on
+    /// them (idle ones return at once; this covers their wake-up, not more work).
+    static let threadGraceMilliseconds: Int64 = 1000
+
+    /// For threads still running past the deadline: a normal exit would run at-exit cleanup
+    /// (C library, OpenSSL) under their feet. Logs why, then ends at once with status 1.
+    public func exitWithoutCleanup(reason: String, pool: WorkerPool) -> Never {
+        logger.error("exiting without cleanup", [
+            "exit.reason": .string(reason), "workers.busy": .int(Int64(pool.busyCount)), "workers.queued": .int(Int64(pool.queuedCount)),
+        ])
+        _exit(1)
     }
 
     private func installSignalHandlers(server: RPCServer) {
@@ -191,24 +208,33 @@ public final class ServiceHost: @unchecked Sendable {
         extraListeners.append((drain, forceClose))
     }
 
+    /// Shutdown order: stop accepting and answer what is in flight (connections drain), then end
+    /// the worker threads while the loop still runs (a worker may be waiting on a call to another
+    /// service, which needs the loop), then stop the loop; `serve` joins the workers. All within
+    /// the drain deadline (+ `threadGraceMilliseconds`), else `exitWithoutCleanup`.
     private func beginShutdown(server: RPCServer) {
         guard server.state == .listening else { return }
         logger.info("draining", ["drain.inflight": .int(Int64(server.inflightCount)), "drain.timeout_ms": .int(drainTimeoutMilliseconds)])
         var remaining = 1 + extraListeners.count
         let finished = { [unowned self] in
             remaining -= 1
-            if remaining == 0 { loop.stop() }
+            if remaining == 0 { workers.shutdown() }
         }
         for listener in extraListeners { listener.drain(finished) }
         server.drain(completion: finished)
         let deadline = MonotonicClock.nowMilliseconds() + drainTimeoutMilliseconds
         var forced = false
         loop.scheduleRepeating(everyMilliseconds: 50) { [unowned self] in
-            if !forced && remaining > 0 && MonotonicClock.nowMilliseconds() >= deadline {
+            let now = MonotonicClock.nowMilliseconds()
+            if remaining == 0 && workers.hasEnded {
+                loop.stop()
+            } else if !forced && remaining > 0 && now >= deadline {
                 forced = true
                 logger.warning("drain deadline passed; closing remaining connections")
                 server.forceClose()
                 for listener in extraListeners { listener.forceClose() }
+            } else if now >= deadline + Self.threadGraceMilliseconds {
+                exitWithoutCleanup(reason: "worker threads still running past the drain deadline", pool: workers)
             }
         }
     }

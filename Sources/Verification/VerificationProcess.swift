@@ -42,7 +42,9 @@ public enum VerificationProcess {
         let status = host.run()
         // Queued messages are durable: whatever is not sent by the deadline goes out after the restart.
         let drainMilliseconds = Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
-        dispatcher.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + drainMilliseconds)
+        guard dispatcher.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + drainMilliseconds) else {
+            host.exitWithoutCleanup(reason: "a message still being sent past the drain deadline", pool: dispatcher.threads)
+        }
         return status
     }
 }

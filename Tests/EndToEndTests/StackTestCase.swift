@@ -37,12 +37,12 @@ class StackTestCase: XCTestCase {
     }
 
     /// The code in the newest outbox message for `requestID` (voice texts speak it digit by digit).
-    func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
+    func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 20) throws -> String {
         try Self.code(outboxPath: stack.outboxPath, for: requestID, channel: channel, timeoutSeconds: timeoutSeconds)
     }
 
     /// The same, from any thread: reads the outbox at `outboxPath` until the message arrives.
-    static func code(outboxPath: String, for requestID: String, channel: String = "sms", timeoutSeconds: Double = 5) throws -> String {
+    static func code(outboxPath: String, for requestID: String, channel: String = "sms", timeoutSeconds: Double = 20) throws -> String {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while Date() < deadline {
             let text = (try? String(contentsOfFile: outboxPath, encoding: .utf8)) ?? ""

@@ -16,7 +16,7 @@ enum BenchCommand {
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
-        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all") }
+        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload") }
         let settings = BenchSettings(
             connections: try configuration.int(connections, range: 1...10_000),
             inflight: try configuration.int(inflight, range: 1...1000),
@@ -36,6 +36,7 @@ enum BenchCommand {
             case "verify": try VerifyBench.run(environment, report: report)
             case "transfer": try TransferBench.run(environment, report: report)
             case "reset": try ResetBench.run(environment, report: report)
+            case "overload": try OverloadBench.run(environment, report: report)
             default: throw ConfigurationError("unknown scenario \(name)")
             }
         }
@@ -139,6 +140,27 @@ final class BenchReport {
             print(JSON.object(["ceiling": .string(name), "per_second": .double(perSecond.rounded())]).text)
         } else {
             print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (ceiling, same machine, same run)")
+        }
+        fflush(nil)
+    }
+
+    /// The `overload` scenario's figures: a block of lines, or one JSON line with `--json`.
+    func overload(_ summary: OverloadTally.Summary) {
+        let refusedFraction = summary.sent > 0 ? Double(summary.refused) / Double(summary.sent) : 0
+        if asJSON {
+            print(JSON.object([
+                "scenario": "overload", "offered_per_second": .double(summary.offeredPerSecond.rounded()), "sent": .int(Int64(summary.sent)),
+                "admitted": .int(Int64(summary.admitted)), "admitted_p50_us": .int(summary.admittedP50Microseconds),
+                "admitted_p99_us": .int(summary.admittedP99Microseconds), "refused": .int(Int64(summary.refused)),
+                "refused_fraction": .double((refusedFraction * 1000).rounded() / 1000), "refused_p99_us": .int(summary.refusedP99Microseconds),
+                "timeouts": .int(Int64(summary.timeouts)), "login_handler_runs": .int(summary.handlerRuns), "expired_unrun": .int(summary.expired),
+            ]).text)
+        } else {
+            print(String(format: "overload: logins offered at %.0f/s straight to identity, %d sent", summary.offeredPerSecond, summary.sent))
+            print("  admitted (answered by the handler) \(summary.admitted): p50 \(formatMicroseconds(summary.admittedP50Microseconds)), p99 \(formatMicroseconds(summary.admittedP99Microseconds)) (request timeout 10 s)")
+            print(String(format: "  refused overloaded/rate_limited %d (%.1f%%): p99 %@", summary.refused, refusedFraction * 100, formatMicroseconds(summary.refusedP99Microseconds)))
+            print("  answered timeout \(summary.timeouts); other errors \(summary.otherErrors)")
+            print("  login handler runs (one scrypt each) \(summary.handlerRuns) vs answered by the handler \(summary.admitted); expired in the queue, not run: \(summary.expired)")
         }
         fflush(nil)
     }

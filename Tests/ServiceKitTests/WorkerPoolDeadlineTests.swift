@@ -1,0 +1,204 @@
+import Foundation
+import LineProtocol
+@testable import ServiceKit
+import XCTest
+
+/// Load shedding and joining in `WorkerPool` (issue 13, points 2 and 4). Work is counted, never
+/// timed: a test proves what ran and what did not.
+final class WorkerPoolDeadlineTests: XCTestCase {
+    func testWorkQueuedPastItsDeadlineNeverRunsAndItsExpiryIsCalledInstead() {
+        let pool = WorkerPool(threadCount: 1, maxQueued: 100)
+        let blocker = Blocker()
+        XCTAssertTrue(pool.submit { blocker.hold() })
+        blocker.waitUntilHeld()
+        let runs = Counter()
+        let expiries = Counter()
+        let deadline = MonotonicClock.nowMilliseconds() + 100
+        for _ in 0..<20 {
+            let admission = pool.submit(deadlineMilliseconds: deadline, { runs.add() }, expired: { expiries.add() })
+            XCTAssertEqual(admission, .accepted, "no run time observed yet: nothing to refuse on")
+        }
+        let keeper = pool.submit(deadlineMilliseconds: deadline + 60_000, { runs.add() }, expired: { expiries.add() })
+        XCTAssertEqual(keeper, .accepted)
+        waitUntil("the deadline passes while the work is queued") { MonotonicClock.nowMilliseconds() > deadline }
+        blocker.release()
+        pool.shutdown()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+        XCTAssertEqual(runs.value, 1, "only the work whose deadline had not passed ran")
+        XCTAssertEqual(expiries.value, 20)
+        XCTAssertEqual(pool.expiredCount, 20)
+    }
+
+    func testAdmissionRefusesAtOnceWhatCannotFinishBeforeItsDeadline() {
+        let pool = WorkerPool(threadCount: 1, maxQueued: 100)
+        // One run of at least 100 ms teaches the pool its service time.
+        XCTAssertTrue(pool.submit {
+            let end = MonotonicClock.nowMicroseconds() + 100_000
+            while MonotonicClock.nowMicroseconds() < end {}
+        })
+        waitUntil("the first run is measured") { pool.averageServiceTimeMicroseconds >= 100_000 }
+        let blocker = Blocker()
+        XCTAssertTrue(pool.submit { blocker.hold() })
+        blocker.waitUntilHeld()
+        let runs = Counter()
+        let now = MonotonicClock.nowMilliseconds()
+        // The only thread is busy: the next work starts after ~one service time and needs another.
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: now + 50, { runs.add() }, expired: nil), .cannotFinishInTime)
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: now + 60_000, { runs.add() }, expired: nil), .accepted)
+        XCTAssertEqual(pool.queuedCount, 1, "the refused work was never queued")
+        blocker.release()
+        pool.shutdown()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+        XCTAssertEqual(runs.value, 1)
+    }
+
+    func testWorkTakenTooCloseToItsDeadlineToFinishIsDroppedUnrun() {
+        let pool = WorkerPool(threadCount: 1, maxQueued: 100)
+        XCTAssertTrue(pool.submit {
+            let end = MonotonicClock.nowMicroseconds() + 100_000
+            while MonotonicClock.nowMicroseconds() < end {}
+        })
+        waitUntil("the first run is measured") { pool.averageServiceTimeMicroseconds >= 100_000 }
+        let blocker = Blocker()
+        XCTAssertTrue(pool.submit { blocker.hold() })
+        blocker.waitUntilHeld()
+        let runs = Counter()
+        let expiries = Counter()
+        let deadline = MonotonicClock.nowMilliseconds() + 400
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: deadline, { runs.add() }, expired: { expiries.add() }), .accepted)
+        // Released with less time left than one run takes: running it would only produce a late answer.
+        waitUntil("less than one service time is left") { MonotonicClock.nowMilliseconds() >= deadline - 50 }
+        blocker.release()
+        pool.shutdown()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+        XCTAssertEqual(runs.value, 0)
+        XCTAssertEqual(expiries.value, 1)
+    }
+
+    func testWithAFreeThreadOnlyTheWorksOwnRunTimeCounts() {
+        let pool = WorkerPool(threadCount: 2, maxQueued: 10)
+        XCTAssertTrue(pool.submit {
+            let end = MonotonicClock.nowMicroseconds() + 100_000
+            while MonotonicClock.nowMicroseconds() < end {}
+        })
+        waitUntil("the first run is measured") { pool.averageServiceTimeMicroseconds >= 100_000 && pool.busyCount == 0 }
+        let runs = Counter()
+        let now = MonotonicClock.nowMilliseconds()
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: now + 50, { runs.add() }, expired: nil), .cannotFinishInTime, "shorter than one run")
+        XCTAssertEqual(pool.submit(deadlineMilliseconds: now + 5_000, { runs.add() }, expired: nil), .accepted, "no wait: a thread is free")
+        pool.shutdown()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+        XCTAssertEqual(runs.value, 1)
+    }
+
+    func testTerminationIsBoundedByItsDeadlineAndJoinsOnceTheThreadsEnd() {
+        let pool = WorkerPool(threadCount: 4, maxQueued: 10)
+        let blocker = Blocker()
+        XCTAssertTrue(pool.submit { blocker.hold() })
+        blocker.waitUntilHeld()
+        pool.shutdown()
+        XCTAssertFalse(pool.submit {}, "a stopping pool takes no new work")
+        XCTAssertFalse(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 100), "a busy thread outlives the deadline")
+        XCTAssertFalse(pool.hasEnded)
+        blocker.release()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+        XCTAssertTrue(pool.hasEnded)
+    }
+
+    func testRouterAnswersTimeoutWithoutRunningTheHandlerForExpiredWork() {
+        let pool = WorkerPool(threadCount: 1, maxQueued: 100)
+        let metrics = Metrics()
+        let router = Router(workers: pool, metrics: metrics)
+        let blocker = Blocker()
+        let runs = Counter()
+        router.register("t.block") { _, _ in
+            blocker.hold()
+            return true
+        }
+        router.register("t.count") { _, _ in
+            runs.add()
+            return true
+        }
+        let replies = ReplyLog()
+        let logger = Logger(service: "t", sink: LogSink())
+        router.dispatch(RPCRequest(method: "t.block", params: nil, id: 0), context: CallContext(
+            method: "t.block", requestID: "r0", client: nil, logger: logger, deadlineMilliseconds: .max)) { replies.add($0) }
+        blocker.waitUntilHeld()
+        let deadline = MonotonicClock.nowMilliseconds() + 100
+        for index in 1...10 {
+            let context = CallContext(method: "t.count", requestID: "r\(index)", client: nil, logger: logger, deadlineMilliseconds: deadline)
+            router.dispatch(RPCRequest(method: "t.count", params: nil, id: .int(Int64(index))), context: context) { replies.add($0) }
+        }
+        waitUntil("the deadline passes while the work is queued") { MonotonicClock.nowMilliseconds() > deadline }
+        blocker.release()
+        waitUntil("every request is answered") { replies.count == 11 }
+        XCTAssertEqual(runs.value, 0, "no handler ran for work nobody waits for")
+        XCTAssertEqual(replies.reasons.filter { $0 == "timeout" }.count, 10)
+        XCTAssertEqual(metrics.counter("workers.expired"), 10)
+        pool.shutdown()
+        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
+    }
+
+    /// Waits (bounded, 10 s) for a condition; fails the test if it never holds.
+    private func waitUntil(_ what: String, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) {
+        let end = MonotonicClock.nowMilliseconds() + 10_000
+        while !condition() {
+            guard MonotonicClock.nowMilliseconds() < end else { return XCTFail("timed out waiting: \(what)", file: file, line: line) }
+            usleep(1000)
+        }
+    }
+}
+
+/// Holds a worker until released, and says when it holds it.
+final class Blocker: @unchecked Sendable {
+    private let held = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+
+    func hold() {
+        held.signal()
+        gate.wait()
+    }
+
+    func waitUntilHeld() { held.wait() }
+    func release() { gate.signal() }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func add() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}
+
+final class ReplyLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcomes: [Result<JSON, RPCError>] = []
+
+    func add(_ outcome: Result<JSON, RPCError>) {
+        lock.lock()
+        outcomes.append(outcome)
+        lock.unlock()
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return outcomes.count
+    }
+
+    var reasons: [String?] {
+        lock.lock()
+        defer { lock.unlock() }
+        return outcomes.map { if case .failure(let error) = $0 { error.reason } else { nil } }
+    }
+}
