@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Thrown when `--help` (or `-h`) is on the command line: the caller prints `usage` to stdout
 /// and exits 0, before anything else is read or started.
@@ -34,6 +35,7 @@ public enum Usage {
 /// The body of every service executable's `main.swift`: runs `body` with the command line and
 /// environment, prints help to stdout (exit 0) or an error to stderr (exit 2).
 public func runExecutable(_ name: String, _ body: ([String], [String: String]) throws -> Int32) -> Never {
+    TerminationSignals.block()
     do {
         exit(try body(Array(CommandLine.arguments.dropFirst()), ProcessInfo.processInfo.environment))
     } catch let help as HelpRequested {
@@ -42,5 +44,18 @@ public func runExecutable(_ name: String, _ body: ([String], [String: String]) t
     } catch {
         FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
         exit(2)
+    }
+}
+
+/// SIGTERM and SIGINT are blocked in the main thread before any other thread starts, so every
+/// thread inherits the mask: the signals stay pending until the service's signal source reads
+/// them, however early they arrive, instead of killing a half-started process or being lost.
+public enum TerminationSignals {
+    public static func block() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 }

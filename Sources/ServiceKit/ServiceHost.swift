@@ -27,6 +27,7 @@ public final class ServiceHost: @unchecked Sendable {
     /// Reads flags and `LATCHKEY_*` variables: the common options plus `extraOptions`.
     public init(name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = []) throws {
         try HelpRequested.check(arguments, usage: Usage.text("\(name) [OPTIONS]", options: CommonOptions.all + extraOptions))
+        TerminationSignals.block()
         ignoreBrokenPipeSignals()
         // Everything a service writes (databases, outbox, keys, the directories holding them) holds
         // personal data or secrets: owner-only, whatever umask the process was started with.
@@ -163,8 +164,9 @@ public final class ServiceHost: @unchecked Sendable {
             host.logger.error("cannot listen", ["net.listen": .string(endpoint.description), "error": .string(String(describing: error))])
             return 1
         }
-        host.logger.info("listening", ["net.listen": .string(address.description)])
+        // Handlers first: a client that sees `listening` may send SIGTERM at once.
         host.installSignalHandlers(server: server)
+        host.logger.info("listening", ["net.listen": .string(address.description)])
         host.loop.run()
         // The loop stops once the workers have ended (see `beginShutdown`): join them.
         host.workers.shutdown()
@@ -189,8 +191,10 @@ public final class ServiceHost: @unchecked Sendable {
     }
 
     private func installSignalHandlers(server: RPCServer) {
+        // SIGTERM and SIGINT have been blocked in every thread since start (`TerminationSignals`):
+        // one that came before this point waits, pending, for the source below. (Setting SIG_IGN
+        // here, as before, would discard it, and a stop request sent at start-up was lost.)
         for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler { [unowned self] in
                 loop.execute { [unowned self] in beginShutdown(server: server) }

@@ -270,7 +270,7 @@ public final class Stack: @unchecked Sendable {
     }
 
     /// A (small) file as text from `offset` on, with plain read(2): Foundation's file readers leak on Linux.
-    static func readFile(_ path: String, from offset: Int = 0) -> String {
+    public static func readFile(_ path: String, from offset: Int = 0) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "" }
         defer { close(fd) }
@@ -285,7 +285,7 @@ public final class Stack: @unchecked Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func fileSize(_ path: String) -> Int {
+    public static func fileSize(_ path: String) -> Int {
         var status = stat()
         return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }

@@ -26,7 +26,14 @@ class ResetProcessTestCase: XCTestCase {
     override func tearDown() {
         if let reset, reset.isRunning {
             kill(reset.processIdentifier, SIGTERM)
-            reset.waitUntilExit()
+            // Bounded: a process that ignores SIGTERM fails the test instead of hanging the suite.
+            let deadline = Date().addingTimeInterval(20)
+            while reset.isRunning && Date() < deadline { usleep(10_000) }
+            if reset.isRunning {
+                XCTFail("reset did not stop within 20 s of SIGTERM")
+                kill(reset.processIdentifier, SIGKILL)
+                reset.waitUntilExit()
+            }
         }
         identity?.stop()
         if let directory { try? FileManager.default.removeItem(atPath: directory) }
