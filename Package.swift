@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers, bottom-up: C shims -> Secrets/Storage/LineProtocol -> ServiceKit -> Delivery
-// -> one library per service -> thin executables. See DESIGN.md and protocol/.
+// -> one library per service -> thin executables. The wire contract is in protocol/.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(

@@ -40,7 +40,7 @@ public enum GatewayOptions {
 }
 
 /// Builds the gateway from configuration and serves until SIGTERM: the line listener and the
-/// HTTP/1.1 door (issue 9), both over the same `Gateway` dispatcher and the same TLS context.
+/// HTTP/1.1 door (protocol/http.md), both over the same `Gateway` dispatcher and the same TLS context.
 public enum GatewayProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(

@@ -3,7 +3,7 @@ import ServiceKit
 
 /// The gateway's policy: every public method, in one table. A method that is not here does
 /// not exist from outside (-32601), whatever the services behind the gateway register.
-/// Keep it in step with DESIGN.md and protocol/gateway.md.
+/// Keep it in step with protocol/gateway.md and protocol/methods.json (a test compares them).
 public struct MethodPolicy: Sendable, Equatable {
     /// Who may call the method. Sessions are checked with `identity.introspect` (cached briefly),
     /// after Ory Kratos' `highest_available`: a session that owes factors (`required_factors`

@@ -1,7 +1,7 @@
 /// Stable error reasons, sent as `error.data.reason`. The one table mapping each reason to its
 /// JSON-RPC error code is `code` below.
 public enum Reason: String, Sendable, CaseIterable {
-    // Application reasons (DESIGN.md, "The wire protocol").
+    // Application reasons (protocol/README.md, "Answers and errors").
     case invalidParams = "invalid_params"
     case unauthenticated
     case stepUpRequired = "step_up_required"

@@ -1,4 +1,5 @@
-/// Options every Latchkey process understands. Names are part of the contract (DESIGN.md).
+/// Options every Latchkey process understands. Their names are a contract with operators
+/// (compose files, `.env`): rename one only with a deprecation.
 public enum CommonOptions {
     public static let listen = ConfigOption("listen", help: "HOST:PORT this process listens on")
     public static let dataDirectory = ConfigOption("data-dir", default: "./.latchkey", help: "directory of this process's SQLite file")

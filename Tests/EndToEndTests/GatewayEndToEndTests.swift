@@ -70,7 +70,7 @@ final class GatewayEndToEndTests: XCTestCase {
         XCTAssertFalse(stack.member("gateway").log.contains("lks_x"))
     }
 
-    /// DESIGN.md's public methods and what they need, checked against the real gateway in front of
+    /// The public methods (protocol/methods.json) and what they need, checked against the real gateway in front of
     /// real verification, accounts and reset (identity is faked for `introspect`). `step_up` is a
     /// recent one: `lks_aal2` passed its factor just now; `lks_aal1` owes nothing.
     static let publicMethods: [(method: String, needs: String)] = [

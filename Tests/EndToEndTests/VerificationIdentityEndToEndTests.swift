@@ -4,16 +4,13 @@ import ServiceKit
 import XCTest
 
 /// The public form with the real identity service: a session's login factor by SMS lifts the
-/// session to aal 2. Skipped while the identity executable does not serve `identity.register`.
+/// session to aal 2.
 final class VerificationIdentityEndToEndTests: VerificationStackTestCase {
     private func session(_ identity: LineClient, username: String, phone: String) throws -> String {
         let registered = try identity.call("identity.register", [
             "username": .string(username), "password": "a long enough passphrase 42", "email": .string("\(username)@example.com"),
             "phone": .string(phone),
         ])
-        if case .failure(let error) = registered.outcome, error.reason == "method_not_found" {
-            throw XCTSkip("identity.register is not served yet")
-        }
         _ = try registered.outcome.get()
         let login = try identity.result("identity.login", [
             "username": .string(username), "password": "a long enough passphrase 42", "device_id": "iphone-e2e",

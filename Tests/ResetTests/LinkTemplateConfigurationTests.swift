@@ -2,7 +2,7 @@ import ServiceKit
 import XCTest
 @testable import Reset
 
-/// Which link a reset mail carries, from configuration (issue 9: the universal link is the
+/// Which link a reset mail carries, from configuration (the universal link is the
 /// default once the HTTP door's public origin is configured).
 final class LinkTemplateConfigurationTests: XCTestCase {
     private func template(_ environment: [String: String]) throws -> String {

@@ -3,7 +3,7 @@ import LineProtocol
 @testable import ServiceKit
 import XCTest
 
-/// Load shedding and joining in `WorkerPool` (issue 13, points 2 and 4). Work is counted, never
+/// Load shedding and joining in `WorkerPool` (a worker never runs work whose caller has gone, and every thread is joined). Work is counted, never
 /// timed: a test proves what ran and what did not.
 final class WorkerPoolDeadlineTests: XCTestCase {
     func testWorkQueuedPastItsDeadlineNeverRunsAndItsExpiryIsCalledInstead() {
