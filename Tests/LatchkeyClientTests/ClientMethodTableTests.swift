@@ -5,7 +5,7 @@ import XCTest
 
 /// The client against `protocol/methods.json`, read at test time: a public method the table
 /// gains without a typed call here, or a parameter or result member that differs, fails.
-final class MethodTableTests: XCTestCase {
+final class ClientMethodTableTests: XCTestCase {
     struct Entry: Decodable {
         struct Params: Decodable {
             let required: [String]
