@@ -1,6 +1,7 @@
 // A consumer of LatchkeyClient's public surface (no @testable): signs in the demo user of
 // `latchkey up --demo`, pays the SMS factor with the code typed on stdin, prints the balances.
 //
+//   swift run latchkey up --demo        (prints the demo password; codes go to ./.latchkey/outbox.jsonl)
 //   swift run SignInDemo --url http://127.0.0.1:7480 --password "$LATCHKEY_DEMO_PASSWORD"
 import Foundation
 import LatchkeyClient

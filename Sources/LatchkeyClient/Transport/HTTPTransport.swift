@@ -36,7 +36,8 @@ struct HTTPTransport: Sendable {
         do {
             urlRequest.httpBody = try Self.encoder.encode(request)
         } catch {
-            throw LatchkeyError.invalidParams(field: nil, rule: "not_encodable")
+            // The models hold strings, integers, booleans and data: nothing JSON cannot carry.
+            throw LatchkeyError.invalidParams(field: nil, rule: nil)
         }
         return urlRequest
     }
