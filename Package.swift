@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets"], swiftSettings: strict),
 
         // The Swift client an app uses: the HTTP door through URLSession, typed calls, the seed flows.
-        .target(name: "LatchkeyClient", swiftSettings: strict),
+        .target(name: "LatchkeyClient", exclude: ["README.md"], swiftSettings: strict),
 
         // Thin executables.
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/Executables/gateway", swiftSettings: strict),
