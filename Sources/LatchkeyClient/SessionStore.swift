@@ -34,16 +34,23 @@ public final class InMemorySessionStore: SessionStore, @unchecked Sendable {
 
     public init() {}
 
-    public func loadSession() -> StoredSession? { lock.withLock { session } }
+    public func loadSession() -> StoredSession? { locked { session } }
 
-    public func saveSession(_ session: StoredSession?) { lock.withLock { self.session = session } }
+    public func saveSession(_ session: StoredSession?) { locked { self.session = session } }
 
     public func loadDeviceToken(username: String, deviceID: String) -> String? {
-        lock.withLock { deviceTokens[Self.key(username, deviceID)] }
+        locked { deviceTokens[Self.key(username, deviceID)] }
     }
 
     public func saveDeviceToken(_ token: String?, username: String, deviceID: String) {
-        lock.withLock { deviceTokens[Self.key(username, deviceID)] = token }
+        locked { deviceTokens[Self.key(username, deviceID)] = token }
+    }
+
+    /// `NSLock.withLock` needs iOS 16 / macOS 13; the client supports iOS 15 / macOS 12.
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
     }
 
     private static func key(_ username: String, _ deviceID: String) -> String { "\(username.lowercased())\u{0}\(deviceID)" }

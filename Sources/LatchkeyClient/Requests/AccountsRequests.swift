@@ -2,7 +2,7 @@ import Foundation
 
 extension LatchkeyClient {
     /// `accounts.*`: balances, transfers confirmed by a code, history (`protocol/accounts.md`).
-    public enum Accounts {
+    public enum Accounts: Sendable {
         public struct Ping: LatchkeyRequest, WireKeyed {
             public typealias Response = Pong
             public static let method = "accounts.ping", session = SessionUse.none, retry = RetryClass.safe

@@ -2,7 +2,7 @@ import Foundation
 
 extension LatchkeyClient {
     /// `gateway.*`: answered by the gateway itself (`protocol/gateway.md`).
-    public enum Gateway {
+    public enum Gateway: Sendable {
         public struct Ping: LatchkeyRequest, WireKeyed {
             public typealias Response = Pong
             public static let method = "gateway.ping", session = SessionUse.none, retry = RetryClass.safe

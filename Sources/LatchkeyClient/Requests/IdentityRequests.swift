@@ -2,7 +2,7 @@ import Foundation
 
 extension LatchkeyClient {
     /// `identity.*`: users, sessions, preferences, device keys (`protocol/identity.md`).
-    public enum Identity {
+    public enum Identity: Sendable {
         public struct Ping: LatchkeyRequest, WireKeyed {
             public typealias Response = Pong
             public static let method = "identity.ping", session = SessionUse.none, retry = RetryClass.safe

@@ -3,7 +3,7 @@ import Foundation
 /// One public method of the protocol (`protocol/methods.json`) as a typed value: its
 /// parameters are the value's members, its result is `Response`. `LatchkeyClient.send(_:)`
 /// calls any of them; the flows (`signIn`, `balances`, ...) are built on the same calls.
-public protocol LatchkeyRequest: Encodable, Sendable {
+public protocol LatchkeyRequest: Codable, Sendable {
     associatedtype Response: Decodable & Sendable
     /// `service.method`, as in the method table.
     static var method: String { get }

@@ -2,7 +2,7 @@ import Foundation
 
 extension LatchkeyClient {
     /// `reset.*`: password reset by e-mailed link (`protocol/reset.md`).
-    public enum Reset {
+    public enum Reset: Sendable {
         public struct Ping: LatchkeyRequest, WireKeyed {
             public typealias Response = Pong
             public static let method = "reset.ping", session = SessionUse.none, retry = RetryClass.safe

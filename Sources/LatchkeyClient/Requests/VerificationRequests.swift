@@ -2,7 +2,7 @@ import Foundation
 
 extension LatchkeyClient {
     /// `verification.*`: one-time codes by SMS and voice (`protocol/verification.md`).
-    public enum Verification {
+    public enum Verification: Sendable {
         public struct Ping: LatchkeyRequest, WireKeyed {
             public typealias Response = Pong
             public static let method = "verification.ping", session = SessionUse.none, retry = RetryClass.safe
