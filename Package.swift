@@ -7,7 +7,9 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Latchkey",
-    platforms: [.macOS(.v14)],
+    // The server is Linux-only (Glibc); these floors are the client's: an iOS 15 / macOS 12 app
+    // adds the package for the LatchkeyClient product alone and never builds the server's C libraries.
+    platforms: [.macOS(.v12), .iOS(.v15)],
     products: [
         .executable(name: "gateway", targets: ["GatewayMain"]),
         .executable(name: "identity", targets: ["IdentityMain"]),
@@ -15,6 +17,8 @@ let package = Package(
         .executable(name: "accounts", targets: ["AccountsMain"]),
         .executable(name: "reset", targets: ["ResetMain"]),
         .executable(name: "latchkey", targets: ["LatchkeyMain"]),
+        // What an iOS app adds: Foundation only (FoundationNetworking on Linux), no C libraries.
+        .library(name: "LatchkeyClient", targets: ["LatchkeyClient"]),
     ],
     targets: [
         // System libraries and tiny C shims for what Swift cannot import directly.
@@ -40,6 +44,9 @@ let package = Package(
         .target(name: "Reset", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
         .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets"], swiftSettings: strict),
 
+        // The Swift client an app uses: the HTTP door through URLSession, typed calls, the seed flows.
+        .target(name: "LatchkeyClient", exclude: ["README.md"], swiftSettings: strict),
+
         // Thin executables.
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/Executables/gateway", swiftSettings: strict),
         .executableTarget(name: "IdentityMain", dependencies: ["Identity"], path: "Sources/Executables/identity", swiftSettings: strict),
@@ -54,6 +61,8 @@ let package = Package(
                 "GatewayMain", "IdentityMain", "VerificationMain", "AccountsMain", "ResetMain",
             ],
             path: "Sources/Executables/latchkey", swiftSettings: strict),
+        // A consumer of the client's public surface only (no @testable): signs in the demo user, prints balances.
+        .executableTarget(name: "SignInDemo", dependencies: ["LatchkeyClient"], path: "Examples/SignInDemo", swiftSettings: strict),
 
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
         .testTarget(name: "SecretsTests", dependencies: ["Secrets"], swiftSettings: strict),
@@ -67,5 +76,7 @@ let package = Package(
         .testTarget(name: "GatewayTests", dependencies: ["Gateway"], swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),
+        // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
+        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "ServiceKit", "Secrets", "LineProtocol"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,74 @@
+// A consumer of LatchkeyClient's public surface (no @testable): signs in the demo user of
+// `latchkey up --demo`, pays the SMS factor with the code typed on stdin, prints the balances.
+//
+//   swift run latchkey up --demo        (prints the demo password; codes go to ./.latchkey/outbox.jsonl)
+//   swift run SignInDemo --url http://127.0.0.1:7480 --password "$LATCHKEY_DEMO_PASSWORD"
+import Foundation
+import LatchkeyClient
+
+struct DemoOptions {
+    var url = URL(string: "http://127.0.0.1:7480")!
+    var username = "demo"
+    var password = ProcessInfo.processInfo.environment["LATCHKEY_DEMO_PASSWORD"]
+    var deviceID = "signin-demo"
+
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            guard let value = remaining.popFirst() else { throw DemoFailure("\(flag) needs a value") }
+            switch flag {
+            case "--url": url = try URL(string: value).orThrow(DemoFailure("--url: not a URL"))
+            case "--username": username = value
+            case "--password": password = value
+            case "--device-id": deviceID = value
+            default: throw DemoFailure("unknown option \(flag) (use --url, --username, --password, --device-id)")
+            }
+        }
+    }
+}
+
+struct DemoFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Optional {
+    func orThrow(_ error: some Error) throws -> Wrapped {
+        guard let self else { throw error }
+        return self
+    }
+}
+
+/// 500000 USD minor units -> "5000.00 USD" (two minor digits, as USD and EUR have).
+func formatted(_ account: Account) -> String {
+    let sign = account.balance < 0 ? "-" : ""
+    let magnitude = account.balance.magnitude
+    return "\(sign)\(magnitude / 100).\(String(format: "%02d", Int(magnitude % 100))) \(account.currency)"
+}
+
+func run() async throws {
+    let options = try DemoOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    let password = try options.password.orThrow(DemoFailure("give --password or LATCHKEY_DEMO_PASSWORD"))
+    let client = LatchkeyClient(baseURL: options.url)
+
+    let signedIn = try await client.signIn(username: options.username, password: password, deviceID: options.deviceID)
+    if signedIn.requiredFactors.contains(.sms) {
+        let verification = try await client.startCode(channel: .sms)
+        print("a code was sent to the phone; type it:")
+        let code = try readLine(strippingNewline: true).orThrow(DemoFailure("no code on stdin"))
+        try await client.checkCode(code.trimmingCharacters(in: .whitespaces), requestID: verification.requestID)
+    } else if signedIn.needsSecondFactor {
+        throw DemoFailure("this demo pays only the sms factor; the session owes \(signedIn.requiredFactors)")
+    }
+    for account in try await client.balances() {
+        print("\(account.name): \(formatted(account))")
+    }
+    try await client.signOut()
+}
+
+do {
+    try await run()
+} catch {
+    FileHandle.standardError.write(Data("SignInDemo: \(error)\n".utf8))
+    exit(1)
+}

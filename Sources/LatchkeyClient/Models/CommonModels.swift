@@ -1,0 +1,68 @@
+import Foundation
+
+/// A second factor a session may owe (`required_factors`). Open-ended on purpose: a server
+/// newer than this client may name factors it does not know yet, and they still decode.
+public struct Factor: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+    public var description: String { rawValue }
+
+    /// A code by SMS (or, through `verification.next`, by voice) to the proven phone.
+    public static let sms = Factor(rawValue: "sms")
+    /// A signature by this device's enrolled key (`identity.verify_key`).
+    public static let deviceKey = Factor(rawValue: "device_key")
+}
+
+/// How a device key is protected on the phone (`protection`).
+public enum KeyProtection: String, Codable, Sendable, CaseIterable {
+    /// `.biometryCurrentSet`: biometrics only; a signature is a second factor (lifts a session to aal 2).
+    case biometry
+    /// `.userPresence`: biometrics or the device passcode; a signature proves possession only (aal stays).
+    case userPresence = "user_presence"
+}
+
+/// One of the user's accounts (`checking`, `saving`); open-ended like `Factor`.
+public struct AccountName: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+    public var description: String { rawValue }
+
+    public static let checking = AccountName(rawValue: "checking")
+    public static let saving = AccountName(rawValue: "saving")
+    /// The outside world, in history: the counterpart of a deposit.
+    public static let external = AccountName(rawValue: "external")
+}
+
+/// An opaque paging cursor (`next`, passed back as `before`). The server decides its type;
+/// the client hands it back exactly as it came (a string or an integer).
+public struct Cursor: Codable, Hashable, Sendable {
+    let value: JSONValue
+
+    public init(from decoder: Decoder) throws {
+        let decoded = try JSONValue(from: decoder)
+        switch decoded {
+        case .string, .number: value = decoded
+        default:
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a cursor is a string or a number"))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws { try value.encode(to: encoder) }
+}
+
+/// `{"ok": true}`.
+public struct OK: Codable, Sendable, Equatable, WireKeyed {
+    public let ok: Bool
+    enum CodingKeys: String, CodingKey, CaseIterable { case ok }
+}
+

@@ -1,0 +1,14 @@
+extension LatchkeyClient {
+    /// Every typed call, one per public method: the test holds this list against
+    /// `protocol/methods.json`, so a method the table gains without a call here fails it.
+    static let requestTypes: [any LatchkeyRequest.Type] = [
+        Gateway.Ping.self, Gateway.Health.self, Gateway.Metrics.self,
+        Identity.Ping.self, Identity.Register.self, Identity.Login.self, Identity.Logout.self, Identity.Sessions.self,
+        Identity.Revoke.self, Identity.Preferences.self, Identity.Challenge.self, Identity.EnrollKey.self,
+        Identity.VerifyKey.self, Identity.KeyLogin.self, Identity.Keys.self, Identity.RevokeKey.self, Identity.Activity.self,
+        Verification.Ping.self, Verification.Start.self, Verification.Check.self, Verification.Cancel.self,
+        Verification.Next.self, Verification.Status.self,
+        Accounts.Ping.self, Accounts.Balances.self, Accounts.Transfer.self, Accounts.Confirm.self, Accounts.History.self,
+        Reset.Ping.self, Reset.Request.self, Reset.Validate.self, Reset.Complete.self,
+    ]
+}
