@@ -52,11 +52,13 @@ final class TransferTwinsEndToEndTests: StackTestCase {
         let parts = (answers.messages.first ?? "").split(separator: " ").map(String.init)
         guard parts.count == 3, parts[1] == "pending" else { return XCTFail("not a pending transfer: \(parts)") }
         let (transferID, requestID) = (parts[0], parts[2])
+        // Messages are sent after the answer: wait for the code's message before counting them.
+        let smsCode = try code(for: requestID)
         XCTAssertEqual(outbox().filter { $0["request_id"]?.stringValue?.hasPrefix("vr_") == true && $0["text"]?.stringValue?.contains("42.00") == true }.count, 1,
                        "one code for the one transfer")
 
         let done = try gateway.result("accounts.confirm", [
-            "session": .string(session), "transfer_id": .string(transferID), "code": .string(try code(for: requestID)),
+            "session": .string(session), "transfer_id": .string(transferID), "code": .string(smsCode),
         ])
         XCTAssertEqual(done["status"], "done")
         let history = try gateway.result("accounts.history", ["session": .string(session), "limit": 100])
