@@ -18,24 +18,23 @@ int lk_accept(int fd, struct sockaddr *address, unsigned int *length) {
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
-static int lk_epoll_control(int epfd, int operation, int fd, uint32_t events) {
+static int lk_epoll_control(int epfd, int operation, int fd, uint32_t events, uint64_t token) {
     struct epoll_event event;
     event.events = events;
-    event.data.u64 = 0;
-    event.data.fd = fd;
+    event.data.u64 = token;
     return epoll_ctl(epfd, operation, fd, &event);
 }
 
-int lk_epoll_add(int epfd, int fd, uint32_t events) { return lk_epoll_control(epfd, EPOLL_CTL_ADD, fd, events); }
-int lk_epoll_modify(int epfd, int fd, uint32_t events) { return lk_epoll_control(epfd, EPOLL_CTL_MOD, fd, events); }
+int lk_epoll_add(int epfd, int fd, uint32_t events, uint64_t token) { return lk_epoll_control(epfd, EPOLL_CTL_ADD, fd, events, token); }
+int lk_epoll_modify(int epfd, int fd, uint32_t events, uint64_t token) { return lk_epoll_control(epfd, EPOLL_CTL_MOD, fd, events, token); }
 int lk_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
 
-int lk_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int capacity, int timeout_ms) {
+int lk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int capacity, int timeout_ms) {
     struct epoll_event ready[256];
     if (capacity > 256) capacity = 256;
     int count = epoll_wait(epfd, ready, capacity, timeout_ms);
     for (int index = 0; index < count; index++) {
-        fds[index] = ready[index].data.fd;
+        tokens[index] = ready[index].data.u64;
         events[index] = ready[index].events;
     }
     return count;

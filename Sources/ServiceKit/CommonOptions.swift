@@ -14,6 +14,9 @@ public enum CommonOptions {
         "database-url",
         help: "postgres://user:password@host:port/db?sslmode=... (anything libpq accepts): the service's tables in its own schema; unset: SQLite in the data directory")
 
+    public static let eventBackend = ConfigOption(
+        "event-backend", default: "epoll", help: "how event loops wait for sockets: epoll (Linux) or poll (portable)")
+
     public static let serviceToken = ConfigOption("service-token", help: "shared secret for internal calls: sent as meta.token, and when set a service refuses calls without it")
 
     public static let maxLineBytes = ConfigOption("max-line-bytes", default: "65536", help: "longest request line accepted, in bytes")
@@ -28,7 +31,7 @@ public enum CommonOptions {
     public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
 
     public static let all: [ConfigOption] = [
-        listen, dataDirectory, databaseURL, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
+        listen, dataDirectory, databaseURL, eventBackend, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
         maxLineBytes, maxConnections, maxInflightPerConnection, idleTimeoutMilliseconds,
         lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
         workerThreads, workerQueueDepth, drainTimeoutMilliseconds,

@@ -14,15 +14,22 @@ public protocol EventHandler: AnyObject {
     func handle(_ readiness: Readiness)
 }
 
-/// One thread, one epoll set. Sockets and timers are confined to the loop thread; other
-/// threads hand work to it with `execute`, which wakes the loop through an eventfd.
+/// One thread, one set of watched descriptors (an `EventBackend`: epoll or poll). Sockets and
+/// timers are confined to the loop thread; other threads hand work to it with `execute`, which
+/// wakes the loop through an eventfd.
 ///
 /// Marked `@unchecked Sendable` because its mutable state is either guarded by `taskLock`
 /// (the task queue) or touched only on the loop thread (handlers and timers).
 public final class EventLoop: @unchecked Sendable {
-    private let epollFD: Int32
+    public let backendKind: EventBackendKind
+    private let backend: EventBackend
     private let wakeFD: Int32
-    private var handlers: [Int32: EventHandler] = [:]
+    /// Each registration's token and handler. An event whose token is not the fd's current one
+    /// belongs to a descriptor closed earlier in this turn (its number may already be reused).
+    private var handlers: [Int32: (token: UInt64, handler: EventHandler)] = [:]
+    private var fdsByToken: [UInt64: Int32] = [:]
+    private var nextToken: UInt64 = 1
+    private static let wakeToken: UInt64 = 0
     private var timers: [RepeatingTimer] = []
     private let taskLock = NSLock()
     private var tasks: [() -> Void] = []
@@ -41,15 +48,20 @@ public final class EventLoop: @unchecked Sendable {
         let action: () -> Void
     }
 
-    public init() throws(SystemError) {
-        epollFD = try systemCallOrThrow("epoll_create1") { lk_epoll_create() }
+    public init(backend kind: EventBackendKind = .processDefault) throws(SystemError) {
+        backendKind = kind
+        backend = try kind.make()
         wakeFD = try systemCallOrThrow("eventfd") { lk_eventfd() }
-        try systemCallOrThrow("epoll_ctl(wake)") { lk_epoll_add(epollFD, wakeFD, LK_EPOLL_IN) }
+        do {
+            try backend.add(wakeFD, readable: true, writable: false, token: Self.wakeToken)
+        } catch {
+            Glibc.close(wakeFD)
+            throw error
+        }
     }
 
     deinit {
         Glibc.close(wakeFD)
-        Glibc.close(epollFD)
         readBuffer.deallocate()
     }
 
@@ -66,27 +78,22 @@ public final class EventLoop: @unchecked Sendable {
 
     func register(_ fd: Int32, readable: Bool, writable: Bool, handler: EventHandler) throws(SystemError) {
         precondition(handlers[fd] == nil, "fd \(fd) registered twice")
-        try systemCallOrThrow("epoll_ctl(add)") { lk_epoll_add(epollFD, fd, Self.mask(readable, writable)) }
-        handlers[fd] = handler
+        let token = nextToken
+        nextToken += 1
+        try backend.add(fd, readable: readable, writable: writable, token: token)
+        handlers[fd] = (token, handler)
+        fdsByToken[token] = fd
     }
 
     func reregister(_ fd: Int32, readable: Bool, writable: Bool) {
-        guard handlers[fd] != nil else { return }
-        _ = lk_epoll_modify(epollFD, fd, Self.mask(readable, writable))
+        guard let registration = handlers[fd] else { return }
+        backend.modify(fd, readable: readable, writable: writable, token: registration.token)
     }
 
     func unregister(_ fd: Int32) {
-        guard handlers.removeValue(forKey: fd) != nil else { return }
-        _ = lk_epoll_remove(epollFD, fd)
-    }
-
-    private static func mask(_ readable: Bool, _ writable: Bool) -> UInt32 {
-        // No EPOLLRDHUP: it is level-triggered and would spin once a peer half-closes;
-        // end of input is seen as a zero-byte read instead.
-        var mask: UInt32 = 0
-        if readable { mask |= LK_EPOLL_IN }
-        if writable { mask |= LK_EPOLL_OUT }
-        return mask
+        guard let registration = handlers.removeValue(forKey: fd) else { return }
+        fdsByToken.removeValue(forKey: registration.token)
+        backend.remove(fd)
     }
 
     /// Runs `action` on the loop thread every `intervalMilliseconds`, first after one interval.
@@ -133,28 +140,22 @@ public final class EventLoop: @unchecked Sendable {
         taskLock.lock()
         loopThreadID = pthread_self()
         taskLock.unlock()
-        let capacity = 256
-        var readyFDs = [Int32](repeating: 0, count: capacity)
-        var readyEvents = [UInt32](repeating: 0, count: capacity)
+        var ready = [ReadyEvent](repeating: ReadyEvent(token: 0, readable: false, writable: false, hangup: false), count: 256)
         while !stopRequested {
-            let count = lk_epoll_wait(epollFD, &readyFDs, &readyEvents, Int32(capacity), Int32(millisecondsUntilNextTimer()))
+            let count = backend.wait(timeoutMilliseconds: Int32(millisecondsUntilNextTimer()), into: &ready)
             if count < 0 {
                 if Glibc.errno == EINTR { continue }
-                fatalError("epoll_wait failed: errno \(Glibc.errno)")
+                fatalError("\(backendKind.rawValue) wait failed: errno \(Glibc.errno)")
             }
-            for index in 0..<Int(count) {
-                let fd = readyFDs[index]
-                let events = readyEvents[index]
-                if fd == wakeFD {
+            for event in ready.prefix(count) {
+                if event.token == Self.wakeToken {
                     var value: UInt64 = 0
                     _ = Glibc.read(wakeFD, &value, 8)
                     continue
                 }
-                guard let handler = handlers[fd] else { continue }
-                handler.handle(Readiness(
-                    readable: events & LK_EPOLL_IN != 0,
-                    writable: events & LK_EPOLL_OUT != 0,
-                    hangup: events & (LK_EPOLL_HUP | LK_EPOLL_ERR) != 0))
+                // A handler may close its fd, and an accept may reuse the number, within this turn.
+                guard let fd = fdsByToken[event.token], let registration = handlers[fd], registration.token == event.token else { continue }
+                registration.handler.handle(Readiness(readable: event.readable, writable: event.writable, hangup: event.hangup))
             }
             runTasks()
             runDueTimers()

@@ -49,7 +49,11 @@ public final class ServiceHost: @unchecked Sendable {
         workers = WorkerPool(
             threadCount: try configuration.int(CommonOptions.workerThreads, range: 1...512),
             maxQueued: try configuration.int(CommonOptions.workerQueueDepth, range: 1...1_000_000), name: name)
-        loop = try EventLoop()
+        guard let backend = EventBackendKind(rawValue: configuration.string(CommonOptions.eventBackend) ?? "epoll") else {
+            throw ConfigurationError("--event-backend must be one of \(EventBackendKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        EventBackendKind.processDefault = backend
+        loop = try EventLoop(backend: backend)
         router = Router(workers: workers, metrics: metrics)
         registerBuiltins()
     }

@@ -13,13 +13,14 @@ int lk_eventfd(void);
 struct sockaddr;
 int lk_accept(int fd, struct sockaddr *address, unsigned int *length);
 
-// Register, change or remove interest in `fd`. `events` is a mask of the LK_EPOLL_* bits.
-int lk_epoll_add(int epfd, int fd, uint32_t events);
-int lk_epoll_modify(int epfd, int fd, uint32_t events);
+// Register, change or remove interest in `fd`. `events` is a mask of the LK_EPOLL_* bits;
+// `token` comes back with every event, so a stale event for a closed and reused fd is known.
+int lk_epoll_add(int epfd, int fd, uint32_t events, uint64_t token);
+int lk_epoll_modify(int epfd, int fd, uint32_t events, uint64_t token);
 int lk_epoll_remove(int epfd, int fd);
 
-// Waits like epoll_wait and copies each ready fd and its event mask into the arrays.
-int lk_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int capacity, int timeout_ms);
+// Waits like epoll_wait and copies each ready event's token and mask into the arrays.
+int lk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int capacity, int timeout_ms);
 
 extern const uint32_t LK_EPOLL_IN;
 extern const uint32_t LK_EPOLL_OUT;
