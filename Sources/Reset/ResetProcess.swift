@@ -73,7 +73,8 @@ public enum ResetProcess {
         let composer = ResetMailComposer(
             productName: configuration.string(ResetOptions.productName) ?? "Latchkey",
             linkTemplate: try LinkTemplate(ResetOptions.linkTemplate(configuration)))
-        let store = try SQLiteResetStore(path: host.dataFile("reset.sqlite"))
+        let store = SQLResetStore(database: try host.openDatabase(
+            sqliteFile: "reset.sqlite", sqlite: ResetMigrations.sqlite, postgres: ResetMigrations.postgres, sqliteOptions: SQLResetStore.sqliteOptions))
         let subjects = ResetSubject(key: try ServerKeyFile.load(
             path: try host.dataFile("reset.key"), configured: configuration.string(ResetOptions.key), option: "--reset-key"))
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
@@ -99,10 +100,6 @@ public enum ResetProcess {
         mailWorkers.wake()
         host.loop.scheduleRepeating(everyMilliseconds: 500) { mailWorkers.wake() }
         service.register(on: host.router)
-        host.addHealthCheck {
-            let ok = (try? store.database.schemaVersion()) != nil
-            return ("database", ok ? "ok" : "failing")
-        }
         host.loop.scheduleRepeating(everyMilliseconds: 600_000) {
             host.workers.submit {
                 let now = WallClock.nowMilliseconds()
