@@ -21,7 +21,7 @@ extension IdentityService {
         } else if let username {
             let address = caller.client ?? "unknown"
             let now = Double(clock.now())
-            if let wait = challengeBudget.reserve(address: address, now: now) { throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait)) }
+            if let wait = try challengeBudget.reserve(address: address, now: now) { throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait)) }
             userID = try (try? Normalization.username(username)).flatMap { try store.user(username: $0) }?.userID
         } else {
             throw IdentityError.invalidField("session", "give session or username")

@@ -8,10 +8,10 @@ public enum IdentityProcess {
         let host = try ServiceHost(
             name: "identity", defaultPort: 7401, arguments: arguments, environment: environment, extraOptions: IdentityOptions.all)
         let settings = try IdentityOptions.settings(from: host.configuration)
-        let store = try IdentityStore(path: try host.dataFile("identity.sqlite"))
-        let service = try IdentityService(store: store, settings: settings)
+        let store = IdentityStore(database: try host.openDatabase(
+            sqliteFile: "identity.sqlite", sqlite: IdentityMigrations.sqlite, postgres: IdentityMigrations.postgres))
+        let service = try IdentityService(store: store, settings: settings, metrics: host.metrics)
         IdentityMethods.register(on: host.router, service: service)
-        host.addHealthCheck { ("database", store.ping() ? "ok" : "failing") }
         host.logger.info("identity configured", [
             "scrypt.log_n": .int(Int64(settings.scrypt.logN)), "session.lifetime_s": .int(settings.sessionLifetimeSeconds),
             "session.idle_s": .int(settings.sessionIdleSeconds), "password.breached_entries": .int(Int64(settings.policy.breached.count)),

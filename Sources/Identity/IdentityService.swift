@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import ServiceKit
 
 /// What `identity.login` and `identity.key_login` give back.
 public struct LoginResult: Sendable, Equatable {
@@ -34,27 +35,38 @@ public final class IdentityService: Sendable {
     public let store: IdentityStore
     public let settings: IdentitySettings
     public let clock: IdentityClock
-    let clientBudget: ClientLoginBudget
-    let challengeBudget: ClientLoginBudget
+    /// Per client address: in memory for one SQLite process, in the database on PostgreSQL,
+    /// where every replica must spend from the same bucket.
+    let clientBudget: any ClientBudget
+    let challengeBudget: any ClientBudget
     /// A hash of a random password with the current parameters: unknown users are verified
     /// against it, so they cost the same scrypt work as known ones.
     let dummyHash: String
-    /// Password verifications performed: every login attempt does exactly one, known user or not.
-    let passwordVerifications = VerificationCounter()
+    /// Counts `identity.password_checks` (every login attempt does exactly one, known user or
+    /// not): proves how much scrypt work a burst bought, without timing it.
+    let metrics: Metrics
+    static let passwordChecksCounter = "identity.password_checks"
 
     public static let factors: Set<String> = ["sms", "voice", "email", "device_key"]
 
-    public init(store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system) throws {
+    public init(store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system, metrics: Metrics = Metrics()) throws {
         self.store = store
         self.settings = settings
         self.clock = clock
-        clientBudget = ClientLoginBudget(burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
-        challengeBudget = ClientLoginBudget(burst: settings.challengeBurst, refillPerMinute: settings.challengeRefillPerMinute)
+        self.metrics = metrics
+        if store.sharedByReplicas {
+            clientBudget = StoredClientBudget(store: store, name: "login", burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
+            challengeBudget = StoredClientBudget(
+                store: store, name: "challenge", burst: settings.challengeBurst, refillPerMinute: settings.challengeRefillPerMinute)
+        } else {
+            clientBudget = ClientLoginBudget(burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
+            challengeBudget = ClientLoginBudget(burst: settings.challengeBurst, refillPerMinute: settings.challengeRefillPerMinute)
+        }
         dummyHash = try PasswordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)), parameters: settings.scrypt)
     }
 
     private func verifyPassword(_ password: String, against phc: String) -> Bool {
-        passwordVerifications.increment()
+        metrics.increment(Self.passwordChecksCounter)
         return PasswordHasher.verify(password, against: phc)
     }
 
@@ -312,22 +324,4 @@ public final class IdentityService: Sendable {
     }
 
     static func newID(_ prefix: String) -> String { prefix + Base64URL.encode(SecureRandom.bytes(16)) }
-}
-
-/// A thread-safe count, for proving how much work a path does without timing it.
-final class VerificationCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-
-    func increment() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
-    }
 }

@@ -12,23 +12,6 @@ public struct DeviceTokenRecord: Sendable, Equatable {
 /// device token for clients with one (`device_tokens`). Each attempt is reserved in one write
 /// transaction before its password is checked (the single writer makes read-decide-write atomic).
 extension IdentityStore {
-    static let loginBudgetsMigration = Migration(version: 3, name: "login_budgets", sql: """
-        ALTER TABLE login_throttle ADD COLUMN consecutive INTEGER NOT NULL DEFAULT 0;
-        UPDATE login_throttle SET consecutive = failures;
-        CREATE TABLE device_tokens (
-            token_hash BLOB PRIMARY KEY,
-            user_id TEXT NOT NULL REFERENCES users(user_id),
-            device_id TEXT NOT NULL,
-            created_at INTEGER NOT NULL,
-            expires_at INTEGER NOT NULL,
-            failures INTEGER NOT NULL DEFAULT 0,
-            consecutive INTEGER NOT NULL DEFAULT 0,
-            last_failure_at INTEGER NOT NULL DEFAULT 0,
-            locked_until INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX device_tokens_by_user ON device_tokens (user_id, device_id);
-        """)
-
     private static func failureCount(_ row: Row) throws -> FailureCount {
         FailureCount(
             failures: Int(try row.int("failures")), consecutive: Int(try row.int("consecutive")),

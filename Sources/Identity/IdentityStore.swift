@@ -60,88 +60,27 @@ public struct AuditEvent: Sendable, Equatable {
     public var at: Int64
 }
 
-/// The identity service's data behind one seam. SQL stays portable (SQLite and PostgreSQL
-/// share it: bound `?` parameters, no SQLite-only functions); the DDL is the only place that
-/// would differ per backend. Every method is one transaction.
+/// The identity service's data behind one seam: every query is portable SQL (bound `?`
+/// parameters, `ON CONFLICT`, no SQLite-only functions), so the same store runs on the SQLite
+/// file and on PostgreSQL; only the DDL differs per backend (`IdentityMigrations`). Every
+/// method is one transaction; on PostgreSQL a `write` is SERIALIZABLE, so its read-decide-write
+/// holds across replicas as SQLite's single writer makes it hold in one process.
 public final class IdentityStore: Sendable {
-    let database: Database
+    let database: any SQLDatabase
 
-    public init(path: String, options: DatabaseOptions = .init()) throws {
-        database = try Database(path: path, options: options, migrations: Self.migrations)
+    /// A database opened with `IdentityMigrations.sqlite` or `.postgres`.
+    public init(database: any SQLDatabase) {
+        self.database = database
     }
 
-    static let migrations = [
-        Migration(version: 1, name: "identity", sql: """
-            CREATE TABLE users (
-                user_id TEXT PRIMARY KEY,
-                username TEXT NOT NULL UNIQUE,
-                email TEXT NOT NULL UNIQUE,
-                phone TEXT NOT NULL,
-                password_hash TEXT NOT NULL,
-                sms_verification INTEGER NOT NULL DEFAULT 0,
-                sitekey BLOB,
-                created_at INTEGER NOT NULL
-            );
-            CREATE TABLE sessions (
-                session_id TEXT PRIMARY KEY,
-                token_hash BLOB NOT NULL UNIQUE,
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                aal INTEGER NOT NULL,
-                aal2_at INTEGER,
-                created_at INTEGER NOT NULL,
-                last_seen_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                revoked_at INTEGER
-            );
-            CREATE INDEX sessions_by_user ON sessions (user_id, revoked_at);
-            CREATE TABLE devices (
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                first_seen_at INTEGER NOT NULL,
-                trusted_at INTEGER,
-                PRIMARY KEY (user_id, device_id)
-            );
-            CREATE TABLE device_keys (
-                key_id TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                public_key BLOB NOT NULL,
-                protection TEXT NOT NULL,
-                created_at INTEGER NOT NULL,
-                last_used_at INTEGER,
-                revoked_at INTEGER
-            );
-            CREATE INDEX device_keys_by_user ON device_keys (user_id, device_id, revoked_at);
-            CREATE TABLE challenges (
-                challenge_hash BLOB PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                device_id TEXT NOT NULL,
-                expires_at INTEGER NOT NULL,
-                used_at INTEGER
-            );
-            CREATE TABLE login_throttle (
-                username TEXT PRIMARY KEY,
-                failures INTEGER NOT NULL,
-                last_failure_at INTEGER NOT NULL,
-                locked_until INTEGER NOT NULL
-            );
-            CREATE TABLE audit_events (
-                event_id INTEGER PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                event TEXT NOT NULL,
-                outcome TEXT NOT NULL,
-                device_id TEXT,
-                client TEXT,
-                at INTEGER NOT NULL
-            );
-            CREATE INDEX audit_events_by_user ON audit_events (user_id, event_id);
-            CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
-            CREATE INDEX challenges_by_expiry ON challenges (expires_at);
-            """),
-        phoneProofMigration,
-        loginBudgetsMigration,
-    ]
+    /// True on PostgreSQL, where replicas share the database: per-address budgets then live in
+    /// it too (`StoredClientBudget`) instead of in each process's memory.
+    public var sharedByReplicas: Bool { database.dialect == .postgres }
+
+    /// The SQLite file at `path` (tests and tools; the process opens through `ServiceHost.openDatabase`).
+    public convenience init(path: String, options: DatabaseOptions = .init()) throws {
+        self.init(database: try Database(path: path, options: options, migrations: IdentityMigrations.sqlite))
+    }
 
     // MARK: Users
 
@@ -425,11 +364,6 @@ public final class IdentityStore: Sendable {
         _ = try c.run(
             "INSERT INTO audit_events (user_id, event, outcome, device_id, client, at) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(event.userID), .text(event.event), .text(event.outcome), SQLValue(event.deviceID), SQLValue(event.client), .integer(event.at)])
-    }
-
-    /// For health checks: the database answers.
-    public func ping() -> Bool {
-        (try? database.read { c in try c.queryOne("SELECT 1 AS one") }) != nil
     }
 }
 

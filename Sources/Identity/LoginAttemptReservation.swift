@@ -34,18 +34,18 @@ extension IdentityService {
             }
         }
         let address = caller.client ?? "unknown"
-        if let wait = clientBudget.reserve(address: address, now: Double(now)) {
+        if let wait = try clientBudget.reserve(address: address, now: Double(now)) {
             throw IdentityError.rateLimited(retryAfterSeconds: max(1, wait))
         }
         let decision: AttemptDecision
         do {
             decision = try store.reserveAccountAttempt(username: username, policy: settings.accountThrottle, now: now)
         } catch {
-            clientBudget.refund(address: address, now: Double(now))
+            try? clientBudget.refund(address: address, now: Double(now))  // the first error is the one to report
             throw error
         }
         if let refusal = try refusal(decision, policy: settings.accountThrottle, user: user, deviceID: deviceID, caller: caller, now: now) {
-            clientBudget.refund(address: address, now: Double(now))  // refused before any work
+            try clientBudget.refund(address: address, now: Double(now))  // refused before any work
             throw refusal
         }
         return .untrusted(address: address)
@@ -78,7 +78,8 @@ extension IdentityService {
     /// A right password: the address's token goes back, and the device gets a fresh device
     /// token (returned: the client keeps it for its next login).
     func settleSuccessfulLogin(_ reservation: LoginAttemptReservation, username: String, user: UserRecord, deviceID: String, now: Int64) throws -> String {
-        if case .untrusted(let address) = reservation { clientBudget.refund(address: address, now: Double(now)) }
+        // The session exists: a refund that fails costs the address one token, never the login.
+        if case .untrusted(let address) = reservation { try? clientBudget.refund(address: address, now: Double(now)) }
         let token = OpaqueToken.make(prefix: Self.deviceTokenPrefix)
         try store.issueDeviceToken(
             hash: OpaqueToken.hash(token), userID: user.userID, deviceID: deviceID, now: now,

@@ -5,18 +5,6 @@ import Storage
 /// it nothing but the proof code. A proof names the number it proved, so a changed phone is
 /// unproven again. Numbers stay shared-able (a household phone): each user proves it alone.
 extension IdentityStore {
-    static let phoneProofMigration = Migration(version: 2, name: "phone proofs", sql: """
-        CREATE TABLE phone_proofs (
-            user_id TEXT PRIMARY KEY REFERENCES users(user_id),
-            phone TEXT NOT NULL,
-            proven_at INTEGER NOT NULL
-        );
-        -- Users who already passed a code on a trusted device got it on this phone: proven.
-        INSERT INTO phone_proofs (user_id, phone, proven_at)
-            SELECT u.user_id, u.phone, MIN(d.trusted_at) FROM users u JOIN devices d ON d.user_id = u.user_id
-            WHERE d.trusted_at IS NOT NULL GROUP BY u.user_id, u.phone;
-        """)
-
     /// True when the user's current phone is the one they proved.
     public func isPhoneProven(userID: String) throws -> Bool {
         try database.read { c in

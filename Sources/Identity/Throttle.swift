@@ -88,45 +88,88 @@ public enum AttemptDecision: Sendable, Equatable {
     case exhausted
 }
 
-/// A token bucket per client address: `burst` attempts at once, refilled at `refillPerMinute`;
-/// a login gives its token back when it succeeds, so the budget counts failures. Bounded memory: at most `maximumAddresses` buckets; full buckets are
-/// dropped first, then the oldest. In memory, per replica (a restart forgives).
-public final class ClientLoginBudget: @unchecked Sendable {
+/// A token bucket's arithmetic, shared by the in-memory and the stored budgets: `burst`
+/// attempts at once, refilled at `refillPerSecond`. Pure: the caller keeps the state.
+public struct TokenBucket: Sendable, Equatable {
+    public struct State: Sendable, Equatable {
+        public var tokens: Double
+        public var updatedAt: Double
+    }
+
     public let burst: Double
     public let refillPerSecond: Double
-    public let maximumAddresses: Int
-    private struct Bucket {
-        var tokens: Double
-        var updatedAt: Double
+
+    public init(burst: Int, refillPerMinute: Int) {
+        precondition(burst >= 1 && refillPerMinute >= 1)
+        self.burst = Double(burst)
+        self.refillPerSecond = Double(refillPerMinute) / 60
     }
-    private var buckets: [String: Bucket] = [:]
+
+    /// After this long without a reservation a bucket is full again: its state can be forgotten.
+    public var secondsToFill: Double { burst / refillPerSecond }
+
+    func refilled(_ state: State?, now: Double) -> Double {
+        guard let state else { return burst }
+        return min(burst, state.tokens + max(0, now - state.updatedAt) * refillPerSecond)
+    }
+
+    /// Spends one token: the new state, or the whole seconds to wait (nothing spent).
+    func reserve(_ state: State?, now: Double) -> Result<State, Wait> {
+        let tokens = refilled(state, now: now)
+        guard tokens >= 1 else { return .failure(Wait(seconds: Int64(((1 - tokens) / refillPerSecond).rounded(.up)))) }
+        return .success(State(tokens: tokens - 1, updatedAt: now))
+    }
+
+    /// Gives one token back (at most up to `burst`).
+    func refund(_ state: State, now: Double) -> State {
+        State(tokens: min(burst, refilled(state, now: now) + 1), updatedAt: now)
+    }
+
+    struct Wait: Error, Equatable {
+        let seconds: Int64
+    }
+}
+
+/// A per-client-address budget: `reserve` spends a token for an attempt about to run, in one
+/// step (nil when spent, otherwise the seconds to wait, nothing spent; parallel callers never
+/// overdraw), `refund` gives it back (the attempt succeeded, or was refused before any work).
+public protocol ClientBudget: Sendable {
+    func reserve(address: String, now: Double) throws -> Int64?
+    func refund(address: String, now: Double) throws
+}
+
+/// A token bucket per client address, in memory, per process (a restart forgives): what one
+/// SQLite process uses. Bounded memory: at most `maximumAddresses` buckets; full buckets are
+/// dropped first, then the oldest.
+public final class ClientLoginBudget: ClientBudget, @unchecked Sendable {
+    public let bucket: TokenBucket
+    public let maximumAddresses: Int
+    private var buckets: [String: TokenBucket.State] = [:]
     private let lock = NSLock()
 
     public init(burst: Int = 20, refillPerMinute: Int = 10, maximumAddresses: Int = 100_000) {
-        precondition(burst >= 1 && refillPerMinute >= 1 && maximumAddresses >= 1)
-        self.burst = Double(burst)
-        self.refillPerSecond = Double(refillPerMinute) / 60
+        precondition(maximumAddresses >= 1)
+        bucket = TokenBucket(burst: burst, refillPerMinute: refillPerMinute)
         self.maximumAddresses = maximumAddresses
     }
 
-    /// Spends one token for an attempt about to run, in one step: nil when spent, otherwise
-    /// the seconds to wait (nothing spent). Parallel callers never overdraw the bucket.
     public func reserve(address: String, now: Double) -> Int64? {
         lock.lock()
         defer { lock.unlock() }
-        let tokens = refilled(address, now: now)
-        guard tokens >= 1 else { return Int64(((1 - tokens) / refillPerSecond).rounded(.up)) }
-        buckets[address] = Bucket(tokens: tokens - 1, updatedAt: now)
-        if buckets.count > maximumAddresses { evict(now: now) }
-        return nil
+        switch bucket.reserve(buckets[address], now: now) {
+        case .failure(let wait): return wait.seconds
+        case .success(let state):
+            buckets[address] = state
+            if buckets.count > maximumAddresses { evict(now: now) }
+            return nil
+        }
     }
 
-    /// Gives back a reserved token (the attempt succeeded, or was refused before any work).
     public func refund(address: String, now: Double) {
         lock.lock()
         defer { lock.unlock() }
-        guard buckets[address] != nil else { return }
-        buckets[address] = Bucket(tokens: min(burst, refilled(address, now: now) + 1), updatedAt: now)
+        guard let state = buckets[address] else { return }
+        buckets[address] = bucket.refund(state, now: now)
     }
 
     public var trackedAddresses: Int {
@@ -135,13 +178,8 @@ public final class ClientLoginBudget: @unchecked Sendable {
         return buckets.count
     }
 
-    private func refilled(_ address: String, now: Double) -> Double {
-        guard let bucket = buckets[address] else { return burst }
-        return min(burst, bucket.tokens + max(0, now - bucket.updatedAt) * refillPerSecond)
-    }
-
     private func evict(now: Double) {
-        buckets = buckets.filter { refilled($0.key, now: now) < burst }
+        buckets = buckets.filter { bucket.refilled($0.value, now: now) < bucket.burst }
         while buckets.count > maximumAddresses, let oldest = buckets.min(by: { $0.value.updatedAt < $1.value.updatedAt }) {
             buckets[oldest.key] = nil
         }

@@ -30,7 +30,8 @@ extension ResetService {
         return admission
     }
 
-    /// On start: jobs a killed process was running go back to the queue.
+    /// On start: jobs a killed process was running go back to the queue (SQLite; on
+    /// PostgreSQL their leases end instead, see `ResetJobQueue`).
     public func requeueInterruptedJobs() throws {
         let requeued = try store.requeueInterruptedJobs()
         if requeued > 0 { logger.warning("redoing reset jobs interrupted by a stop", ["reset.requeued": .int(Int64(requeued))]) }
@@ -42,7 +43,8 @@ extension ResetService {
     public func runNextJob() -> Bool {
         let job: ResetJob
         do {
-            guard let claimed = try store.claimDueJob(nowMilliseconds: nowMilliseconds()) else { return false }
+            let now = nowMilliseconds()
+            guard let claimed = try store.claimDueJob(nowMilliseconds: now, leaseUntilMilliseconds: now + settings.jobLeaseMilliseconds) else { return false }
             job = claimed
         } catch {
             logger.error("reset job queue failed", ["error": .string(String(describing: error))])

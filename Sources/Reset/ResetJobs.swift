@@ -46,33 +46,19 @@ public protocol ResetJobQueue: Sendable {
     /// Checks the rate rules and the queue's size, then records the request against each rule and
     /// queues its job, all in one transaction (so a job is never admitted twice, even if run twice).
     func admitAndQueue(_ rules: [RateRule], _ job: ResetJob, maxQueued: Int, nowMilliseconds: Int64) throws -> JobAdmission
-    /// Takes the oldest due job: marks it running and counts the try.
-    func claimDueJob(nowMilliseconds: Int64) throws -> ResetJob?
+    /// Takes the oldest due job, or a running one whose lease has ended (its replica died):
+    /// marks it running until `leaseUntilMilliseconds` and counts the try. One transaction,
+    /// so one claimer gets a job however many replicas ask at once.
+    func claimDueJob(nowMilliseconds: Int64, leaseUntilMilliseconds: Int64) throws -> ResetJob?
     func retryJob(id: Int64, at: Int64) throws
     func removeJob(id: Int64) throws
     /// After a restart: jobs a dead process was running go back to the queue. Returns how many.
+    /// Only on SQLite, where this process is the file's only user; on PostgreSQL another
+    /// replica may be running them, so their leases decide.
     func requeueInterruptedJobs() throws -> Int
 }
 
-enum ResetJobSchema {
-    static let migration = Migration(version: 3, name: "reset job queue", sql: """
-        CREATE TABLE reset_jobs (
-            job_id INTEGER PRIMARY KEY,
-            kind TEXT NOT NULL,
-            address TEXT,
-            user_id TEXT,
-            client TEXT,
-            request_id TEXT NOT NULL,
-            running INTEGER NOT NULL DEFAULT 0,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_attempt_at_ms INTEGER NOT NULL,
-            created_at_ms INTEGER NOT NULL
-        );
-        CREATE INDEX reset_jobs_due ON reset_jobs (running, next_attempt_at_ms);
-        """)
-}
-
-extension SQLiteResetStore {
+extension SQLResetStore {
     public func admitAndQueue(_ rules: [RateRule], _ job: ResetJob, maxQueued: Int, nowMilliseconds now: Int64) throws -> JobAdmission {
         precondition(maxQueued > 0)
         return try database.write { c in
@@ -86,13 +72,15 @@ extension SQLiteResetStore {
         }
     }
 
-    public func claimDueJob(nowMilliseconds now: Int64) throws -> ResetJob? {
-        try database.write { c in
+    public func claimDueJob(nowMilliseconds now: Int64, leaseUntilMilliseconds: Int64) throws -> ResetJob? {
+        precondition(leaseUntilMilliseconds > now)
+        return try database.write { c in
             guard let row = try c.queryOne(
                 """
                 SELECT job_id, kind, address, user_id, client, request_id, attempts FROM reset_jobs
-                WHERE running = 0 AND next_attempt_at_ms <= ? ORDER BY next_attempt_at_ms LIMIT 1
-                """, [.integer(now)])
+                WHERE (running = 0 AND next_attempt_at_ms <= ?) OR (running = 1 AND lease_until_ms <= ?)
+                ORDER BY next_attempt_at_ms LIMIT 1
+                """, [.integer(now), .integer(now)])
             else { return nil }
             guard let kind = ResetJob.Kind(rawValue: try row.string("kind")) else { throw StorageError.misuse("unreadable reset job row") }
             var job = ResetJob(
@@ -100,7 +88,8 @@ extension SQLiteResetStore {
                 client: try row.optionalString("client"), requestID: try row.string("request_id"))
             job.id = try row.int("job_id")
             job.attempts = Int(try row.int("attempts")) + 1
-            try c.run("UPDATE reset_jobs SET running = 1, attempts = ? WHERE job_id = ?", [SQLValue(job.attempts), .integer(job.id)])
+            try c.run("UPDATE reset_jobs SET running = 1, attempts = ?, lease_until_ms = ? WHERE job_id = ?",
+                      [SQLValue(job.attempts), .integer(leaseUntilMilliseconds), .integer(job.id)])
             return job
         }
     }
@@ -114,6 +103,7 @@ extension SQLiteResetStore {
     }
 
     public func requeueInterruptedJobs() throws -> Int {
-        try database.write { c in try c.run("UPDATE reset_jobs SET running = 0 WHERE running = 1") }
+        guard database.dialect == .sqlite else { return 0 }
+        return try database.write { c in try c.run("UPDATE reset_jobs SET running = 0 WHERE running = 1") }
     }
 }

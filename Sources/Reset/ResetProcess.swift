@@ -40,7 +40,7 @@ public enum ResetOptions {
 
     public static let key = ConfigOption(
         "reset-key",
-        help: "server key for the keyed hashes of e-mail addresses in rate-limit records: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/reset.key, mode 0600)")
+        help: "server key for the keyed hashes of e-mail addresses in rate-limit records: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/reset.key, mode 0600; with --database-url required, the same on every replica)")
 
     public static let all = [
         key, tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown,
@@ -72,9 +72,17 @@ public enum ResetProcess {
         let composer = ResetMailComposer(
             productName: configuration.string(ResetOptions.productName) ?? "Latchkey",
             linkTemplate: try LinkTemplate(ResetOptions.linkTemplate(configuration)))
-        let store = try SQLiteResetStore(path: host.dataFile("reset.sqlite"))
-        let subjects = ResetSubject(key: try ServerKeyFile.load(
-            path: try host.dataFile("reset.key"), configured: configuration.string(ResetOptions.key), option: "--reset-key"))
+        let database = try host.openDatabase(
+            sqliteFile: "reset.sqlite", sqlite: ResetMigrations.sqlite, postgres: ResetMigrations.postgres, sqliteOptions: SQLResetStore.sqliteOptions)
+        let store = SQLResetStore(database: database)
+        let configuredKey = configuration.string(ResetOptions.key) ?? ""
+        // Replicas name an address by the same key or count it apart; the key stays out of the
+        // database, so a copy of the records alone cannot test addresses against them.
+        if database.dialect == .postgres && configuredKey.isEmpty {
+            throw ConfigurationError(
+                "with --database-url every reset replica needs the same --reset-key (64+ hex digits): a key file per replica would give each replica its own per-address limits")
+        }
+        let subjects = ResetSubject(key: try ServerKeyFile.load(path: try host.dataFile("reset.key"), configured: configuredKey, option: "--reset-key"))
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
         // stops once answers are out, and mails already promised must still be looked up and sent.
@@ -94,10 +102,6 @@ public enum ResetProcess {
         mailWorkers.wake()
         host.loop.scheduleRepeating(everyMilliseconds: 500) { mailWorkers.wake() }
         service.register(on: host.router)
-        host.addHealthCheck {
-            let ok = (try? store.database.schemaVersion()) != nil
-            return ("database", ok ? "ok" : "failing")
-        }
         host.loop.scheduleRepeating(everyMilliseconds: 600_000) {
             host.workers.submit {
                 let now = WallClock.nowMilliseconds()

@@ -50,6 +50,10 @@ public struct ResetSettings: Sendable {
     public var jobAttempts = 5
     /// Wait before a job's second try; doubles each time, at most a minute.
     public var jobBackoffMilliseconds: Int64 = 1000
+    /// A claimed job is taken again by any worker of any replica once this has passed without
+    /// it being done (its replica died). Well above the longest job: identity calls end after
+    /// 30 s, and a mail is one SMTP exchange.
+    public var jobLeaseMilliseconds: Int64 = 300_000
 
     public init() {}
 }

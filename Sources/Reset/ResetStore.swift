@@ -26,7 +26,7 @@ public struct RateRule: Sendable, Equatable {
     }
 }
 
-/// The reset service's data, behind a seam (SQLite now, a PostgreSQL-protocol store later).
+/// The reset service's data, behind a seam (`SQLResetStore` on SQLite or PostgreSQL).
 /// Every method is one transaction. Requests are admitted by the rate rules as their job is
 /// queued (`ResetJobQueue.admitAndQueue`).
 public protocol ResetStore: ResetJobQueue {
@@ -46,39 +46,24 @@ public protocol ResetStore: ResetJobQueue {
     func prune(requestsBefore: Int64, tokensEndedBefore: Int64) throws
 }
 
-/// The SQLite store: `reset_tokens` (hashes only) and `reset_requests` (rate-limit records).
-public final class SQLiteResetStore: ResetStore {
-    public let database: Database
+/// The store on SQLite or PostgreSQL (`ResetMigrations`): `reset_tokens` (hashes only),
+/// `reset_requests` (rate-limit records) and `reset_jobs`. Every query is portable SQL; on
+/// PostgreSQL a `write` is SERIALIZABLE, so a count-then-insert admission holds across
+/// replicas as SQLite's single writer makes it hold in one process.
+public final class SQLResetStore: ResetStore {
+    public let database: any SQLDatabase
 
-    public static let migrations: [Migration] = [
-        Migration(version: 1, name: "reset tokens and request records", sql: """
-            CREATE TABLE reset_tokens (
-                token_id INTEGER PRIMARY KEY,
-                token_hash BLOB NOT NULL UNIQUE,
-                user_id TEXT NOT NULL,
-                created_at_ms INTEGER NOT NULL,
-                expires_at_ms INTEGER NOT NULL,
-                used_at_ms INTEGER,
-                superseded_at_ms INTEGER
-            );
-            CREATE INDEX reset_tokens_by_user ON reset_tokens (user_id, used_at_ms, superseded_at_ms);
-            CREATE TABLE reset_requests (
-                subject TEXT NOT NULL,
-                at_ms INTEGER NOT NULL
-            );
-            CREATE INDEX reset_requests_by_subject ON reset_requests (subject, at_ms);
-            CREATE INDEX reset_requests_by_time ON reset_requests (at_ms);
-            """),
-        // Address records were a plain SHA-256 of the address (`a:`); they are now keyed (`e:`,
-        // see ResetSubject) and cannot be converted without the addresses: the per-address
-        // counters restart (they span one hour); client records stay.
-        Migration(version: 2, name: "keyed address subjects", sql: "DELETE FROM reset_requests WHERE subject LIKE 'a:%';"),
-        ResetJobSchema.migration,
-    ]
-
-    public init(path: String, options: DatabaseOptions = .init(synchronous: .full, readerCount: 2)) throws {
-        database = try Database(path: path, options: options, migrations: Self.migrations)
+    /// A database opened with `ResetMigrations.sqlite` or `.postgres`.
+    public init(database: any SQLDatabase) {
+        self.database = database
     }
+
+    /// The SQLite file at `path` (tests and tools; the process opens through `ServiceHost.openDatabase`).
+    public convenience init(path: String, options: DatabaseOptions = SQLResetStore.sqliteOptions) throws {
+        self.init(database: try Database(path: path, options: options, migrations: ResetMigrations.sqlite))
+    }
+
+    public static let sqliteOptions = DatabaseOptions(synchronous: .full, readerCount: 2)
 
     /// The first rule with no room left, inside the caller's transaction.
     static func firstRefusal(_ c: Connection, _ rules: [RateRule], nowMilliseconds now: Int64) throws -> RateRule? {

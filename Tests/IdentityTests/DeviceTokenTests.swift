@@ -87,9 +87,9 @@ final class DeviceTokenTests: IdentityTestCase {
             assertReason("invalid_credentials") { try login(password: "later guess \(index)", token: stolen) }
         }
         clock.advance(tokenPolicy.maximumDelaySeconds)
-        let before = service.passwordVerifications.value
+        let before = service.passwordChecks
         XCTAssertNotNil(try login(token: stolen).deviceToken, "a revoked token counts as none: judged like any client")
-        XCTAssertEqual(service.passwordVerifications.value - before, 1)
+        XCTAssertEqual(service.passwordChecks - before, 1)
         XCTAssertEqual(try service.store.database.read { c in try c.queryOne("SELECT COUNT(*) AS n FROM device_tokens")?.int("n") }, 1)
     }
 
@@ -100,12 +100,12 @@ final class DeviceTokenTests: IdentityTestCase {
         let ownerToken = try XCTUnwrap(try login(token: nil).deviceToken)
         let policy = service.settings.accountThrottle
         XCTAssertLessThanOrEqual(policy.maximumConsecutiveFailures, 100)
-        let before = service.passwordVerifications.value
+        let before = service.passwordChecks
         for index in 0..<(policy.maximumConsecutiveFailures + 20) {
             if let lock = currentLock() { clock.advance(lock) }
             _ = try? login(password: "guess \(index)", device: "attacker", token: nil)
         }
-        XCTAssertEqual(service.passwordVerifications.value - before, policy.maximumConsecutiveFailures)
+        XCTAssertEqual(service.passwordChecks - before, policy.maximumConsecutiveFailures)
         clock.advance(30 * 86_400)
         assertReason("locked") { try login(device: "new-phone", token: nil) }  // not even the right password, a month later
         XCTAssertNoThrow(try login(token: ownerToken), "the owner's device is not stopped")

@@ -6,6 +6,11 @@ import XCTest
 
 @testable import Identity
 
+extension IdentityService {
+    /// scrypt runs so far (`identity.password_checks`).
+    var passwordChecks: Int { Int(metrics.counter(Self.passwordChecksCounter)) }
+}
+
 /// A clock the test moves by hand.
 final class TestClock: @unchecked Sendable {
     private let lock = NSLock()
@@ -28,24 +33,38 @@ final class TestClock: @unchecked Sendable {
     var identityClock: IdentityClock { IdentityClock { [self] in now } }
 }
 
-/// A fresh store in a temporary directory and a service on it, with cheap scrypt (log N 10).
+/// A fresh store and a service on it, with cheap scrypt (log N 10), on a SQLite file in a
+/// temporary directory, or on PostgreSQL in schemas of its own when LATCHKEY_TEST_BACKEND is
+/// `postgres` (`.ci/run` runs these suites a second time that way): one body, both backends.
 class IdentityTestCase: XCTestCase {
     var directory = ""
     var clock = TestClock()
     var service: IdentityService!
+    var databases: TestDatabases!
     let caller = Caller(client: "203.0.113.7")
     static let password = "correct horse battery"
+
+    var backend: TestDatabases.Backend { databases.backend }
 
     override func setUpWithError() throws {
         directory = NSTemporaryDirectory() + "identity-tests-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        databases = try TestDatabases(directory: directory)
         clock = TestClock()
         service = try makeService()
     }
 
     override func tearDownWithError() throws {
         service = nil
+        try databases?.dropAll()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The identity database `name` on this pass's backend (the same name reopens the same data).
+    func openStore(_ name: String = "identity", migrations: Int? = nil) throws -> IdentityStore {
+        let sqlite = migrations.map { Array(IdentityMigrations.sqlite.prefix($0)) } ?? IdentityMigrations.sqlite
+        let postgres = migrations.map { Array(IdentityMigrations.postgres.prefix($0)) } ?? IdentityMigrations.postgres
+        return IdentityStore(database: try databases.open(name, sqlite: sqlite, postgres: postgres))
     }
 
     static func fastSettings() -> IdentitySettings {
@@ -55,11 +74,10 @@ class IdentityTestCase: XCTestCase {
         return settings
     }
 
-    func makeService(_ adjust: (inout IdentitySettings) -> Void = { _ in }, file: String = "identity.sqlite") throws -> IdentityService {
+    func makeService(_ adjust: (inout IdentitySettings) -> Void = { _ in }, database: String = "identity") throws -> IdentityService {
         var settings = Self.fastSettings()
         adjust(&settings)
-        let store = try IdentityStore(path: directory + "/" + file)
-        return try IdentityService(store: store, settings: settings, clock: clock.identityClock)
+        return try IdentityService(store: try openStore(database), settings: settings, clock: clock.identityClock)
     }
 
     @discardableResult

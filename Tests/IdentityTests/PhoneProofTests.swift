@@ -36,9 +36,8 @@ final class PhoneProofTests: IdentityTestCase {
     }
 
     func testTheMigrationCountsUsersWhoAlreadyPassedACodeOnATrustedDeviceAsProven() throws {
-        let path = directory + "/old.sqlite"
-        let old = try Database(path: path, options: .init(), migrations: [IdentityStore.migrations[0]])
-        try old.write { c in
+        let old = try openStore("old", migrations: 1)
+        try old.database.write { c in
             for user in ["u_trusted", "u_new"] {
                 _ = try c.run(
                     "INSERT INTO users (user_id, username, email, phone, password_hash, created_at) VALUES (?, ?, ?, '+15555550100', 'x', 1)",
@@ -47,7 +46,7 @@ final class PhoneProofTests: IdentityTestCase {
                               [.text(user), user == "u_trusted" ? .integer(5) : .null])
             }
         }
-        let store = try IdentityStore(path: path)
+        let store = try openStore("old")
         XCTAssertTrue(try store.isPhoneProven(userID: "u_trusted"))
         XCTAssertFalse(try store.isPhoneProven(userID: "u_new"))
     }

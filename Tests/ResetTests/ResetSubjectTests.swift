@@ -33,15 +33,14 @@ final class ResetSubjectTests: ResetTestCase {
     }
 
     func testTheMigrationDropsUnkeyedAddressRecordsAndKeepsClientOnes() throws {
-        let path = directory + "/old-reset.sqlite"
         do {
-            let old = try Database(path: path, options: .init(), migrations: Array(SQLiteResetStore.migrations.prefix(1)))
-            try old.write { c in
+            let old = try openStore("old", migrations: 1)
+            try old.database.write { c in
                 _ = try c.run("INSERT INTO reset_requests (subject, at_ms) VALUES (?, ?)", [.text("a:" + Hex.encode(SHA256.hash("bob@example.com"))), .integer(1)])
                 _ = try c.run("INSERT INTO reset_requests (subject, at_ms) VALUES (?, ?)", [.text("c:198.51.100.7"), .integer(1)])
             }
         }
-        let upgraded = try SQLiteResetStore(path: path)
+        let upgraded = try openStore("old")
         let left = try upgraded.database.read { c in try c.query("SELECT subject FROM reset_requests") }.map { try $0.string("subject") }
         XCTAssertEqual(left, ["c:198.51.100.7"])
     }

@@ -125,14 +125,16 @@ func makePool(threads: Int, name: String) -> WorkerPool {
     WorkerPool(threadCount: threads, maxQueued: 100, name: name)
 }
 
-/// A reset service over a temporary SQLite file, a fake identity, a recording provider and a manual clock.
+/// A reset service over a temporary SQLite file (or a PostgreSQL schema of its own when
+/// LATCHKEY_TEST_BACKEND is `postgres`), a fake identity, a recording provider and a manual clock.
 class ResetTestCase: XCTestCase {
     var directory: String!
+    var databases: TestDatabases!
     var identity: FakeIdentity!
     var mail: RecordingProvider!
     var clock: ManualClock!
     var logs: LogSink!
-    var store: SQLiteResetStore!
+    var store: SQLResetStore!
     var service: ResetService!
     var metrics: Metrics!
 
@@ -144,12 +146,25 @@ class ResetTestCase: XCTestCase {
         mail = RecordingProvider()
         clock = ManualClock()
         logs = LogSink()
-        store = try SQLiteResetStore(path: directory + "/reset.sqlite")
+        databases = try TestDatabases(directory: directory)
+        store = try openStore()
         try makeService(ResetSettings())
     }
 
     override func tearDownWithError() throws {
+        store = nil
+        service = nil
+        try databases?.dropAll()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    var backend: TestDatabases.Backend { databases.backend }
+
+    /// The reset database `name` on this run's backend (the same name reopens the same data).
+    func openStore(_ name: String = "reset", migrations: Int? = nil) throws -> SQLResetStore {
+        let sqlite = migrations.map { Array(ResetMigrations.sqlite.prefix($0)) } ?? ResetMigrations.sqlite
+        let postgres = migrations.map { Array(ResetMigrations.postgres.prefix($0)) } ?? ResetMigrations.postgres
+        return SQLResetStore(database: try databases.open(name, sqlite: sqlite, postgres: postgres, sqliteOptions: SQLResetStore.sqliteOptions))
     }
 
     func makeService(_ settings: ResetSettings, template: String = LinkTemplate.defaultTemplate) throws {

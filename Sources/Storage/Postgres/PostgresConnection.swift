@@ -27,6 +27,8 @@ public final class PostgresConnection: SQLConnection {
             PQfinish(connection)
             throw .unavailable("cannot connect to \(PostgresURL.redacted(url)): \(message)")
         }
+        // Server notices ("already exists, skipping") would go raw to stderr; logs are JSON lines.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
     }
 
