@@ -15,6 +15,9 @@ public struct LoginResult: Sendable, Equatable {
 public struct Preferences: Sendable, Equatable {
     public var smsVerification: Bool
     public var sitekey: [UInt8]?
+    /// Every second factor the user has (`sms`, `totp`, `device_key`), for the app to offer a choice.
+    public var factors: [String] = []
+    public var recoveryCodesLeft = 0
 }
 
 public struct IssuedChallenge: Sendable, Equatable {
@@ -42,7 +45,7 @@ public final class IdentityService: Sendable {
     /// Password verifications performed: every login attempt does exactly one, known user or not.
     let passwordVerifications = VerificationCounter()
 
-    public static let factors: Set<String> = ["sms", "voice", "email", "device_key"]
+    public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
 
     public init(store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system) throws {
         self.store = store
@@ -208,7 +211,8 @@ public final class IdentityService: Sendable {
             if let smsVerification { user.smsVerification = smsVerification }
             if let sitekey { user.sitekey = sitekey }
         }
-        return Preferences(smsVerification: user.smsVerification, sitekey: user.sitekey)
+        let owned = try store.ownedFactors(userID: user.userID)
+        return Preferences(smsVerification: user.smsVerification, sitekey: user.sitekey, factors: owned.factors, recoveryCodesLeft: owned.recoveryCodesLeft)
     }
 
     /// A small PNG, JPEG, GIF or WebP image.
@@ -233,7 +237,7 @@ public final class IdentityService: Sendable {
     /// A verified second factor lifts the session to aal 2 and trusts its device for its user.
     public func elevate(sessionID: String, factor: String, caller: Caller) throws -> Int {
         guard Self.factors.contains(factor) else {
-            throw IdentityError.invalidField("factor", "factor must be sms, voice, email or device_key")
+            throw IdentityError.invalidField("factor", "factor must be sms, voice, email, device_key, totp or recovery_code")
         }
         let now = clock.now()
         let elevated = try store.elevate(sessionID: sessionID, now: now, seenSince: now - settings.sessionIdleSeconds) { session in

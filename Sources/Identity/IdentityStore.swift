@@ -141,6 +141,7 @@ public final class IdentityStore: Sendable {
             """),
         phoneProofMigration,
         loginBudgetsMigration,
+        secondFactorsMigration,
     ]
 
     // MARK: Users
