@@ -71,6 +71,13 @@ extension IdentityStore {
 }
 
 extension IdentityStore {
+    /// Forgets the user's wrong codes: any second factor passed, or a new password. Without it a
+    /// password thief could spend the budget to its consecutive limit and lock the owner's
+    /// authenticator app and recovery codes for good.
+    func clearFactorThrottle(userID: String) throws {
+        try database.write { c in _ = try c.run("DELETE FROM factor_throttle WHERE user_id = ?", [.text(userID)]) }
+    }
+
     /// The second factors the user has, in one read: `sms` (every user has a phone; the first
     /// code also proves it), `totp` when an authenticator app is active, `device_key` when a
     /// `biometry` key is active on any device; and how many recovery codes are unused.

@@ -91,3 +91,20 @@ final class RecoveryCodesTests: IdentityTestCase {
         }
     }
 }
+
+final class FactorBudgetTests: IdentityTestCase {
+    /// A password thief spends the budget to its consecutive limit; the owner passing SMS on
+    /// her phone gives her codes back (otherwise they would stay locked for good).
+    func testAnotherFactorPassedGivesTheBudgetBack() throws {
+        service = try makeService { $0.secondFactorThrottle = AccountThrottlePolicy(freeFailures: 2, maximumConsecutiveFailures: 2) }
+        try registerUser()
+        let codes = try service.recoveryCodes(token: try elevatedLogin().session, caller: caller)
+        let thief = try login(device: "thief")
+        for _ in 0..<2 { assertReason("invalid_code") { try service.recoveryVerify(token: thief.session, code: "00000-00000", caller: caller) } }
+        clock.advance(3600)
+        let owner = try login(device: "owner-new-phone")
+        assertIdentityError(.factorLocked(retryAfterSeconds: 900)) { try service.recoveryVerify(token: owner.session, code: codes[0], caller: caller) }
+        _ = try service.elevate(sessionID: try login().sessionID, factor: "sms", caller: caller)
+        XCTAssertEqual(try service.recoveryVerify(token: owner.session, code: codes[0], caller: caller).aal, 2)
+    }
+}
