@@ -244,7 +244,8 @@ public final class IdentityService: Sendable {
             // The service that checked the factor records `factor.passed` itself (see `record`).
             [event(session.userID, "session.elevated", factor, device: session.deviceID, caller, now)]
         }
-        guard elevated != nil else { throw IdentityError.notFound("no such active session") }
+        guard let elevated else { throw IdentityError.notFound("no such active session") }
+        try store.clearFactorThrottle(userID: elevated.userID)
         return 2
     }
 
@@ -271,6 +272,7 @@ public final class IdentityService: Sendable {
             throw IdentityError.notFound("no such user")
         }
         try store.clearLoginThrottle(username: user.username)  // guessers of the old password get no head start
+        try store.clearFactorThrottle(userID: userID)
     }
 
     /// After a password reset: no device key and no trusted device survives (an attacker's
