@@ -5,11 +5,16 @@ Latchkey's own OpenSSL wrappers: makes a P-256 key, exports it as iOS does
 key, and signs challenges as SecKeyCreateSignature(.ecdsaSignatureMessageX962SHA256) does
 (DER ECDSA over SHA-256 of the 32 challenge bytes).
 
-Usage: identity_device_key.py [GATEWAY_HOST:PORT [IDENTITY_HOST:PORT]]
-   or: LATCHKEY_GATEWAY=127.0.0.1:7400 LATCHKEY_IDENTITY=127.0.0.1:7401 identity_device_key.py
+Then it confirms a money transfer with that key instead of an SMS code: it decodes the `sign`
+bytes accounts answers, checks they name the amount, accounts, transfer and challenge, and signs
+them (and once a forged copy with another amount, which must fail like a wrong code).
+
+Usage: identity_device_key.py [GATEWAY_HOST:PORT [IDENTITY_HOST:PORT [ACCOUNTS_HOST:PORT]]]
+   or: LATCHKEY_GATEWAY=127.0.0.1:7400 LATCHKEY_IDENTITY=127.0.0.1:7401 LATCHKEY_ACCOUNTS=127.0.0.1:7403 identity_device_key.py
 
 The identity address is needed for `identity.elevate` (internal: what verification calls once
-an SMS code checks out). Exits 0 when every check passes, 1 otherwise.
+an SMS code checks out), the accounts address for `accounts.deposit` (internal: funding); without
+an accounts address the transfer checks are skipped. Exits 0 when every check passes, 1 otherwise.
 """
 import base64
 import json
@@ -70,6 +75,9 @@ class IPhone:
     def sign(self, challenge):
         data = b64url_decode(challenge)
         assert len(data) == 32, "a challenge is 32 bytes"
+        return self.sign_bytes(data)
+
+    def sign_bytes(self, data):
         return b64(self.key.sign(data, ec.ECDSA(hashes.SHA256())))
 
 
@@ -85,11 +93,38 @@ def reason(answer):
     return answer.get("error", {}).get("data", {}).get("reason"), answer.get("error", {}).get("data", {}).get("detail")
 
 
+def confirm_transfer(gateway, identity, accounts, phone, session):
+    """A transfer confirmed by the device key (issue 18): no SMS, the app signs `sign`."""
+    user_id = identity.result("identity.introspect", {"session": session})["user_id"]
+    accounts.result("accounts.deposit", {"user_id": user_id, "account": "checking", "amount": 100000, "idempotency_key": "py-fund"})
+    ticket = gateway.result("accounts.transfer", {"session": session, "from": "checking", "to": "saving", "amount": 4200,
+                                                  "idempotency_key": "py-1", "confirm_with": "device_key", "device_id": phone.device_id})
+    check("a device-key transfer starts no SMS code", ticket["request_id"] is None and ticket["status"] == "pending", ticket)
+    sign = b64url_decode(ticket["sign"])
+    lines = sign.decode("utf-8").split("\n")
+    expected = ["amount=4200", "currency=USD", "from=checking", "to=saving",
+                "transfer_id=" + ticket["transfer_id"], "challenge=" + ticket["challenge"]]
+    check("the sign bytes name amount, accounts, transfer and challenge",
+          lines[0] == "latchkey-transfer-v1" and all(line in lines for line in expected), lines)
+
+    def confirm(signature):
+        return gateway.call("accounts.confirm", {"session": session, "transfer_id": ticket["transfer_id"],
+                                                 "device_id": phone.device_id, "signature": signature})
+
+    answer = confirm(phone.sign_bytes(sign.replace(b"amount=4200", b"amount=42")))
+    check("a signature over another amount fails like a wrong code",
+          reason(answer)[0] == "invalid_code" and answer["error"]["data"].get("attempts_left") == 2, answer)
+    done = confirm(phone.sign_bytes(sign)).get("result", {})
+    balances = [account["balance"] for account in done.get("accounts", [])]
+    check("the device key's signature books the transfer", done.get("status") == "done" and balances == [95800, 4200], done)
+
+
 def main():
     gateway_address = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("LATCHKEY_GATEWAY", "127.0.0.1:7400")
     identity_address = sys.argv[2] if len(sys.argv) > 2 else os.environ.get("LATCHKEY_IDENTITY", "127.0.0.1:7401").split(",")[0]
     gateway = Client(gateway_address)
     identity = Client(identity_address)
+    accounts_address = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("LATCHKEY_ACCOUNTS", "").split(",")[0]
 
     username = "interop" + secrets.token_hex(4)
     password = "interop passphrase " + secrets.token_hex(4)
@@ -133,6 +168,9 @@ def main():
     verified = gateway.result("identity.verify_key", {"session": plain["session"], "device_id": phone.device_id,
                                                       "challenge": challenge, "signature": url_safe_signature})
     check("verify_key (url-safe signature) lifts the session to aal 2", verified["aal"] == 2, verified)
+
+    if accounts_address:
+        confirm_transfer(gateway, identity, Client(accounts_address), phone, plain["session"])
 
     keys = gateway.result("identity.keys", {"session": session})["keys"]
     gateway.result("identity.revoke_key", {"session": session, "key_id": keys[0]["key_id"]})

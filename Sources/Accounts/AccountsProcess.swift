@@ -11,7 +11,8 @@ public enum AccountsProcess {
         "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long")
     public static let groupCommitMax = ConfigOption(
         "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write)")
-    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax]
+    public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
+    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, brand]
 
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(name: "accounts", defaultPort: 7403, arguments: arguments, environment: environment, extraOptions: options)
@@ -23,11 +24,17 @@ public enum AccountsProcess {
         }
         settings.maxAmountMinor = Int64(try configuration.int(maxAmountMinor, range: 1...1_000_000_000_000))
         settings.transferExpirySeconds = Int64(try configuration.int(transferExpirySeconds, range: 10...86_400))
+        settings.brand = configuration.string(brand) ?? settings.brand
+        guard TransferSigning.isValidServiceName(settings.brand) else {
+            throw ConfigurationError("--brand must be 1-32 bytes without control characters or '=' (it is part of the bytes a device key signs)")
+        }
         let store = try SQLiteLedgerStore(
             path: try host.dataFile("accounts.sqlite"), groupCommitMax: try configuration.int(groupCommitMax, range: 1...10_000))
         let verification = RPCVerification(client: try host.client(for: "verification", option: CommonOptions.verification))
-        let service = AccountsService(store: store, verification: verification, settings: settings, metrics: host.metrics)
-        let sessions = SessionResolver(identity: try host.client(for: "identity", option: CommonOptions.identity))
+        let identity = try host.client(for: "identity", option: CommonOptions.identity)
+        let service = AccountsService(
+            store: store, verification: verification, deviceKeys: RPCDeviceKeys(client: identity), settings: settings, metrics: host.metrics)
+        let sessions = SessionResolver(identity: identity)
         AccountsRoutes.register(on: host.router, service: service, sessions: sessions)
         host.addHealthCheck {
             let statistics = store.groupCommitStatistics

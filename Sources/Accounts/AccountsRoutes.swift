@@ -14,13 +14,30 @@ public enum AccountsRoutes {
                 from: try accountName(params, "from"), to: try accountName(params, "to"),
                 amountMinor: try params.int("amount"),
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
-            return try service.transfer(userID: session.userID, request, context: context).json
+            switch try params.optionalString("confirm_with", maxLength: 16) ?? "sms" {
+            case "sms":
+                return try service.transfer(userID: session.userID, request, context: context).json
+            case "device_key":
+                return try service.transferWithDeviceKey(
+                    userID: session.userID, sessionDeviceID: session.deviceID, deviceID: try params.string("device_id", maxLength: 128), request
+                ).json
+            default:
+                throw RPCError.invalidParams("confirm_with must be sms or device_key", field: "confirm_with")
+            }
         }
         router.register("accounts.confirm") { params, context in
             let session = try sessions.resolve(params, context)
             let transferID = try params.string("transfer_id", maxLength: 64)
-            let code = try params.string("code", maxLength: 32)
-            let balances = try service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)
+            let balances: [AccountBalance]
+            if params.has("signature") {
+                guard !params.has("code") else { throw RPCError.invalidParams("give code or signature, not both", field: "code") }
+                balances = try service.confirmWithDeviceKey(
+                    userID: session.userID, sessionDeviceID: session.deviceID, transferID: transferID,
+                    deviceID: try params.string("device_id", maxLength: 128), signature: try params.string("signature", maxLength: 256), context: context)
+            } else {
+                let code = try params.string("code", maxLength: 32)
+                balances = try service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)
+            }
             return ["status": "done", "transfer_id": .string(transferID), "accounts": .array(balances.map(\.json))]
         }
         router.register("accounts.history") { params, context in

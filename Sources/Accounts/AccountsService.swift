@@ -40,16 +40,19 @@ public final class AccountsService: Sendable {
     public let store: LedgerStore
     public let settings: AccountsSettings
     let verification: VerificationPort
+    /// Identity's check of device-key signatures (nil: transfers are confirmed by SMS code only).
+    let deviceKeys: DeviceKeyPort?
     let clock: @Sendable () -> Int64
     /// Outcome counters (`accounts.metrics` -> `counters`), when the service runs in a host.
     let metrics: Metrics?
     let twins = TwinSignal()
 
     public init(
-        store: LedgerStore, verification: VerificationPort, settings: AccountsSettings = .init(),
+        store: LedgerStore, verification: VerificationPort, deviceKeys: DeviceKeyPort? = nil, settings: AccountsSettings = .init(),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }, metrics: Metrics? = nil
     ) {
         self.metrics = metrics
+        self.deviceKeys = deviceKeys
         self.store = store
         self.verification = verification
         self.settings = settings
@@ -99,7 +102,7 @@ public final class AccountsService: Sendable {
         }
     }
 
-    private func newTransfer(userID: String, _ request: TransferRequest) -> NewTransfer {
+    func newTransfer(userID: String, _ request: TransferRequest) -> NewTransfer {
         let now = clock()
         return NewTransfer(
             id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
@@ -194,7 +197,10 @@ public final class AccountsService: Sendable {
             metrics?.increment("transfers.expired")
             throw AccountsError.expired
         }
-        guard let requestID = transfer.requestID else { throw AccountsError.notFound }
+        guard let requestID = transfer.requestID else {
+            if try store.keyChallenge(transferID: transferID) != nil { throw AccountsError.conflict("this transfer is confirmed with the device key") }
+            throw AccountsError.notFound
+        }
         let checkError: RPCError?
         do {
             try verification.check(requestID: requestID, code: code, payload: transfer.verificationPayload, context: context)
@@ -225,7 +231,7 @@ public final class AccountsService: Sendable {
         }
     }
 
-    private func finish(transferID: String, userID: String) throws -> [AccountBalance] {
+    func finish(transferID: String, userID: String) throws -> [AccountBalance] {
         switch try store.complete(transferID: transferID, userID: userID, now: clock()) {
         case .done(let balances):
             metrics?.increment("confirms.done")

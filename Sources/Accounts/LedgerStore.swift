@@ -19,6 +19,10 @@ public protocol LedgerStore: Sendable {
     func deposit(_ request: NewDeposit) throws -> DepositOutcome
     func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry]
     func audit(maxBreaches: Int) throws -> [Breach]
+    // Transfers confirmed by a device key (LedgerStore+KeyChallenges.swift).
+    func recordKeyConfirmedTransfer(_ request: NewTransfer, deviceID: String, challenge: [UInt8], attempts: Int) throws -> KeyReserveOutcome
+    func keyChallenge(transferID: String) throws -> KeyChallenge?
+    func spendKeyAttempt(transferID: String) throws -> Int?
 }
 
 public struct NewTransfer: Sendable {
@@ -125,6 +129,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
             CREATE INDEX ledger_by_account ON ledger (account_id, id);
             CREATE INDEX transfers_by_request ON transfers (request_id);
             """),
+        keyChallengesMigration,
     ]
 
     /// Opens (creating and migrating) the file at `path`. `groupCommitMax` 1 turns grouping off.
@@ -230,6 +235,10 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
             if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
                 guard Self.sameRequest(existing, request) else { return .conflict("this idempotency_key was used for a different transfer") }
                 guard existing.requestID == nil, existing.state == .pending else { return .existing(existing) }
+                // Recorded for a device key: no code will ever come, and none may be started for it.
+                if try Self.keyChallenge(c, transferID: existing.id) != nil {
+                    return .conflict("this idempotency_key was used for a different transfer")
+                }
                 guard existing.createdAt < staleBefore else { return .starting }
                 try c.run(
                     "UPDATE transfers SET created_at = ?, expires_at = ? WHERE id = ? AND request_id IS NULL AND state = 'pending'",

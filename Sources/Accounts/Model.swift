@@ -37,6 +37,10 @@ public struct AccountsSettings: Sendable {
     /// History page size: default and maximum.
     public var historyDefaultLimit = 20
     public var historyMaxLimit = 100
+    /// Signatures a device-key transfer accepts before it can no longer be confirmed.
+    public var keyConfirmAttempts = 3
+    /// The service's name inside the bytes a device key signs (`--brand`).
+    public var brand = "Latchkey"
 
     public init() {}
 }
@@ -123,6 +127,9 @@ public enum AccountsError: Error, Sendable, Equatable, RPCErrorConvertible {
     case notFound
     case conflict(String)
     case expired
+    /// A device-key signature that does not verify over this transfer's bytes.
+    case invalidSignature(attemptsLeft: Int)
+    case tooManyAttempts
 
     public var rpcError: RPCError {
         switch self {
@@ -131,6 +138,9 @@ public enum AccountsError: Error, Sendable, Equatable, RPCErrorConvertible {
         case .notFound: RPCError(.notFound, "no such transfer")
         case .conflict(let message): RPCError(.conflict, message)
         case .expired: RPCError(.expired, "the transfer expired with its code; start a new one")
+        case .invalidSignature(let attemptsLeft):
+            RPCError(.invalidCode, "the signature does not match this transfer", extra: ["attempts_left": .int(Int64(attemptsLeft))])
+        case .tooManyAttempts: RPCError(.tooManyAttempts, "too many wrong signatures; start a new transfer")
         }
     }
 }

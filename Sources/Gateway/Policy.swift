@@ -103,6 +103,15 @@ public enum PolicyTable {
         "identity.keys": MethodPolicy("identity", .session, group: Group.standard, retry: .safe),
         "identity.revoke_key": MethodPolicy("identity", .recentStepUp, group: Group.standard, retry: .safe, cacheEffect: .dropCallerSession),
         "identity.activity": MethodPolicy("identity", .session, group: Group.standard, retry: .safe),
+        // Factors identity checks itself (issue 18): enrolling, removing and regenerating are
+        // sensitive changes; passing one completes what a session owes, like a code or a signature.
+        "identity.totp_enroll": MethodPolicy("identity", .recentStepUp, group: Group.standard, retry: .neverSent),
+        "identity.totp_activate": MethodPolicy("identity", .recentStepUp, group: Group.auth, retry: .neverSent),
+        "identity.totp_verify": MethodPolicy("identity", .owesFactorsAllowed, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession),
+        "identity.totp_remove": MethodPolicy("identity", .recentStepUp, group: Group.standard, retry: .safe),
+        "identity.recovery_codes": MethodPolicy("identity", .recentStepUp, group: Group.standard, retry: .neverSent),
+        "identity.recovery_verify": MethodPolicy(
+            "identity", .owesFactorsAllowed, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession),
 
         "verification.start": MethodPolicy("verification", .owesFactorsAllowed, group: Group.codes, retry: .neverSent),
         "verification.check": MethodPolicy(

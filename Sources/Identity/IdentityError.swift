@@ -28,6 +28,12 @@ public enum IdentityError: Error, Equatable, Sendable {
     case notFound(String, detail: String? = nil)
     /// A device-key challenge that is unknown, used, expired or issued for another user/device.
     case invalidChallenge(detail: String)
+    /// A wrong (or replayed) authenticator or recovery code; `attemptsLeft` before the budget locks.
+    case invalidCode(attemptsLeft: Int)
+    /// The user's budget of wrong second-factor codes is locked.
+    case factorLocked(retryAfterSeconds: Int64)
+    /// A factor is in a state that forbids the change (`detail` is stable, e.g. `totp_active`).
+    case factorConflict(detail: String, String)
 
     public var rpcError: RPCError {
         switch self {
@@ -55,6 +61,12 @@ public enum IdentityError: Error, Equatable, Sendable {
             return RPCError(.conflict, "too many device keys; revoke one first", extra: ["detail": "key_limit", "limit": .int(Int64(limit))])
         case .notFound(let message, let detail):
             return RPCError(.notFound, message, extra: detail.map { ["detail": .string($0)] } ?? [:])
+        case .invalidCode(let attemptsLeft):
+            return RPCError(.invalidCode, "wrong code", extra: ["attempts_left": .int(Int64(attemptsLeft))])
+        case .factorLocked(let seconds):
+            return RPCError(.locked, "too many wrong codes; try again later", extra: ["retry_after": .int(seconds)])
+        case .factorConflict(let detail, let message):
+            return RPCError(.conflict, message, extra: ["detail": .string(detail)])
         case .invalidChallenge(let detail):
             let message: String
             switch detail {

@@ -14,6 +14,7 @@ public enum IdentityMethods {
         registerAccount(router, service)
         registerSessions(router, service)
         registerKeys(router, service)
+        registerFactors(router, service)
         registerInternal(router, service)
     }
 
@@ -50,7 +51,10 @@ public enum IdentityMethods {
             let preferences = try service.preferences(
                 token: try params.string("session", maxLength: tokenMaxBytes), smsVerification: try params.optionalBool("sms_verification"),
                 sitekey: sitekey, caller: caller(context))
-            return ["sms_verification": .bool(preferences.smsVerification), "sitekey": sitekeyJSON(preferences.sitekey)]
+            return [
+                "sms_verification": .bool(preferences.smsVerification), "sitekey": sitekeyJSON(preferences.sitekey),
+                "factors": .array(preferences.factors.map(JSON.string)), "recovery_codes_left": .int(Int64(preferences.recoveryCodesLeft)),
+            ]
         }
         router.register("identity.activity") { params, _ in
             let page = try service.activity(

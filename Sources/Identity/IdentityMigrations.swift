@@ -102,6 +102,7 @@ public enum IdentityMigrations {
             CREATE INDEX device_tokens_by_user ON device_tokens (user_id, device_id);
             """),
         Migration(version: 4, name: "client budgets", sql: clientBudgets(real: "REAL")),
+        Migration(version: 5, name: "second factors", sql: secondFactors(integer: "INTEGER", bytes: "BLOB")),
     ]
 
     public static let postgres = [
@@ -201,6 +202,7 @@ public enum IdentityMigrations {
             CREATE INDEX device_tokens_by_user ON device_tokens (user_id, device_id);
             """),
         Migration(version: 4, name: "client budgets", sql: clientBudgets(real: "DOUBLE PRECISION")),
+        Migration(version: 5, name: "second factors", sql: secondFactors(integer: "BIGINT", bytes: "BYTEA")),
     ]
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);
@@ -215,6 +217,37 @@ public enum IdentityMigrations {
             PRIMARY KEY (budget, address)
         );
         CREATE INDEX client_budgets_by_age ON client_budgets (budget, updated_at);
+        """
+    }
+
+    /// Authenticator apps (the secret sealed under the identity key), recovery codes (hashed),
+    /// and the one budget of wrong codes they share per user.
+    private static func secondFactors(integer: String, bytes: String) -> String {
+        """
+        CREATE TABLE totp_secrets (
+            user_id TEXT PRIMARY KEY REFERENCES users(user_id),
+            sealed_secret \(bytes) NOT NULL,
+            algorithm TEXT NOT NULL,
+            digits \(integer) NOT NULL,
+            period \(integer) NOT NULL,
+            created_at \(integer) NOT NULL,
+            activated_at \(integer),
+            last_step \(integer) NOT NULL DEFAULT 0
+        );
+        CREATE TABLE recovery_codes (
+            user_id TEXT NOT NULL REFERENCES users(user_id),
+            code_hash \(bytes) NOT NULL,
+            created_at \(integer) NOT NULL,
+            used_at \(integer),
+            PRIMARY KEY (user_id, code_hash)
+        );
+        CREATE TABLE factor_throttle (
+            user_id TEXT PRIMARY KEY,
+            failures \(integer) NOT NULL,
+            consecutive \(integer) NOT NULL,
+            last_failure_at \(integer) NOT NULL,
+            locked_until \(integer) NOT NULL
+        );
         """
     }
 }

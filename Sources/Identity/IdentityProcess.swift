@@ -7,7 +7,9 @@ public enum IdentityProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(
             name: "identity", defaultPort: 7401, arguments: arguments, environment: environment, extraOptions: IdentityOptions.all)
-        let settings = try IdentityOptions.settings(from: host.configuration)
+        var settings = try IdentityOptions.settings(from: host.configuration)
+        settings.serverKey = try ServerKeyFile.load(
+            path: try host.dataFile("identity.key"), configured: host.configuration.string(IdentityOptions.key), option: "--identity-key")
         let store = IdentityStore(database: try host.openDatabase(
             sqliteFile: "identity.sqlite", sqlite: IdentityMigrations.sqlite, postgres: IdentityMigrations.postgres))
         let service = try IdentityService(store: store, settings: settings, metrics: host.metrics)

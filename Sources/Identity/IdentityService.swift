@@ -16,6 +16,9 @@ public struct LoginResult: Sendable, Equatable {
 public struct Preferences: Sendable, Equatable {
     public var smsVerification: Bool
     public var sitekey: [UInt8]?
+    /// Every second factor the user has (`sms`, `totp`, `device_key`), for the app to offer a choice.
+    public var factors: [String] = []
+    public var recoveryCodesLeft = 0
 }
 
 public struct IssuedChallenge: Sendable, Equatable {
@@ -47,7 +50,7 @@ public final class IdentityService: Sendable {
     let metrics: Metrics
     static let passwordChecksCounter = "identity.password_checks"
 
-    public static let factors: Set<String> = ["sms", "voice", "email", "device_key"]
+    public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
 
     public init(store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system, metrics: Metrics = Metrics()) throws {
         self.store = store
@@ -220,7 +223,8 @@ public final class IdentityService: Sendable {
             if let smsVerification { user.smsVerification = smsVerification }
             if let sitekey { user.sitekey = sitekey }
         }
-        return Preferences(smsVerification: user.smsVerification, sitekey: user.sitekey)
+        let owned = try store.ownedFactors(userID: user.userID)
+        return Preferences(smsVerification: user.smsVerification, sitekey: user.sitekey, factors: owned.factors, recoveryCodesLeft: owned.recoveryCodesLeft)
     }
 
     /// A small PNG, JPEG, GIF or WebP image.
@@ -245,14 +249,15 @@ public final class IdentityService: Sendable {
     /// A verified second factor lifts the session to aal 2 and trusts its device for its user.
     public func elevate(sessionID: String, factor: String, caller: Caller) throws -> Int {
         guard Self.factors.contains(factor) else {
-            throw IdentityError.invalidField("factor", "factor must be sms, voice, email or device_key")
+            throw IdentityError.invalidField("factor", "factor must be sms, voice, email, device_key, totp or recovery_code")
         }
         let now = clock.now()
         let elevated = try store.elevate(sessionID: sessionID, now: now, seenSince: now - settings.sessionIdleSeconds) { session in
             // The service that checked the factor records `factor.passed` itself (see `record`).
             [event(session.userID, "session.elevated", factor, device: session.deviceID, caller, now)]
         }
-        guard elevated != nil else { throw IdentityError.notFound("no such active session") }
+        guard let elevated else { throw IdentityError.notFound("no such active session") }
+        try store.clearFactorThrottle(userID: elevated.userID)
         return 2
     }
 
@@ -279,6 +284,7 @@ public final class IdentityService: Sendable {
             throw IdentityError.notFound("no such user")
         }
         try store.clearLoginThrottle(username: user.username)  // guessers of the old password get no head start
+        try store.clearFactorThrottle(userID: userID)
     }
 
     /// After a password reset: no device key and no trusted device survives (an attacker's

@@ -41,6 +41,16 @@ public struct IdentitySettings: Sendable {
     public var challengeRefillPerMinute = 30
     /// Sensitive changes need aal 2 reached at most this long ago.
     public var stepUpWindowSeconds: Int64 = 600
+    /// Identity's own key (`--identity-key`, else `<data dir>/identity.key`): seals TOTP secrets
+    /// and keys recovery-code hashes. Random per process unless configured (tests).
+    public var serverKey: [UInt8] = SecureRandom.bytes(32)
+    /// The issuer authenticator apps show (`--brand`).
+    public var brand = "Latchkey"
+    /// Wrong authenticator and recovery codes, one budget per user: 3 free, then 30 s doubling
+    /// to 900 s, at most 100 in a row (NIST SP 800-63B 5.2.2).
+    public var secondFactorThrottle = AccountThrottlePolicy(freeFailures: 3, maximumConsecutiveFailures: 100)
+    /// Authenticator codes of this many steps (30 s) before or after now are accepted.
+    public var totpSkewSteps: Int64 = 1
 
     public init() {}
 }
@@ -75,11 +85,15 @@ public enum IdentityOptions {
         "step-up-window-s", default: "600",
         help: "sensitive changes (keys, other sessions, turning factors off) need a second factor passed this recently, in seconds")
 
+    public static let key = ConfigOption(
+        "identity-key", help: "server key sealing TOTP secrets and keying recovery-code hashes: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/identity.key, mode 0600)")
+    public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
+
     public static let all: [ConfigOption] = [
         scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
-        auditRetention, challengeBurst, challengeRefill, stepUpWindow,
+        auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, brand,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -112,6 +126,8 @@ public enum IdentityOptions {
         settings.challengeBurst = try configuration.int(challengeBurst, range: 1...1_000_000)
         settings.challengeRefillPerMinute = try configuration.int(challengeRefill, range: 1...1_000_000)
         settings.stepUpWindowSeconds = Int64(try configuration.int(stepUpWindow, range: 1...86_400))
+        settings.brand = configuration.string(brand) ?? settings.brand
+        guard !settings.brand.isEmpty, settings.brand.utf8.count <= 32 else { throw ConfigurationError("--brand must be 1-32 bytes") }
         return settings
     }
 

@@ -5,6 +5,8 @@ public struct FactorState: Sendable, Equatable {
     public var smsVerification: Bool
     public var deviceTrusted: Bool
     public var hasActiveKey: Bool
+    /// An active authenticator app (a user-wide factor, like the SMS switch).
+    public var hasTotp: Bool = false
 }
 
 extension IdentityStore {
@@ -15,12 +17,15 @@ extension IdentityStore {
                 """
                 SELECT u.sms_verification AS sms,
                     EXISTS (SELECT 1 FROM devices d WHERE d.user_id = u.user_id AND d.device_id = ? AND d.trusted_at IS NOT NULL) AS trusted,
-                    EXISTS (SELECT 1 FROM device_keys k WHERE k.user_id = u.user_id AND k.device_id = ? AND k.revoked_at IS NULL) AS has_key
+                    EXISTS (SELECT 1 FROM device_keys k WHERE k.user_id = u.user_id AND k.device_id = ? AND k.revoked_at IS NULL) AS has_key,
+                    EXISTS (SELECT 1 FROM totp_secrets t WHERE t.user_id = u.user_id AND t.activated_at IS NOT NULL) AS has_totp
                 FROM users u WHERE u.user_id = ?
                 """,
                 [.text(deviceID), .text(deviceID), .text(userID)]
             ).map { row in
-                FactorState(smsVerification: try row.bool("sms"), deviceTrusted: try row.bool("trusted"), hasActiveKey: try row.bool("has_key"))
+                FactorState(
+                    smsVerification: try row.bool("sms"), deviceTrusted: try row.bool("trusted"), hasActiveKey: try row.bool("has_key"),
+                    hasTotp: try row.bool("has_totp"))
             }
         }
     }

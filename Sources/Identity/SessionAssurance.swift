@@ -14,13 +14,16 @@ public struct SessionAssurance: Sendable, Equatable {
 }
 
 extension IdentityService {
-    /// The factors a session at `aal` on `deviceID` still owes: the device's key when it has one,
-    /// and SMS when the user turned it on or the device is new to the user (never passed a factor).
+    /// The factors a session at `aal` on `deviceID` still owes, any one of them enough: the
+    /// device's key when it has one, the authenticator app when the user set one up, and SMS
+    /// when the user turned it on or the device is new to the user (never passed a factor).
+    /// A recovery code (`identity.recovery_verify`) is accepted in place of any of them.
     func requiredFactors(userID: String, deviceID: String, aal: Int) throws -> [String] {
         guard aal < 2 else { return [] }
         guard let state = try store.factorState(userID: userID, deviceID: deviceID) else { return [] }
         var required: [String] = []
         if state.hasActiveKey { required.append("device_key") }
+        if state.hasTotp { required.append("totp") }
         if state.smsVerification || !state.deviceTrusted { required.append("sms") }
         return required
     }

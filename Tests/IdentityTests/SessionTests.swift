@@ -241,7 +241,7 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
         _ = try elevatedLogin()
         // A password on the now trusted device, SMS verification off: aal 1 that owes nothing.
         let weak = try login().session
-        XCTAssertEqual(try service.preferences(token: weak, smsVerification: nil, sitekey: nil, caller: caller), Preferences(smsVerification: false, sitekey: nil))
+        XCTAssertEqual(try service.preferences(token: weak, smsVerification: nil, sitekey: nil, caller: caller), Preferences(smsVerification: false, sitekey: nil, factors: ["sms"]))
         XCTAssertTrue(try service.preferences(token: weak, smsVerification: true, sitekey: nil, caller: caller).smsVerification)
         // SMS verification is on now: the same session owes it.
         assertIdentityError(.factorsOwed(["sms"])) {

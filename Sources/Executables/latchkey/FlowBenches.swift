@@ -60,9 +60,12 @@ enum VerifyBench {
     }
 }
 
-/// `transfer`: the seed's transfer flow through the gateway (transfer -> SMS code from the
-/// outbox -> confirm), one user per connection, next to the bare SQLite commit rate with
-/// synchronous=FULL measured on the same disk in the same run (the ceiling).
+/// `transfer`: the seed's transfer flow through the gateway, one user per connection, in two
+/// rows of the same run: confirmed by SMS code (transfer -> verification starts the code, two
+/// fsyncs there -> code read from the outbox -> confirm -> verification checks it) and confirmed
+/// by the device key (transfer answers the bytes to sign -> the client signs them as the
+/// iPhone would -> confirm -> identity checks the signature; verification is not involved).
+/// Both next to the bare SQLite commit rate with synchronous=FULL on the same disk (the ceiling).
 enum TransferBench {
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
         let settings = environment.settings
@@ -90,13 +93,44 @@ enum TransferBench {
             let done = try client.result("accounts.confirm", ["session": .string(session), "transfer_id": .string(transferID), "code": .string(code)])
             guard done["status"] == "done" else { throw OutboxError(message: "confirm did not book the transfer") }
         }
-        report.row("transfer+confirm via gateway c=\(settings.connections)", result, ratioTo: ("commit", ceiling))
+        report.row("transfer confirmed by SMS code c=\(settings.connections)", result, ratioTo: ("commit", ceiling))
+        let keyed = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
+            try BenchUser.keyedSession(index: settings.connections + index, gateway: gateway, accounts: accounts, identity: identity)
+        }) { user, iteration in
+            let ticket = try user.client.result("accounts.transfer", [
+                "session": .string(user.session), "from": "checking", "to": "saving", "amount": 1,
+                "idempotency_key": .string("bench-key-\(iteration)"), "confirm_with": "device_key", "device_id": .string(BenchUser.deviceID),
+            ])
+            guard let transferID = ticket["transfer_id"]?.stringValue, let sign = ticket["sign"]?.stringValue.flatMap(Base64URL.decode) else {
+                throw OutboxError(message: "transfer gave no transfer_id/sign")
+            }
+            let done = try user.client.result("accounts.confirm", [
+                "session": .string(user.session), "transfer_id": .string(transferID), "device_id": .string(BenchUser.deviceID),
+                "signature": .string(Base64URL.encode(user.key.signature(for: sign))),
+            ])
+            guard done["status"] == "done" else { throw OutboxError(message: "confirm did not book the transfer") }
+        }
+        report.row("transfer confirmed by device key c=\(settings.connections)", keyed, ratioTo: ("commit", ceiling))
     }
 }
 
 /// A registered, logged-in and funded user per bench connection, its phone proven (a transfer
-/// code goes only to a proven phone).
+/// code goes only to a proven phone) and its session past the second factor (a password alone
+/// on a new device owes one), as the internal `identity.elevate` does after an SMS code.
 enum BenchUser {
+    static let deviceID = "bench"
+
+    /// The same, with a biometry device key enrolled on the session's device (the bench plays the iPhone).
+    static func keyedSession(index: Int, gateway: Endpoint, accounts: Endpoint, identity: Endpoint) throws -> (client: LineClient, session: String, key: P256PrivateKey) {
+        let (client, session) = try fundedSession(index: index, gateway: gateway, accounts: accounts, identity: identity)
+        let key = P256PrivateKey()
+        _ = try client.result("identity.enroll_key", [
+            "session": .string(session), "device_id": .string(deviceID), "public_key": .string(Base64URL.encode(key.publicKey.x963)),
+            "protection": "biometry",
+        ])
+        return (client, session, key)
+    }
+
     static func fundedSession(index: Int, gateway: Endpoint, accounts: Endpoint, identity: Endpoint) throws -> (LineClient, String) {
         let client = try LineClient(gateway)
         let name = "bench\(index)x" + Base64URL.encode(SecureRandom.bytes(4)).lowercased().filter { $0.isLetter || $0.isNumber }
@@ -112,8 +146,11 @@ enum BenchUser {
         _ = try LineClient(accounts).result("accounts.deposit", [
             "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(name)"),
         ])
-        let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": "bench"])
+        let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": .string(deviceID)])
         guard let session = login["session"]?.stringValue else { throw OutboxError(message: "login gave no session") }
+        let direct = try LineClient(identity)
+        let sessionID = try direct.result("identity.introspect", ["session": .string(session)])["session_id"] ?? .null
+        _ = try direct.result("identity.elevate", ["session_id": sessionID, "factor": "sms"])
         return (client, session)
     }
 }

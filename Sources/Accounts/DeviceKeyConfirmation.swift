@@ -1,0 +1,118 @@
+import Foundation
+import LineProtocol
+import Secrets
+import ServiceKit
+
+/// What accounts needs from identity to accept a device-key confirmation (internal
+/// `identity.verify_signature`): accounts never sees a key, and trusts no client claim.
+public protocol DeviceKeyPort: Sendable {
+    /// Succeeds when the active `biometry` key of this user's device signed `message`; throws
+    /// identity's refusal (`invalid_credentials` for a signature that does not verify).
+    func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError)
+}
+
+public struct RPCDeviceKeys: DeviceKeyPort {
+    let client: RPCClient
+
+    public init(client: RPCClient) { self.client = client }
+
+    public func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError) {
+        let answer = try client.callAndWait("identity.verify_signature", params: [
+            "user_id": .string(userID), "device_id": .string(deviceID), "message": .string(Base64URL.encode(message)),
+            "signature": .string(signature),
+        ], context: context)
+        guard answer["ok"] == true else { throw RPCError(.unavailable, "identity gave an unexpected answer") }
+    }
+}
+
+/// A device-key transfer as answered: the ticket, plus the challenge and the bytes to sign.
+public struct KeyTransferTicket: Sendable, Equatable {
+    public let ticket: TransferTicket
+    public let challenge: KeyChallenge
+    public let sign: [UInt8]
+
+    public var json: JSON {
+        guard case .object(var members) = ticket.json else { return ticket.json }
+        members["confirm_with"] = "device_key"
+        members["device_id"] = .string(challenge.deviceID)
+        members["challenge"] = .string(Base64URL.encode(challenge.challenge))
+        members["sign"] = .string(Base64URL.encode(sign))
+        return .object(members)
+    }
+}
+
+/// Transfers confirmed by the session's device key instead of an SMS code (issue 18): no
+/// verification call, no code; the app signs the transfer's own bytes behind Face ID.
+extension AccountsService {
+    /// Records the pending transfer with a fresh challenge bound to it and to `deviceID` (the
+    /// session's own device). Idempotent by key, like `transfer`: a retry answers the same challenge.
+    public func transferWithDeviceKey(
+        userID: String, sessionDeviceID: String, deviceID: String, _ request: TransferRequest
+    ) throws -> KeyTransferTicket {
+        guard deviceKeys != nil else { throw AccountsError.invalidParams(field: "confirm_with", message: "confirm_with device_key is not enabled") }
+        guard deviceID == sessionDeviceID else {
+            throw AccountsError.invalidParams(field: "device_id", message: "device_id must be the device of this session")
+        }
+        guard request.from != request.to else {
+            throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
+        }
+        guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
+        }
+        let outcome = try store.recordKeyConfirmedTransfer(
+            newTransfer(userID: userID, request), deviceID: deviceID, challenge: SecureRandom.bytes(TransferSigning.challengeByteCount),
+            attempts: settings.keyConfirmAttempts)
+        switch outcome {
+        case .recorded(let transfer, let challenge, let new):
+            if new { metrics?.increment("transfers.created") }
+            return KeyTransferTicket(
+                ticket: TransferTicket(transfer: transfer), challenge: challenge,
+                sign: TransferSigning.bytes(transfer, challenge: challenge.challenge, service: settings.brand))
+        case .insufficientFunds: throw AccountsError.insufficientFunds
+        case .conflict(let message): throw AccountsError.conflict(message)
+        }
+    }
+
+    /// Books the transfer when identity confirms that the session's device key signed its
+    /// bytes. Each signature checked spends one of the transfer's attempts first; a signature
+    /// over anything else (another amount, account, transfer or challenge) fails like a wrong
+    /// code. A `done` transfer answers its result again and moves nothing.
+    public func confirmWithDeviceKey(
+        userID: String, sessionDeviceID: String, transferID: String, deviceID: String, signature: String, context: CallContext?
+    ) throws -> [AccountBalance] {
+        guard let deviceKeys else { throw AccountsError.invalidParams(field: "signature", message: "confirming with a device key is not enabled") }
+        guard deviceID == sessionDeviceID else {
+            throw AccountsError.invalidParams(field: "device_id", message: "device_id must be the device of this session")
+        }
+        guard let transfer = try store.transfer(id: transferID, userID: userID) else { throw AccountsError.notFound }
+        guard let challenge = try store.keyChallenge(transferID: transferID) else {
+            throw AccountsError.conflict("this transfer is confirmed with its SMS code")
+        }
+        switch transfer.state {
+        case .done: return try finish(transferID: transferID, userID: userID)
+        case .expired: throw AccountsError.expired
+        case .failed: throw AccountsError.conflict("this transfer failed; start a new one")
+        case .cancelled: throw AccountsError.conflict("a newer transfer replaced this one")
+        case .pending: break
+        }
+        if clock() >= transfer.expiresAt {
+            try store.markExpired(transferID: transferID)
+            metrics?.increment("transfers.expired")
+            throw AccountsError.expired
+        }
+        guard challenge.deviceID == deviceID else {
+            throw AccountsError.invalidParams(field: "device_id", message: "this transfer waits for another device's signature")
+        }
+        guard let attemptsLeft = try store.spendKeyAttempt(transferID: transferID) else { throw AccountsError.tooManyAttempts }
+        let message = TransferSigning.bytes(transfer, challenge: challenge.challenge, service: settings.brand)
+        let refusal = Result { () throws(RPCError) in
+            try deviceKeys.verifySignature(userID: userID, deviceID: deviceID, message: message, signature: signature, context: context)
+        }
+        if case .failure(let error) = refusal {
+            metrics?.increment("confirms.key_refused")
+            guard error.reason == Reason.invalidCredentials.rawValue else { throw error }
+            throw AccountsError.invalidSignature(attemptsLeft: attemptsLeft)
+        }
+        return try finish(transferID: transferID, userID: userID)
+    }
+}
