@@ -4,11 +4,13 @@ import ServiceKit
 /// The wire side of the methods: params in, JSON out. Sessions resolve through identity on every call.
 public enum AccountsRoutes {
     public static func register(on router: Router, service: AccountsService, sessions: SessionResolver) {
-        router.register("accounts.balances") { params, context in
+        router.register("accounts.balances", accepts: .init(required: ["session"])) { params, context in
             let session = try sessions.resolve(params, context)
             return ["accounts": .array(try service.balances(userID: session.userID).map(\.json))]
         }
-        router.register("accounts.transfer") { params, context in
+        router.register(
+            "accounts.transfer", accepts: .init(required: ["session", "from", "to", "amount", "idempotency_key"])
+        ) { params, context in
             let session = try sessions.resolve(params, context)
             let request = TransferRequest(
                 from: try accountName(params, "from"), to: try accountName(params, "to"),
@@ -16,14 +18,14 @@ public enum AccountsRoutes {
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
             return try service.transfer(userID: session.userID, request, context: context).json
         }
-        router.register("accounts.confirm") { params, context in
+        router.register("accounts.confirm", accepts: .init(required: ["session", "transfer_id", "code"])) { params, context in
             let session = try sessions.resolve(params, context)
             let transferID = try params.string("transfer_id", maxLength: 64)
             let code = try params.string("code", maxLength: 32)
             let balances = try service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)
             return ["status": "done", "transfer_id": .string(transferID), "accounts": .array(balances.map(\.json))]
         }
-        router.register("accounts.history") { params, context in
+        router.register("accounts.history", accepts: .init(required: ["session"], optional: ["limit", "before"])) { params, context in
             let session = try sessions.resolve(params, context)
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.historyMaxLimit)).map { Int($0) }
             let page = try service.history(userID: session.userID, limit: limit, before: try params.optionalString("before", maxLength: 32))
