@@ -28,7 +28,11 @@ public struct VerificationMethods: Sendable {
         let `internal`: AcceptedParams
 
         func check(_ params: Params, method: String) throws(RPCError) {
-            try (params.has("session") ? `public` : `internal`).check(params, method: method)
+            if params.has("session") {
+                try `public`.check(params, method: "\(method) with a session")
+            } else {
+                try `internal`.check(params, method: method)
+            }
         }
     }
 
