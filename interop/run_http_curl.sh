@@ -84,6 +84,9 @@ FACTOR=$(field result request_id)
 FACTOR_CODE=$(outbox_text "m.get('request_id') == '$FACTOR'" | grep -oE '[0-9]{4,8}' | head -1)
 call 200 /v1/verification/check "{\"request_id\":\"$FACTOR\",\"code\":\"$FACTOR_CODE\"}" -H "Authorization: Bearer $SESSION"
 call 200 /v1/accounts/balances '{}' -H "Authorization: Bearer $SESSION"
+# A misspelt name is refused naming it, and the body's code is the HTTP status.
+call 400 /v1/identity/preferences '{"sms_verifcation":false}' -H "Authorization: Bearer $SESSION"
+test "$(field error data field)/$(field error code)" = "sms_verifcation/400" && echo "     refused: sms_verifcation, code 400"
 call 200 /v1/accounts/transfer "{\"from\":\"checking\",\"to\":\"saving\",\"amount\":1250,\"idempotency_key\":\"curl-$RANDOM$RANDOM\"}" -H "Authorization: Bearer $SESSION"
 TRANSFER=$(field result transfer_id); REQUEST=$(field result request_id)
 CODE=$(outbox_text "m.get('request_id') == '$REQUEST'" | grep -oE '[0-9]{4,8}' | head -1)

@@ -4,11 +4,14 @@ import ServiceKit
 /// The wire side of the methods: params in, JSON out. Sessions resolve through identity on every call.
 public enum AccountsRoutes {
     public static func register(on router: Router, service: AccountsService, sessions: SessionResolver) {
-        router.register("accounts.balances") { params, context in
+        router.register("accounts.balances", accepts: .init(required: ["session"])) { params, context in
             let session = try sessions.resolve(params, context)
             return ["accounts": .array(try service.balances(userID: session.userID).map(\.json))]
         }
-        router.register("accounts.transfer") { params, context in
+        router.register(
+            "accounts.transfer",
+            accepts: .init(required: ["session", "from", "to", "amount", "idempotency_key"], optional: ["confirm_with", "device_id"])
+        ) { params, context in
             let session = try sessions.resolve(params, context)
             let request = TransferRequest(
                 from: try accountName(params, "from"), to: try accountName(params, "to"),
@@ -25,7 +28,8 @@ public enum AccountsRoutes {
                 throw RPCError.invalidParams("confirm_with must be sms or device_key", field: "confirm_with")
             }
         }
-        router.register("accounts.confirm") { params, context in
+        // `code` for an SMS-confirmed transfer, `device_id` + `signature` for a device-key one.
+        router.register("accounts.confirm", accepts: .init(required: ["session", "transfer_id"], optional: ["code", "device_id", "signature"])) { params, context in
             let session = try sessions.resolve(params, context)
             let transferID = try params.string("transfer_id", maxLength: 64)
             let balances: [AccountBalance]
@@ -40,7 +44,7 @@ public enum AccountsRoutes {
             }
             return ["status": "done", "transfer_id": .string(transferID), "accounts": .array(balances.map(\.json))]
         }
-        router.register("accounts.history") { params, context in
+        router.register("accounts.history", accepts: .init(required: ["session"], optional: ["limit", "before"])) { params, context in
             let session = try sessions.resolve(params, context)
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.historyMaxLimit)).map { Int($0) }
             let page = try service.history(userID: session.userID, limit: limit, before: try params.optionalString("before", maxLength: 32))

@@ -253,15 +253,13 @@ public final class AccountsService: Sendable {
         }
         var beforeID: Int64?
         if let before {
-            guard let id = Int64(before), id > 0 else {
-                throw AccountsError.invalidParams(field: "before", message: "before must be a `next` cursor from an earlier page")
-            }
+            guard let id = PageCursor.decode(before) else { throw PageCursor.invalidBefore }
             beforeID = id
         }
         // One extra row tells whether an older page exists.
         let rows = try store.history(userID: userID, limit: size + 1, beforeLedgerID: beforeID)
         let entries = Array(rows.prefix(size))
-        let next = rows.count > size ? entries.last.map { String($0.ledgerID) } : nil
+        let next = rows.count > size ? entries.last.map { PageCursor.encode($0.ledgerID) } : nil
         return HistoryPage(entries: entries, next: next)
     }
 

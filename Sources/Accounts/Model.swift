@@ -93,12 +93,24 @@ public struct HistoryEntry: Sendable, Equatable {
     public let currency: String
     public let at: Int64
 
+    /// What moved the money: a transfer between the user's accounts, or a deposit from outside.
+    public enum Kind: String, Sendable {
+        case transfer, deposit
+    }
+
+    /// Told by the booking's id: deposits are `dp_...`, transfers `tr_...`.
+    public var kind: Kind { transferID.hasPrefix("dp_") ? .deposit : .transfer }
+
+    /// `entry_id` names the booking whatever its kind; `transfer_id` (the id `accounts.transfer`
+    /// gave) appears on transfers only, so a deposit is never mistaken for one.
     public var json: JSON {
-        [
-            "transfer_id": .string(transferID), "account": .string(account), "counterpart": .string(counterpart),
-            "amount": .int(amountMinor), "direction": .string(direction), "balance_after": .int(balanceAfterMinor),
-            "currency": .string(currency), "at": .int(at),
+        var members: [String: JSON] = [
+            "entry_id": .string(transferID), "kind": .string(kind.rawValue), "account": .string(account),
+            "counterpart": .string(counterpart), "amount": .int(amountMinor), "direction": .string(direction),
+            "balance_after": .int(balanceAfterMinor), "currency": .string(currency), "at": .int(at),
         ]
+        if kind == .transfer { members["transfer_id"] = .string(transferID) }
+        return .object(members)
     }
 }
 

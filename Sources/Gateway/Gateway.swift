@@ -123,6 +123,12 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             return
         }
         if policy.isLocal {
+            do throws(RPCError) {
+                try AcceptedParams.none.check(try Params(request.params), method: request.method)
+            } catch {
+                finish(.failure(error))
+                return
+            }
             finish(answerLocally(request.method))
             return
         }

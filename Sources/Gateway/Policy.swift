@@ -118,7 +118,6 @@ public enum PolicyTable {
             "verification", .owesFactorsAllowed, group: Group.auth, retry: .neverSent, cacheEffect: .dropCallerSession, routesByRequestID: true),
         "verification.cancel": MethodPolicy("verification", .owesFactorsAllowed, group: Group.standard, retry: .neverSent, routesByRequestID: true),
         "verification.next": MethodPolicy("verification", .owesFactorsAllowed, group: Group.codes, retry: .neverSent, routesByRequestID: true),
-        "verification.status": MethodPolicy("verification", .owesFactorsAllowed, group: Group.standard, retry: .safe, routesByRequestID: true),
 
         "accounts.balances": MethodPolicy("accounts", .session, group: Group.standard, retry: .safe),
         "accounts.transfer": MethodPolicy("accounts", .session, group: Group.standard, retry: .withIdempotencyKey),

@@ -21,7 +21,7 @@ public enum IdentityMethods {
     private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }
 
     private static func registerAccount(_ router: Router, _ service: IdentityService) {
-        router.register("identity.register") { params, context in
+        router.register("identity.register", accepts: .init(required: ["username", "password", "email", "phone"])) { params, context in
             let userID = try service.register(
                 .init(
                     username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
@@ -29,14 +29,18 @@ public enum IdentityMethods {
                 caller: caller(context))
             return ["user_id": .string(userID)]
         }
-        router.register("identity.login") { params, context in
+        router.register(
+            "identity.login", accepts: .init(required: ["username", "password", "device_id"], optional: ["device_token"])
+        ) { params, context in
             let result = try service.login(
                 username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
                 deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 deviceToken: try params.optionalString("device_token", maxLength: tokenMaxBytes), caller: caller(context))
             return loginJSON(result)
         }
-        router.register("identity.preferences") { params, context in
+        router.register(
+            "identity.preferences", accepts: .init(required: ["session"], optional: ["sms_verification", "sitekey"])
+        ) { params, context in
             var sitekey: [UInt8]??
             switch params["sitekey"] {
             case nil: sitekey = nil
@@ -56,11 +60,11 @@ public enum IdentityMethods {
                 "factors": .array(preferences.factors.map(JSON.string)), "recovery_codes_left": .int(Int64(preferences.recoveryCodesLeft)),
             ]
         }
-        router.register("identity.activity") { params, _ in
+        router.register("identity.activity", accepts: .init(required: ["session"], optional: ["limit", "before"])) { params, _ in
             let page = try service.activity(
                 token: try params.string("session", maxLength: tokenMaxBytes),
                 limit: Int(try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20),
-                before: try params.optionalInt("before", range: 1...Int64.max))
+                before: try PageCursor.before(params))
             return [
                 "events": .array(page.events.map { event in
                     [
@@ -69,17 +73,17 @@ public enum IdentityMethods {
                         "client": event.client.map(JSON.string) ?? .null,
                     ]
                 }),
-                "next": page.next.map(JSON.int) ?? .null,
+                "next": page.next.map { .string(PageCursor.encode($0)) } ?? .null,
             ]
         }
     }
 
     private static func registerSessions(_ router: Router, _ service: IdentityService) {
-        router.register("identity.logout") { params, context in
+        router.register("identity.logout", accepts: .init(required: ["session"])) { params, context in
             try service.logout(token: try params.string("session", maxLength: tokenMaxBytes), caller: caller(context))
             return ["ok": true]
         }
-        router.register("identity.sessions") { params, _ in
+        router.register("identity.sessions", accepts: .init(required: ["session"])) { params, _ in
             let (current, assurance, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
             return ["sessions": .array(all.map { session in
                 var entry: [String: JSON] = [
@@ -92,7 +96,7 @@ public enum IdentityMethods {
                 return .object(entry)
             })]
         }
-        router.register("identity.revoke") { params, context in
+        router.register("identity.revoke", accepts: .init(required: ["session", "session_id"])) { params, context in
             try service.revoke(
                 token: try params.string("session", maxLength: tokenMaxBytes), sessionID: try params.string("session_id", maxLength: idMaxBytes),
                 caller: caller(context))
@@ -101,35 +105,43 @@ public enum IdentityMethods {
     }
 
     private static func registerKeys(_ router: Router, _ service: IdentityService) {
-        router.register("identity.challenge") { params, context in
+        router.register(
+            "identity.challenge", accepts: .init(required: ["device_id"], optional: ["session", "username"])
+        ) { params, context in
             let issued = try service.challenge(
                 deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 token: try params.optionalString("session", maxLength: tokenMaxBytes), username: try params.optionalString("username", maxLength: 256),
                 caller: caller(context))
             return ["challenge": .string(issued.challenge), "expires_at": .int(issued.expiresAt)]
         }
-        router.register("identity.enroll_key") { params, context in
+        router.register(
+            "identity.enroll_key", accepts: .init(required: ["session", "device_id", "public_key", "protection"])
+        ) { params, context in
             let keyID = try service.enrollKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 publicKey: try params.string("public_key", maxLength: 256), protection: try params.string("protection", maxLength: 32),
                 caller: caller(context))
             return ["key_id": .string(keyID)]
         }
-        router.register("identity.verify_key") { params, context in
+        router.register(
+            "identity.verify_key", accepts: .init(required: ["session", "device_id", "challenge", "signature"])
+        ) { params, context in
             let aal = try service.verifyKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
                 caller: caller(context))
             return ["aal": .int(Int64(aal))]
         }
-        router.register("identity.key_login") { params, context in
+        router.register(
+            "identity.key_login", accepts: .init(required: ["username", "device_id", "challenge", "signature"])
+        ) { params, context in
             let result = try service.keyLogin(
                 username: try params.string("username", maxLength: 256), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
                 caller: caller(context))
             return loginJSON(result)
         }
-        router.register("identity.keys") { params, _ in
+        router.register("identity.keys", accepts: .init(required: ["session"])) { params, _ in
             let keys = try service.keys(token: try params.string("session", maxLength: tokenMaxBytes))
             return ["keys": .array(keys.map { key in
                 [
@@ -138,7 +150,7 @@ public enum IdentityMethods {
                 ]
             })]
         }
-        router.register("identity.revoke_key") { params, context in
+        router.register("identity.revoke_key", accepts: .init(required: ["session", "key_id"])) { params, context in
             try service.revokeKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), keyID: try params.string("key_id", maxLength: idMaxBytes),
                 caller: caller(context))

@@ -180,14 +180,15 @@ public final class IdentityStore: Sendable {
         try database.read { c in try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(id)]).map(Self.session) }
     }
 
-    /// Live sessions of a user (not revoked, before expiry, seen since `seenSince`), newest first.
+    /// Live sessions of a user (not revoked, before expiry, seen since `seenSince`), newest first
+    /// (session ids sort by creation: they break ties within one second).
     public func liveSessions(userID: String, now: Int64, seenSince: Int64, limit: Int) throws -> [SessionRecord] {
         try database.read { c in
             try c.query(
                 """
                 SELECT \(Self.sessionColumns) FROM sessions
                 WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
-                ORDER BY created_at DESC, session_id LIMIT ?
+                ORDER BY created_at DESC, session_id DESC LIMIT ?
                 """,
                 [.text(userID), .integer(now), .integer(seenSince), SQLValue(limit)]
             ).map(Self.session)

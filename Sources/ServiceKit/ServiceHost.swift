@@ -128,7 +128,7 @@ public final class ServiceHost: @unchecked Sendable {
     }
 
     private func registerBuiltins() {
-        router.register("\(name).ping", execution: .inline) { _, _ in ["pong": true] }
+        router.register("\(name).ping", execution: .inline, accepts: .none) { _, _ in ["pong": true] }
         router.register("\(name).health", execution: .inline) { [unowned self] _, _ in
             var checks: [String: JSON] = [:]
             for check in healthChecks {

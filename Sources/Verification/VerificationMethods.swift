@@ -18,12 +18,40 @@ public struct VerificationMethods: Sendable {
         router.register("verification.check") { params, context in try check(params, context) }
         router.register("verification.cancel") { params, context in try cancel(params, context) }
         router.register("verification.next") { params, context in try next(params, context) }
-        router.register("verification.status") { params, context in try status(params, context) }
+        router.register("verification.status", accepts: Self.statusParams) { params, context in try status(params, context) }
     }
 
-    static let publicStartFields: Set<String> = ["session", "channel", "locale"]
+    /// Each method has a public form (with `session`, through the gateway) and an internal one
+    /// (other services, on the private network); each form refuses what it does not take.
+    struct Forms {
+        let `public`: AcceptedParams
+        let `internal`: AcceptedParams
+
+        func check(_ params: Params, method: String) throws(RPCError) {
+            if params.has("session") {
+                try `public`.check(params, method: "\(method) with a session")
+            } else {
+                try `internal`.check(params, method: method)
+            }
+        }
+    }
+
+    static let startForms = Forms(
+        public: .init(required: ["session"], optional: ["channel", "locale"]),
+        internal: .init(
+            required: ["purpose"],
+            optional: [
+                "workflow", "channel", "number", "user_id", "email", "brand", "code_length", "code_expiry_s", "next_event_wait_s",
+                "locale", "payload", "allow_email", "country",
+            ]))
+    static let checkForms = Forms(
+        public: .init(required: ["session", "request_id", "code"]), internal: .init(required: ["request_id", "code"], optional: ["payload"]))
+    static let requestForms = Forms(public: .init(required: ["session", "request_id"]), internal: .init(required: ["request_id"]))
+    /// Internal only: it shows the destination and the user id, which no client should read.
+    static let statusParams = AcceptedParams(required: ["request_id"])
 
     func start(_ params: Params, _ context: CallContext) throws -> JSON {
+        try Self.startForms.check(params, method: "verification.start")
         if params.has("session") {
             return try publicStart(params, context)
         }
@@ -59,9 +87,6 @@ public struct VerificationMethods: Sendable {
     /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile; while
     /// the user has not proved that phone, the code is a `phone_proof` (the only code it gets).
     private func publicStart(_ params: Params, _ context: CallContext) throws -> JSON {
-        if let extra = params.members.keys.sorted().first(where: { !Self.publicStartFields.contains($0) && params.has($0) }) {
-            throw RPCError.invalidParams("\(extra) is not accepted with a session", field: extra)
-        }
         let session = try identity.introspect(params, context)
         var workflow = service.settings.publicWorkflow
         if params.has("channel") {
@@ -86,6 +111,7 @@ public struct VerificationMethods: Sendable {
     }
 
     func check(_ params: Params, _ context: CallContext) throws -> JSON {
+        try Self.checkForms.check(params, method: "verification.check")
         let requestID = try params.string("request_id", maxLength: 128)
         let code = try params.string("code", maxLength: 16)
         guard params.has("session") else {
@@ -95,7 +121,6 @@ public struct VerificationMethods: Sendable {
             if let userID = result.userID { answer["user_id"] = .string(userID) }
             return .object(answer)
         }
-        if params.has("payload") { throw RPCError.invalidParams("payload is not accepted with a session", field: "payload") }
         let session = try identity.introspect(params, context)
         let owner = RequestOwner(userID: session.userID, loginOnly: true)
         let result: CheckResult
@@ -122,6 +147,7 @@ public struct VerificationMethods: Sendable {
     }
 
     func cancel(_ params: Params, _ context: CallContext) throws -> JSON {
+        try Self.requestForms.check(params, method: "verification.cancel")
         let requestID = try params.string("request_id", maxLength: 128)
         let owner = try owner(params, context)
         let status = try service.cancel(requestID: requestID, owner: owner, logger: context.logger)
@@ -129,6 +155,7 @@ public struct VerificationMethods: Sendable {
     }
 
     func next(_ params: Params, _ context: CallContext) throws -> JSON {
+        try Self.requestForms.check(params, method: "verification.next")
         let requestID = try params.string("request_id", maxLength: 128)
         let owner = try owner(params, context)
         let channel = try service.next(requestID: requestID, owner: owner, client: context.client, logger: context.logger)
@@ -136,8 +163,7 @@ public struct VerificationMethods: Sendable {
     }
 
     func status(_ params: Params, _ context: CallContext) throws -> JSON {
-        let requestID = try params.string("request_id", maxLength: 128)
-        return try service.status(requestID: requestID, owner: try owner(params, context))
+        try service.status(requestID: try params.string("request_id", maxLength: 128), owner: nil)
     }
 
     // MARK: Helpers

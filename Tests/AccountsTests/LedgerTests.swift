@@ -286,6 +286,20 @@ final class LedgerTests: AccountsTestCase {
         try assertAuditClean()
     }
 
+    /// Issue 17: a deposit showed as `transfer_id: "dp_..."`, a transfer that never was.
+    func testHistoryEntriesSayWhetherTheyAreADepositOrATransfer() throws {
+        try fund("u1", .checking, 1_000)
+        let pending = try transfer("u1", .checking, .saving, 10)
+        _ = try service.confirm(userID: "u1", transferID: pending.id, code: code(for: pending), context: nil)
+        let entries = try service.history(userID: "u1", limit: nil, before: nil).entries.map(\.json)
+        XCTAssertEqual(entries.map { $0["kind"] }, ["transfer", "transfer", "deposit"])
+        XCTAssertEqual(entries[0]["entry_id"], .string(pending.id))
+        XCTAssertEqual(entries[0]["transfer_id"], .string(pending.id), "the id accounts.transfer gave")
+        let deposit = entries[2]
+        XCTAssertTrue(deposit["entry_id"]?.stringValue?.hasPrefix("dp_") ?? false)
+        XCTAssertNil(deposit["transfer_id"], "a deposit is not a transfer")
+    }
+
     func testHistoryIsNewestFirstWithKeysetPages() throws {
         try fund("u1", .checking, 1_000)
         for amount in [10, 20, 30] as [Int64] {

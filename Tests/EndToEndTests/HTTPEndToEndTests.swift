@@ -120,6 +120,25 @@ final class HTTPEndToEndTests: StackTestCase {
         XCTAssertEqual(try post("/v1/identity/introspect", ["session": .string(session)]).status, 404, "internal methods stay unreachable")
     }
 
+    /// Issue 17 over the door: a bearer header on a method that takes no session is ignored, a
+    /// misspelt name is refused naming it, and the body's `code` is the status.
+    func testParameterNamesOverTheDoor() throws {
+        _ = try register("speller", password: "plum orchard maple 42")
+        let login = try post(
+            "/v1/identity/login", ["username": "speller", "password": "plum orchard maple 42", "device_id": "iphone-1"], bearer: "lks_stale")
+        XCTAssertEqual(login.status, 200, "\(String(describing: login.body))")
+        let session = try XCTUnwrap(login.body?["result"]?["session"]?.stringValue)
+        try passLoginFactor(try gateway(), session: .string(session))
+        let misspelt = try post("/v1/identity/preferences", ["sms_verifcation": false], bearer: session)
+        XCTAssertEqual(misspelt.status, 400)
+        XCTAssertEqual(misspelt.body?["error"]?["code"], 400)
+        XCTAssertEqual(misspelt.body?["error"]?["data"]?["reason"], "invalid_params")
+        XCTAssertEqual(misspelt.body?["error"]?["data"]?["field"], "sms_verifcation")
+        let noSuchMethod = try post("/v1/identity/introspect", [:])
+        XCTAssertEqual(noSuchMethod.status, 404)
+        XCTAssertEqual(noSuchMethod.body?["error"]?["code"], 404)
+    }
+
     func testHostileHTTPAndTheOtherRoutesOnTheRealGateway() throws {
         XCTAssertEqual(try curl([base + "/healthz"]).status, 200)
         let metrics = try curl([base + "/metrics"])

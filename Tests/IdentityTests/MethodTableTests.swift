@@ -123,6 +123,72 @@ final class MethodTableTests: IdentityTestCase {
         }
     }
 
+    /// Issue 17: `{"sms_verifcation": false}` answered as if it worked and changed nothing.
+    func testAMisspeltParameterIsRefusedNamingItAndChangesNothing() throws {
+        try registerUser("demo")
+        let session = try elevatedLogin("demo").session
+        XCTAssertEqual(try result("identity.preferences", ["session": .string(session), "sms_verification": true])["sms_verification"], true)
+        guard case .failure(let error) = call("identity.preferences", ["session": .string(session), "sms_verifcation": false]) else {
+            return XCTFail("a misspelt parameter was accepted")
+        }
+        XCTAssertEqual(error.reason, "invalid_params")
+        XCTAssertEqual(error.data?["field"], "sms_verifcation")
+        XCTAssertEqual(error.data?["accepted"], ["session", "sitekey", "sms_verification"])
+        XCTAssertEqual(try result("identity.preferences", ["session": .string(session)])["sms_verification"], true, "unchanged")
+    }
+
+    /// The unknown name is found before any work: no session lookup, no other field read first.
+    func testEveryPublicMethodRefusesAnUnknownParameterFirst() throws {
+        let methods = [
+            "identity.register", "identity.login", "identity.logout", "identity.sessions", "identity.revoke", "identity.preferences",
+            "identity.challenge", "identity.enroll_key", "identity.verify_key", "identity.key_login", "identity.keys",
+            "identity.revoke_key", "identity.activity",
+        ]
+        for method in methods {
+            guard case .failure(let error) = call(method, ["zz_typo": 1]) else { XCTFail("\(method) accepted zz_typo"); continue }
+            XCTAssertEqual(error.reason, "invalid_params", method)
+            XCTAssertEqual(error.data?["field"], "zz_typo", method)
+        }
+    }
+
+    /// The HTTP door copies `Authorization: Bearer` into `session`: a method that takes none ignores it.
+    func testASessionGivenToAMethodThatTakesNoneIsIgnored() throws {
+        try registerUser("demo")
+        let login = try result("identity.login", ["username": "demo", "password": "correct horse battery", "device_id": "iphone-1", "session": "lks_stale"])
+        XCTAssertNotNil(login["session"]?.stringValue)
+    }
+
+    /// Issue 17: `identity.activity` had an integer cursor and `accounts.history` a string one.
+    func testActivityPagesWithAnOpaqueStringCursor() throws {
+        try registerUser("demo")
+        let session = try elevatedLogin("demo").session
+        for _ in 0..<4 { _ = try result("identity.preferences", ["session": .string(session), "sms_verification": true]) }
+        let first = try result("identity.activity", ["session": .string(session), "limit": 2])
+        let next = try XCTUnwrap(first["next"]?.stringValue, "next is a string")
+        let second = try result("identity.activity", ["session": .string(session), "limit": 2, "before": .string(next)])
+        let ids = { (page: JSON) in (page["events"]?.arrayValue ?? []).compactMap { $0["event_id"]?.intValue } }
+        XCTAssertEqual(ids(second).count, 2)
+        XCTAssertLessThan(try XCTUnwrap(ids(second).max()), try XCTUnwrap(ids(first).min()), "the second page is older")
+        for cursor: JSON in [.int(Int64(next)!), "-1", "abc", ""] {
+            guard case .failure(let error) = call("identity.activity", ["session": .string(session), "before": cursor]) else {
+                XCTFail("\(cursor) accepted as a cursor"); continue
+            }
+            XCTAssertEqual(error.data?["field"], "before", "\(cursor)")
+        }
+    }
+
+    /// Issue 17: `created_at` counts seconds and the tie was broken by a random id.
+    func testSessionsMadeWithinOneSecondListNewestFirst() throws {
+        try registerUser("demo")
+        var made: [String] = []
+        for device in 0..<8 { made.append(try login("demo", device: "phone-\(device)").sessionID) }
+        let last = try elevatedLogin("demo", device: "phone-last")
+        made.append(last.sessionID)
+        let listed = try XCTUnwrap(try result("identity.sessions", ["session": .string(last.session)])["sessions"]?.arrayValue)
+        XCTAssertEqual(Set(listed.compactMap { $0["created_at"]?.intValue }).count, 1, "one second (the clock stands still)")
+        XCTAssertEqual(listed.compactMap { $0["session_id"]?.stringValue }, made.reversed())
+    }
+
     func testErrorsCarryRetryAfterAndNoSecretsReachTheLogs() throws {
         _ = try result("identity.register", ["username": "demo", "password": "correct horse battery", "email": "demo@example.com", "phone": "5555550100"])
         for _ in 0..<5 { _ = call("identity.login", ["username": "demo", "password": "secret-guess-123", "device_id": "d1"]) }

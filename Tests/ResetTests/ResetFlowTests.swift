@@ -299,6 +299,25 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertThrowsError(try service.validate(token: second))
     }
 
+    /// Issue 17: a misspelt name (`pasword`) was ignored and the call went on without it.
+    func testEachMethodRefusesANameItDoesNotTakeBeforeAnyWork() throws {
+        requestNow("alice@example.com")
+        let token = try lastToken()
+        let router = Router(workers: makePool(threads: 1, name: "router"), metrics: Metrics())
+        service.register(on: router)
+        let cases: [(String, [String: JSON], String)] = [
+            ("reset.request", ["email": "alice@example.com", "locale": "fr"], "locale"),
+            ("reset.validate", ["token": .string(token), "tokn": "x"], "tokn"),
+            ("reset.complete", ["token": .string(token), "password": "strong enough now", "pasword": "x"], "pasword"),
+        ]
+        for (method, params, field) in cases {
+            let refused = dispatch(router, method, .object(params)).failure
+            XCTAssertEqual(refused?.reason, "invalid_params", method)
+            XCTAssertEqual(refused?.data?["field"]?.stringValue, field, method)
+        }
+        XCTAssertEqual(try dispatch(router, "reset.validate", ["token": .string(token)]).get()["valid"], true, "the token was not spent")
+    }
+
     func testRegisteredMethodsAnswerOnTheWire() throws {
         requestNow("alice@example.com")
         let token = try lastToken()

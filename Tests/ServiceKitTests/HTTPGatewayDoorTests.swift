@@ -104,6 +104,34 @@ final class HTTPGatewayDoorTests: XCTestCase {
         XCTAssertEqual(try post("/v1/identity/internal_only", "{}").status, 404, "method not found is 404")
     }
 
+    /// protocol/http.md's one rule: on every route but `/rpc`, `error.code` is the HTTP status.
+    /// Before, JSON-RPC codes (-32602, -32601, -32700) and a validate answer turned into 400 kept
+    /// a code that was not their status.
+    func testEveryErrorBodyCarriesTheResponseStatusAsItsCode() throws {
+        var responses: [(String, RawResponse)] = []
+        for reason in Reason.allCases {
+            responses.append((reason.rawValue, try post("/v1/t/fail", #"{"reason":"\#(reason.rawValue)"}"#)))
+        }
+        responses.append(("body not an object", try post("/v1/t/echo", "[1]")))
+        responses.append(("body not JSON", try post("/v1/t/echo", "{bad")))
+        responses.append(("no such method", try post("/v1/identity/internal_only", "{}")))
+        responses.append(("session twice", try post("/v1/identity/whoami", #"{"session":"a"}"#, headers: ["Authorization: Bearer b"])))
+        responses.append(("validate, expired", try post("/auth/password/validate", #"{"token":"lkr_expired"}"#)))
+        responses.append(("no such path", try client.exchange(RawHTTPClient.get("/nope"))))
+        responses.append(("wrong method", try client.exchange(RawHTTPClient.get("/v1/gateway/ping"))))
+        responses.append(("form body", try client.exchange(
+            "POST /v1/t/echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1")))
+        for (name, response) in responses {
+            XCTAssertGreaterThanOrEqual(response.status, 400, name)
+            XCTAssertEqual(response.json?["error"]?["code"]?.intValue, Int64(response.status), name)
+            XCTAssertNotNil(response.json?["error"]?["data"]?["reason"]?.stringValue, name)
+        }
+        let framing = try RawHTTPClient(server.endpoint).exchange("POST /v1/t/echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        XCTAssertEqual(framing.status, 501)
+        XCTAssertEqual(framing.json?["error"]?["code"], 501)
+        XCTAssertEqual(try post("/rpc", "{bad").json?["error"]?["code"], -32700, "/rpc answers JSON-RPC, codes unchanged")
+    }
+
     func testUnknownPathsWrongMethodsAndMediaTypes() throws {
         XCTAssertEqual(try client.exchange(RawHTTPClient.get("/nope")).status, 404)
         XCTAssertEqual(try client.exchange(RawHTTPClient.get("/v1/a")).status, 404)

@@ -56,6 +56,7 @@ final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {
             finish(.success(["ok": true]))
         case "reset.validate":
             if params["token"] == "lkr_good" { return finish(.success(["valid": true, "expires_at": 1])) }
+            if params["token"] == "lkr_expired" { return finish(.failure(RPCError(.expired, "this reset link expired"))) }
             finish(.failure(RPCError(.invalidToken, "this reset link is not valid")))
         case "reset.complete":
             if params["token"] != "lkr_good" { return finish(.failure(RPCError(.invalidToken, "this reset link is not valid"))) }

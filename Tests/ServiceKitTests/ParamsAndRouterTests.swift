@@ -30,6 +30,62 @@ final class ParamsTests: XCTestCase {
     }
 }
 
+final class AcceptedParamsTests: XCTestCase {
+    private let rules = AcceptedParams(required: ["session", "request_id"], optional: ["limit"])
+
+    private func refusal(_ members: [String: JSON]) -> RPCError? {
+        do {
+            try rules.check(Params(members: members), method: "t.list")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func testAnUnknownNameIsRefusedBeforeAMissingOneAndTheAcceptedNamesAreListed() throws {
+        let error = try XCTUnwrap(refusal(["limitt": 5]))
+        XCTAssertEqual(error.reason, "invalid_params")
+        XCTAssertEqual(error.data?["field"], "limitt")
+        XCTAssertEqual(error.data?["accepted"], ["limit", "request_id", "session"])
+        XCTAssertEqual(refusal(["b_typo": 1, "a_typo": 2])?.data?["field"], "a_typo", "the first name in order: stable answers")
+    }
+
+    func testRequiredNamesMustBePresentAndNotNull() {
+        XCTAssertEqual(refusal(["session": "s"])?.data?["field"], "request_id")
+        XCTAssertEqual(refusal(["session": "s", "request_id": .null])?.data?["field"], "request_id")
+        XCTAssertNil(refusal(["session": "s", "request_id": "r"]))
+        XCTAssertNil(refusal(["session": "s", "request_id": "r", "limit": 3]))
+    }
+
+    func testTheSessionIsTheSessionChecksToRequireAndAnyMethodMayBeGivenOne() throws {
+        XCTAssertNil(refusal(["request_id": "r"]), "a missing session is answered unauthenticated by the session check")
+        XCTAssertNoThrow(try AcceptedParams.none.check(Params(members: ["session": "lks_from_a_bearer_header"]), method: "t.ping"))
+        XCTAssertThrowsError(try AcceptedParams.none.check(Params(members: ["x": 1]), method: "t.ping"))
+    }
+
+    func testANameThatDoesNotLookLikeOneIsNeverEchoed() throws {
+        for name in ["hunter2 secret", String(repeating: "p", count: 65), "naïve", ""] {
+            let error = try XCTUnwrap(refusal([name: 1]), name)
+            XCTAssertNil(error.data?["field"], name)
+            XCTAssertFalse(error.message.contains(name.isEmpty ? "\u{0}" : name), name)
+        }
+    }
+}
+
+final class PageCursorTests: XCTestCase {
+    func testACursorRoundTripsAndAnythingElseIsRefusedOnBefore() throws {
+        XCTAssertEqual(PageCursor.decode(PageCursor.encode(56)), 56)
+        XCTAssertEqual(try PageCursor.before(Params(members: ["before": .string(PageCursor.encode(9))])), 9)
+        XCTAssertNil(try PageCursor.before(Params(members: [:])))
+        XCTAssertNil(try PageCursor.before(Params(members: ["before": .null])))
+        for bad: JSON in [56, "", "0", "-3", "+3", "abc", " 5", .string(String(repeating: "9", count: 40)), "99999999999999999999"] {
+            XCTAssertThrowsError(try PageCursor.before(Params(members: ["before": bad])), "\(bad)") { error in
+                XCTAssertEqual((error as? RPCError)?.data?["field"], "before")
+            }
+        }
+    }
+}
+
 private struct DomainFailure: RPCErrorConvertible {
     var rpcError: RPCError { RPCError(.notFound, "no such thing") }
 }

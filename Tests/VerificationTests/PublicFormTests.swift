@@ -206,9 +206,33 @@ final class PublicFormTests: XCTestCase {
             "user_id": "u_alice", "purpose": "transaction", "channel": "sms", "payload": ["amount": 100, "from": "checking", "to": "saving"],
         ]).get()
         let id = try XCTUnwrap(start["request_id"])
-        XCTAssertEqual(try call("verification.status", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
+        XCTAssertEqual(try call("verification.next", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
         XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice", "request_id": id]).failureReason, "not_found")
         XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice_strong", "request_id": id]).get(), ["status": "cancelled"])
+    }
+
+    /// Issue 17: every form refuses a name it does not take (before, check, cancel, next and the
+    /// internal start ignored one), naming it, before any work is done.
+    func testEachFormRefusesANameItDoesNotTake() throws {
+        let id = try XCTUnwrap(try call("verification.start", ["session": "lks_alice"]).get()["request_id"])
+        let sent = harness.provider.sent.count
+        let cases: [(String, JSON, String)] = [
+            ("verification.start", ["session": "lks_alice", "chanel": "voice"], "chanel"),
+            ("verification.start", ["session": "lks_alice", "payload": ["amount": 1]], "payload"),
+            ("verification.start", ["purpose": "transaction", "numbr": "+15555550123"], "numbr"),
+            ("verification.check", ["session": "lks_alice", "request_id": id, "code": "000000", "cod": "1"], "cod"),
+            ("verification.check", ["request_id": id, "code": "000000", "session_id": "s"], "session_id"),
+            ("verification.cancel", ["session": "lks_alice", "request_id": id, "reason": "x"], "reason"),
+            ("verification.next", ["session": "lks_alice", "request_id": id, "channel": "voice"], "channel"),
+            ("verification.status", ["request_id": id, "verbose": true], "verbose"),
+        ]
+        for (method, params, field) in cases {
+            guard case .failure(let error) = try call(method, params) else { XCTFail("\(method) took \(field)"); continue }
+            XCTAssertEqual(error.reason, "invalid_params", "\(method) \(field)")
+            XCTAssertEqual(error.data?["field"]?.stringValue, field, "\(method)")
+        }
+        XCTAssertEqual(harness.provider.sent.count, sent, "nothing sent")
+        XCTAssertEqual(try call("verification.status", ["request_id": id]).get()["status"], "pending", "nothing checked or cancelled")
     }
 
     func testInternalStartErrorsOnTheWire() throws {

@@ -246,7 +246,9 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
     // MARK: Responses
 
     /// `{"result": ...}` with 200, or `{"error": {...}}` with the status of its reason
-    /// (`Retry-After` from `data.retry_after`, `WWW-Authenticate` on 401).
+    /// (`Retry-After` from `data.retry_after`, `WWW-Authenticate` on 401). The one rule of every
+    /// route but `/rpc`: `error.code` is the response's HTTP status (a JSON-RPC code such as
+    /// -32602 becomes its status, 400); `data.reason` says why.
     static func apiResponse(_ outcome: Result<JSON, RPCError>, status overrideStatus: Int? = nil) -> HTTPResponse {
         switch outcome {
         case .success(let result):
@@ -263,7 +265,9 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
                 if let seconds { headers.set("Retry-After", String(max(0, seconds))) }
             }
             if status == 401 { headers.set("WWW-Authenticate", "Bearer") }
-            return .json(status, ["error": error.json], headers: headers)
+            var body = error
+            body.code = status
+            return .json(status, ["error": body.json], headers: headers)
         }
     }
 
