@@ -29,6 +29,12 @@ public final class JoinableThread: @unchecked Sendable {
         self.handle = handle
     }
 
+    /// A thread released without a join (a pool a test let go of) is detached, so its resources
+    /// are freed when it ends; processes join theirs explicitly before they exit.
+    deinit {
+        if !joined { pthread_detach(handle) }
+    }
+
     /// Waits for the thread to end. Once only, and never from the thread itself.
     public func join() {
         precondition(!joined, "thread joined twice")
