@@ -8,10 +8,16 @@ public enum IdentityProcess {
         let host = try ServiceHost(
             name: "identity", defaultPort: 7401, arguments: arguments, environment: environment, extraOptions: IdentityOptions.all)
         var settings = try IdentityOptions.settings(from: host.configuration)
-        settings.serverKey = try ServerKeyFile.load(
-            path: try host.dataFile("identity.key"), configured: host.configuration.string(IdentityOptions.key), option: "--identity-key")
-        let store = IdentityStore(database: try host.openDatabase(
-            sqliteFile: "identity.sqlite", sqlite: IdentityMigrations.sqlite, postgres: IdentityMigrations.postgres))
+        let database = try host.openDatabase(sqliteFile: "identity.sqlite", sqlite: IdentityMigrations.sqlite, postgres: IdentityMigrations.postgres)
+        let configuredKey = host.configuration.string(IdentityOptions.key) ?? ""
+        // Authenticator secrets are sealed under this key: replicas with a key file each could
+        // not open one another's (a user's TOTP would pass on one replica and fail on the next).
+        if database.dialect == .postgres && configuredKey.isEmpty {
+            throw ConfigurationError(
+                "with --database-url every identity replica needs the same --identity-key (64+ hex digits): a key file per replica could not open the others' authenticator secrets")
+        }
+        settings.serverKey = try ServerKeyFile.load(path: try host.dataFile("identity.key"), configured: configuredKey, option: "--identity-key")
+        let store = IdentityStore(database: database)
         let service = try IdentityService(store: store, settings: settings, metrics: host.metrics)
         IdentityMethods.register(on: host.router, service: service)
         host.logger.info("identity configured", [

@@ -21,6 +21,7 @@ final class PostgresReplicaEndToEndTests: StackTestCase {
         options.environment["LATCHKEY_SCRYPT_LOG_N"] = "12"
         options.replicas = ["identity": 3, "reset": 2, "gateway": 2]
         options.serviceEnvironment["reset"] = ["LATCHKEY_RESET_KEY": PostgresStartEndToEndTests.resetKey]
+        options.serviceEnvironment["identity"] = ["LATCHKEY_IDENTITY_KEY": PostgresStartEndToEndTests.identityKey]
     }
 
     override func tearDown() {
@@ -93,6 +94,7 @@ final class PostgresReplicaEndToEndTests: StackTestCase {
 /// Starting a service on PostgreSQL it cannot use: one clear line on stderr, status 2.
 final class PostgresStartEndToEndTests: XCTestCase {
     static let resetKey = String(repeating: "5a", count: 32)
+    static let identityKey = String(repeating: "6b", count: 32)
     private var database: PostgresTestDatabase?
     private var directory = ""
 
@@ -112,9 +114,13 @@ final class PostgresStartEndToEndTests: XCTestCase {
         process.standardError.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("{") }
     }
 
-    private func start(_ executable: String, url: String, resetKey: String? = PostgresStartEndToEndTests.resetKey) throws -> ChildProcess {
+    private func start(
+        _ executable: String, url: String, resetKey: String? = PostgresStartEndToEndTests.resetKey,
+        identityKey: String? = PostgresStartEndToEndTests.identityKey
+    ) throws -> ChildProcess {
         var environment = ["LATCHKEY_DATABASE_URL": url, "LATCHKEY_SCRYPT_LOG_N": "10"]
         if executable == "reset", let resetKey { environment["LATCHKEY_RESET_KEY"] = resetKey }
+        if executable == "identity", let identityKey { environment["LATCHKEY_IDENTITY_KEY"] = identityKey }
         return try ChildProcess(
             directory: directory, executable: executable,
             arguments: ["--listen", "127.0.0.1:0", "--data-dir", directory + "/" + executable], environment: environment)
@@ -126,6 +132,16 @@ final class PostgresStartEndToEndTests: XCTestCase {
         let lines = errorLines(process)
         XCTAssertEqual(lines.count, 1, "\(lines)")
         XCTAssertTrue(lines.first?.contains("needs the same --reset-key") ?? false, "\(lines)")
+    }
+
+    /// Identity seals authenticator secrets under its key: replicas with a key file each could
+    /// not open each other's secrets, so on PostgreSQL the key must be given and shared.
+    func testIdentityOnPostgreSQLWithoutASharedKeyStopsWithOneLine() throws {
+        let process = try start("identity", url: try XCTUnwrap(database).url, identityKey: nil)
+        XCTAssertEqual(process.waitForExit(timeoutSeconds: 20), 2, process.standardError)
+        let lines = errorLines(process)
+        XCTAssertEqual(lines.count, 1, "\(lines)")
+        XCTAssertTrue(lines.first?.contains("needs the same --identity-key") ?? false, "\(lines)")
     }
 
     func testASchemaNewerThanTheBinaryStopsIdentityAndResetWithOneLine() throws {

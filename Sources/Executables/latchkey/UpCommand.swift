@@ -55,11 +55,29 @@ enum UpCommand {
     private static func chooseStorageAndReplicas(_ configuration: Configuration, into options: inout Stack.Options) throws {
         let count = try configuration.int(replicas, range: 1...7)
         let url = configuration.string(postgres).flatMap { $0.isEmpty ? nil : $0 }
-        if let url { options.environment[CommonOptions.databaseURL.environmentName] = url }
+        if let url {
+            options.environment[CommonOptions.databaseURL.environmentName] = url
+            try shareServerKeys(with: &options)
+        }
         let replicated = url == nil ? ["gateway", "verification"] : Stack.startOrder
         for service in replicated { options.replicas[service] = count }
         if count > 1 && url == nil {
             print("note: with SQLite only the gateway and verification run \(count) replicas; add --postgres URL to replicate every service")
+        }
+    }
+
+    /// On PostgreSQL every replica of identity and reset must hold the same key (authenticator
+    /// secrets, keyed address hashes): one file per key in the stack's data directory, made once
+    /// (0600), handed to every replica, unless the variable is set.
+    private static func shareServerKeys(with options: inout Stack.Options) throws {
+        try FileManager.default.createDirectory(
+            atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for (service, variable, file) in [("identity", "LATCHKEY_IDENTITY_KEY", "shared-identity.key"), ("reset", "LATCHKEY_RESET_KEY", "shared-reset.key")]
+        where ProcessInfo.processInfo.environment[variable] == nil {
+            let path = (options.dataDirectory as NSString).appendingPathComponent(file)
+            var key = try ServerKeyFile.load(path: path, configured: nil, option: variable)
+            options.serviceEnvironment[service, default: [:]][variable] = Hex.encode(key)
+            secureWipe(&key)
         }
     }
 
