@@ -72,6 +72,9 @@ def main():
             fail(f"{name}: the health check must ask {name}.health")
 
     check_deployable(compose, tls_override, known)
+    postgres_override = yaml.safe_load((ROOT / "compose/docker-compose.postgres.yml").read_text())
+    jsonschema.validate(postgres_override, schema)
+    check_postgres_mode(postgres_override, known)
     for line in (ROOT / "compose/.env.example").read_text().splitlines():
         key = line.split("=", 1)[0].strip()
         # Every service gets the whole .env, and a LATCHKEY_ name the code does not know stops it.
@@ -125,6 +128,35 @@ def check_deployable(compose, tls_override, known):
     if set(tls_override["services"]["gateway"].get("secrets", [])) != set(secrets):
         fail("docker-compose.tls.yml: the gateway must mount every secret it declares")
     print("compose: deployable as written (build key, HTTP door published, no host-port clash, egress for senders, TLS override)")
+
+
+def check_postgres_mode(override, known):
+    """docker-compose.postgres.yml: a PostgreSQL service with a volume and a health check, its
+    password only from the environment, and every Latchkey service pointed at it, waiting for it,
+    with the keys its replicas must share required."""
+    services = override["services"]
+    postgres = services.get("postgres") or fail("docker-compose.postgres.yml: no postgres service")
+    if not any(str(v).startswith("postgres-data:") for v in postgres.get("volumes", [])) or "postgres-data" not in override.get("volumes", {}):
+        fail("postgres: needs its named volume postgres-data")
+    if "pg_isready" not in " ".join(postgres.get("healthcheck", {}).get("test", [])):
+        fail("postgres: needs a pg_isready health check")
+    if not str(postgres["environment"].get("POSTGRES_PASSWORD", "")).startswith("${POSTGRES_PASSWORD:?"):
+        fail("postgres: the password must come from compose/.env (${POSTGRES_PASSWORD:?...}), never the file")
+    required_keys = {"identity": "LATCHKEY_IDENTITY_KEY", "reset": "LATCHKEY_RESET_KEY"}
+    for name in SQLITE_SERVICES:
+        service = services.get(name) or fail(f"docker-compose.postgres.yml: {name} is missing")
+        environment = service.get("environment", {})
+        url = str(environment.get("LATCHKEY_DATABASE_URL", ""))
+        if not re.fullmatch(r"postgres://latchkey:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432/latchkey", url):
+            fail(f"{name}: LATCHKEY_DATABASE_URL must name the postgres service with the password from compose/.env, got {url}")
+        if (service.get("depends_on") or {}).get("postgres", {}).get("condition") != "service_healthy":
+            fail(f"{name}: must wait for postgres to be healthy")
+        if name in required_keys and not str(environment.get(required_keys[name], "")).startswith("${" + required_keys[name] + ":?"):
+            fail(f"{name}: replicas share {required_keys[name]}: require it from compose/.env")
+        for key in environment:
+            if key.startswith("LATCHKEY_") and key not in known:
+                fail(f"docker-compose.postgres.yml: {key} is not an option the code knows")
+    print("compose: PostgreSQL mode valid (postgres with volume and health check, every service on it, shared keys required)")
 
 
 if __name__ == "__main__":

@@ -13,11 +13,15 @@ substituted as Compose would. What Docker would provide is played by this machin
   - Mailpit is a real SMTP server (aiosmtpd) on its compose port.
 Health is awaited with each service's own compose health check command. Then a login, a
 transfer confirmed by its SMS code, and a password reset by e-mailed link go through the
-gateway. Usage: compose_topology.py BIN_DIR"""
+gateway. With --postgres URL it runs the PostgreSQL mode instead: docker-compose.postgres.yml
+on top (its `postgres` service played by the server at URL, in a fresh database), and two
+replicas of identity, accounts and reset besides verification's two.
+Usage: compose_topology.py BIN_DIR [--postgres URL]"""
 import email
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -25,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from email import policy
 from pathlib import Path
@@ -49,7 +54,13 @@ def env_example():
 
 
 def substitute(value, variables):
-    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: variables.get(m.group(1), m.group(2) or ""), str(value))
+    """${VAR}, ${VAR:-default} and ${VAR:?error} as Compose substitutes them."""
+    def replace(match):
+        name, kind, rest = match.group(1), match.group(2), match.group(3) or ""
+        if kind == ":?" and not variables.get(name):
+            raise RuntimeError(f"compose would stop: {rest}")
+        return variables.get(name) or (rest if kind == ":-" else "")
+    return re.sub(r"\$\{(\w+)(?:(:-|:\?)([^}]*))?\}", replace, str(value))
 
 
 def map_names(value):
@@ -57,7 +68,33 @@ def map_names(value):
     def replace(match):
         name, port = match.group(1), match.group(2)
         return ",".join(f"{address}:{port}" for address in ADDRESSES[name])
-    return re.sub(r"\b(identity|verification|accounts|reset|mailpit):(\d+)\b", replace, value)
+    return re.sub(r"\b(identity|verification|accounts|reset|mailpit|postgres):(\d+)\b", replace, value)
+
+
+def postgres_mode(compose, variables, url):
+    """docker-compose.postgres.yml over the file, played against the server at `url`: a fresh
+    database stands for the postgres container's, and identity, accounts and reset get two
+    replicas each. Returns the database's name, to drop afterwards."""
+    override = yaml.safe_load((ROOT / "compose/docker-compose.postgres.yml").read_text())
+    for name, service in override["services"].items():
+        if name in compose["services"]:
+            compose["services"][name].setdefault("environment", {}).update(service.get("environment", {}))
+    parsed = urllib.parse.urlparse(url)
+    database = "topology_" + secrets.token_hex(4)
+    subprocess.run(["psql", url, "-qc", f"CREATE DATABASE {database}"], check=True)
+    ADDRESSES["postgres"] = [parsed.hostname]
+    variables["POSTGRES_PASSWORD"] = urllib.parse.unquote(parsed.password)
+    variables["LATCHKEY_IDENTITY_KEY"] = secrets.token_hex(32)
+    variables["LATCHKEY_RESET_KEY"] = secrets.token_hex(32)
+    for name in ("identity", "accounts", "reset"):
+        environment = compose["services"][name]["environment"]
+        environment["LATCHKEY_DATABASE_URL"] = environment["LATCHKEY_DATABASE_URL"].replace(
+            "@postgres:5432/latchkey", f"@postgres:{parsed.port}/{database}")
+        ADDRESSES[name] = [ADDRESSES[name][0], ADDRESSES[name][0][:-1] + "2"]
+    environment = compose["services"]["verification"]["environment"]
+    environment["LATCHKEY_DATABASE_URL"] = environment["LATCHKEY_DATABASE_URL"].replace(
+        "@postgres:5432/latchkey", f"@postgres:{parsed.port}/{database}")
+    return database
 
 
 class Mailbox:
@@ -91,6 +128,8 @@ def main():
     bin_dir = Path(sys.argv[1]).resolve()
     compose = yaml.safe_load((ROOT / "compose/docker-compose.yml").read_text())
     variables = env_example()
+    postgres_url = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--postgres" else None
+    database = postgres_mode(compose, variables, postgres_url) if postgres_url else None
     work = Path(tempfile.mkdtemp(prefix="latchkey-topology-"))
     mailbox = Mailbox()
     smtp = Controller(mailbox, hostname=ADDRESSES["mailpit"][0], port=1025)
@@ -129,7 +168,8 @@ def main():
         health = call(gateway, "gateway.health")
         run_flows(gateway, mailbox, work)
         check_http_door(compose)
-        print(f"topology: {len(processes)} processes as in docker-compose.yml; login, transfer and reset passed")
+        mode = "docker-compose.yml + docker-compose.postgres.yml" if database else "docker-compose.yml"
+        print(f"topology: {len(processes)} processes as in {mode}; login, transfer and reset passed")
         print(f"topology: gateway.health sees {json.dumps(health)[:300]}")
     finally:
         for process in reversed(processes):
@@ -144,6 +184,8 @@ def main():
                 print(f"topology: a process exited with {status}", file=sys.stderr)
                 sys.exit(1)
         smtp.stop()
+        if database:
+            subprocess.run(["psql", postgres_url, "-qc", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"], check=False)
         if os.environ.get('KEEP') is None: shutil.rmtree(work, ignore_errors=True)
         else: print(work)
 
