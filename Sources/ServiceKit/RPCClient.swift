@@ -113,7 +113,11 @@ public final class RPCClient: @unchecked Sendable {
                 return
             }
             let callID = takeCallID()
-            let request = RPCRequest(method: method, params: params, id: .int(callID), meta: meta)
+            // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
+            // two processes do not compare), so it never starts work after the caller gave up.
+            var sentMeta = meta ?? [:]
+            sentMeta["budget_ms"] = .int(timeoutMilliseconds)
+            let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
             let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
             target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
                 completion(CallOutcome(result: result, address: target.address, linkFailure: linkFailure))

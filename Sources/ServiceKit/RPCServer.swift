@@ -81,14 +81,19 @@ public final class RPCServer: @unchecked Sendable {
     func makeContext(for request: RPCRequest, peer: SocketAddress?, deadlineMilliseconds: Int64) -> CallContext {
         var client = peer?.host
         var requestID: String?
+        var deadline = deadlineMilliseconds
         if trustsCallerMeta, let meta = request.meta {
             if let vouched = meta["client"]?.stringValue { client = vouched }
             requestID = meta["request_id"]?.stringValue
+            // A caller that stops waiting sooner than our own timeout bounds the work too.
+            if let budget = meta["budget_ms"]?.intValue, budget >= 0 {
+                deadline = min(deadline, MonotonicClock.nowMilliseconds() + budget)
+            }
         }
         let id = requestID ?? nextRequestID()
         return CallContext(
             method: request.method, requestID: id, client: client,
-            logger: logger.with(["rpc.request_id": .string(id)]), deadlineMilliseconds: deadlineMilliseconds)
+            logger: logger.with(["rpc.request_id": .string(id)]), deadlineMilliseconds: deadline)
     }
 
     private func nextRequestID() -> String {
