@@ -148,6 +148,14 @@ public final class WorkerPool: @unchecked Sendable {
         return ended
     }
 
+    /// `shutdown`, then waits up to `timeoutMilliseconds` for the threads and joins them (for
+    /// owners without a drain deadline of their own: tools and tests). False if one is still busy.
+    @discardableResult
+    public func shutdownAndJoin(timeoutMilliseconds: Int64 = 10_000) -> Bool {
+        shutdown()
+        return awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + timeoutMilliseconds)
+    }
+
     private func workLoop() {
         condition.lock()
         while true {

@@ -44,7 +44,7 @@ final class FakeUpstreams: @unchecked Sendable {
 
     func stop() {
         loop.stop()
-        workers.shutdown()
+        workers.shutdownAndJoin()
     }
 
     /// The code the user's phone would get for `requestID`.

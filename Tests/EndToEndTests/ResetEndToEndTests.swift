@@ -254,7 +254,7 @@ final class FakeIdentityServer: @unchecked Sendable {
         let loop = self.loop
         loop.execute { server.drain { loop.stop() } }
         finished.wait()
-        workers.shutdown()
+        workers.shutdownAndJoin()
     }
 
     func add(userID: String, email: String, password: String, sessions: Int) {

@@ -96,7 +96,7 @@ final class RouterTests: XCTestCase {
     private var pool: WorkerPool!
 
     override func setUp() { pool = WorkerPool(threadCount: 1, maxQueued: 4) }
-    override func tearDown() { pool.shutdown() }
+    override func tearDown() { pool.shutdownAndJoin() }
 
     private func call(_ router: Router, _ method: String, _ params: JSON? = nil) -> Result<JSON, RPCError> {
         let box = Box()
@@ -155,7 +155,7 @@ final class WorkerPoolAndHistogramTests: XCTestCase {
         XCTAssertTrue(pool.submit {})
         XCTAssertFalse(pool.submit {}, "a third queued item exceeds maxQueued")
         gate.signal()
-        pool.shutdown()
+        pool.shutdownAndJoin()
     }
 
     func testHistogramPercentilesBracketTheTruth() {

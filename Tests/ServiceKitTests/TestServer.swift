@@ -38,6 +38,6 @@ final class TestServer: @unchecked Sendable {
         let loop = self.loop
         loop.execute { server.drain { loop.stop() } }
         finished.wait()
-        workers.shutdown()
+        workers.shutdownAndJoin()
     }
 }

@@ -135,7 +135,7 @@ final class PublicFormTests: XCTestCase {
         done.wait()
         loop.stop()
         while !loopThread.isFinished { usleep(1000) }
-        workers.shutdown()
+        workers.shutdownAndJoin()
     }
 
     private func call(_ method: String, _ params: JSON) throws -> Result<JSON, RPCError> {
