@@ -58,6 +58,9 @@ public struct SendLimit: Sendable, Equatable {
 /// What the service logic needs to know, already validated. Tests build it directly.
 public struct VerificationSettings: Sendable {
     public var replicaID: String
+    /// Request ids name their replica (SQLite: each replica keeps its own requests). Off when the
+    /// replicas share one PostgreSQL database, so any of them serves any request.
+    public var requestIDsNameReplica = true
     public var brand = "Latchkey"
     public var defaultLocale = MessageLocale.english
     public var publicWorkflow = Workflow.smsVoiceVoice

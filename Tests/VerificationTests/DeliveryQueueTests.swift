@@ -86,7 +86,7 @@ final class DeliveryQueueTests: XCTestCase {
     private func service(_ provider: DeliveryProvider, clock: ManualClock) throws -> VerificationService {
         var settings = VerificationSettings(replicaID: "test-1")
         settings.delivery.initialBackoffMilliseconds = 1000
-        let store = try SQLiteVerificationStore(path: directory + "/verification.sqlite")
+        let store = try SQLVerificationStore(path: directory + "/verification.sqlite")
         return VerificationService(
             settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
     }
@@ -166,7 +166,7 @@ final class DeliveryQueueTests: XCTestCase {
         let clock = ManualClock()
         let first = try service(ScriptedProvider(), clock: clock)
         let id = try start(first)
-        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds()) })
+        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds(), claimant: "test-1") })
         XCTAssertFalse(first.sendNextQueuedDelivery(logger: logger), "a message being sent is not taken twice")
 
         let provider = ScriptedProvider()

@@ -94,7 +94,7 @@ final class StartCheckTests: XCTestCase {
         let harness = try Harness()
         let id = try harness.start()
         let code = harness.code(id)
-        let database = try Database(path: harness.directory + "/verification.sqlite", migrations: SQLiteVerificationStore.migrations)
+        let database = try Database(path: harness.directory + "/verification.sqlite", migrations: VerificationSchema.sqlite)
         let row = try XCTUnwrap(try database.read { try $0.queryOne("SELECT * FROM requests WHERE id = ?", [.text(id)]) })
         for value in row.values {
             XCTAssertNotEqual(value, .text(code))

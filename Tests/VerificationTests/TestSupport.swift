@@ -94,7 +94,7 @@ final class Harness: @unchecked Sendable {
         var settings = VerificationSettings(replicaID: "test-1")
         settings.minimumNextWaitSeconds = 1
         configure(&settings)
-        let store = try SQLiteVerificationStore(path: directory + "/verification.sqlite")
+        let store = try SQLVerificationStore(path: directory + "/verification.sqlite")
         service = VerificationService(
             settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
         logger = Logger(service: "verification", sink: logSink)
