@@ -19,7 +19,7 @@ public enum VerificationProcess {
         let database = try host.openDatabase(sqliteFile: fileName, sqlite: VerificationSchema.sqlite, postgres: VerificationSchema.postgres)
         settings.requestIDsNameReplica = database.dialect == .sqlite
         let store = SQLVerificationStore(database: database)
-        let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
+        let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"), shared: database.dialect == .postgres)
         let providers = try ProviderFactory.make(
             configuration: configuration, logger: host.logger,
             emailProvider: try DeliveryOptions.emailProvider(configuration, logger: host.logger))
