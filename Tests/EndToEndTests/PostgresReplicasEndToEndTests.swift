@@ -219,14 +219,18 @@ final class PostgresRestartEndToEndTests: PostgresStackTestCase {
         let deposits = Deposits()
         let loadDone = DispatchSemaphore(value: 0)
         Thread {
+            // A client that retries a deposit with its key until it is answered, as clients should.
             var round = 0
+            deposits.attempt("load-0")
             while !deposits.isStopped {
                 let key = "load-\(round)"
-                deposits.attempt(key)
                 if let client = try? LineClient(endpoints[round % 2]), case .success? = Self.deposit(client, key: key) {
                     deposits.acknowledge(key)
+                    round += 1
+                    deposits.attempt("load-\(round)")
+                } else {
+                    usleep(20_000)  // the client's back-off, not synchronisation
                 }
-                round += 1
             }
             loadDone.signal()
         }.start()
