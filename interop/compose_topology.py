@@ -86,6 +86,7 @@ def postgres_mode(compose, variables, url):
     variables["POSTGRES_PASSWORD"] = urllib.parse.unquote(parsed.password)
     variables["LATCHKEY_IDENTITY_KEY"] = secrets.token_hex(32)
     variables["LATCHKEY_RESET_KEY"] = secrets.token_hex(32)
+    variables["LATCHKEY_VERIFICATION_KEY"] = secrets.token_hex(32)
     for name in ("identity", "accounts", "reset"):
         environment = compose["services"][name]["environment"]
         environment["LATCHKEY_DATABASE_URL"] = environment["LATCHKEY_DATABASE_URL"].replace(

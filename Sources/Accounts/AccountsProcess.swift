@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import ServiceKit
+import Storage
 
 /// Builds the accounts service from configuration and serves until SIGTERM.
 public enum AccountsProcess {
@@ -10,7 +11,7 @@ public enum AccountsProcess {
     public static let transferExpirySeconds = ConfigOption(
         "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long")
     public static let groupCommitMax = ConfigOption(
-        "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write)")
+        "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write); SQLite only, PostgreSQL commits each write alone")
     public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
     public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, brand]
 
@@ -28,8 +29,10 @@ public enum AccountsProcess {
         guard TransferSigning.isValidServiceName(settings.brand) else {
             throw ConfigurationError("--brand must be 1-32 bytes without control characters or '=' (it is part of the bytes a device key signs)")
         }
-        let store = try SQLiteLedgerStore(
-            path: try host.dataFile("accounts.sqlite"), groupCommitMax: try configuration.int(groupCommitMax, range: 1...10_000))
+        let database = try host.openDatabase(
+            sqliteFile: "accounts.sqlite", sqlite: LedgerSchema.sqlite, postgres: LedgerSchema.postgres,
+            sqliteOptions: DatabaseOptions(synchronous: .full))
+        let store = SQLLedgerStore(database: database, groupCommitMax: try configuration.int(groupCommitMax, range: 1...10_000))
         let verification = RPCVerification(client: try host.client(for: "verification", option: CommonOptions.verification))
         let identity = try host.client(for: "identity", option: CommonOptions.identity)
         let service = AccountsService(
@@ -40,7 +43,7 @@ public enum AccountsProcess {
             let statistics = store.groupCommitStatistics
             return ("ledger", ["batches": .int(Int64(statistics.batches)), "writes": .int(Int64(statistics.jobs))])
         }
-        host.logger.info("ledger open", ["db.synchronous": "FULL", "accounts.currency": .string(settings.currency)])
+        host.logger.info("ledger open", ["db.backend": .string(database.dialect.rawValue), "accounts.currency": .string(settings.currency)])
         return host.run()
     }
 }

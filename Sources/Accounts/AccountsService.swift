@@ -77,7 +77,7 @@ public final class AccountsService: Sendable {
         }
         // A retry of a recorded transfer answers from a read, without the writer.
         if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey), existing.requestID != nil {
-            guard SQLiteLedgerStore.sameRequest(existing, newTransfer(userID: userID, request)) else {
+            guard SQLLedgerStore.sameRequest(existing, newTransfer(userID: userID, request)) else {
                 throw AccountsError.conflict("this idempotency_key was used for a different transfer")
             }
             return TransferTicket(transfer: existing)

@@ -18,7 +18,7 @@ final class GroupCommitter: @unchecked Sendable {
         init(_ body: @escaping (Connection) throws -> Any) { self.body = body }
     }
 
-    let database: Database
+    let database: any SQLDatabase
     let maxBatch: Int
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -27,7 +27,7 @@ final class GroupCommitter: @unchecked Sendable {
     private var batchCount = 0
     private var jobCount = 0
 
-    init(database: Database, maxBatch: Int) {
+    init(database: any SQLDatabase, maxBatch: Int) {
         precondition(maxBatch >= 1, "maxBatch must be at least 1")
         self.database = database
         self.maxBatch = maxBatch

@@ -1,8 +1,9 @@
 import LineProtocol
 import Storage
 
-/// The invariants of the ledger, checked on one read snapshot (`accounts.audit`).
-extension SQLiteLedgerStore {
+/// The invariants of the ledger, checked on one read snapshot (`accounts.audit`). Sums are cast
+/// to BIGINT: PostgreSQL widens SUM of BIGINT to NUMERIC, SQLite keeps INTEGER.
+extension SQLLedgerStore {
     /// Every breach found (at most `maxBreaches`), on one consistent snapshot.
     public func audit(maxBreaches: Int) throws -> [Breach] {
         precondition(maxBreaches > 0)
@@ -12,7 +13,7 @@ extension SQLiteLedgerStore {
             breaches += try Self.balanceMismatches(c, limit: maxBreaches)
             breaches += try Self.negativeBalances(c, limit: maxBreaches)
             breaches += try Self.stateLedgerMismatches(c, limit: maxBreaches)
-            let total = try c.queryOne("SELECT COALESCE(SUM(balance), 0) AS total FROM accounts")?.int("total") ?? 0
+            let total = try c.queryOne("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) AS total FROM accounts")?.int("total") ?? 0
             if total != 0 { breaches.append(Breach(kind: "sum_not_conserved", detail: ["total": .int(total)])) }
             return Array(breaches.prefix(maxBreaches))
         }
@@ -21,7 +22,7 @@ extension SQLiteLedgerStore {
     /// Every transfer's ledger rows are exactly two and sum to zero.
     static func unbalancedPairs(_ c: Connection, limit: Int) throws -> [Breach] {
         try c.query("""
-            SELECT transfer_id, SUM(amount) AS total, COUNT(*) AS legs FROM ledger
+            SELECT transfer_id, CAST(SUM(amount) AS BIGINT) AS total, COUNT(*) AS legs FROM ledger
             GROUP BY transfer_id HAVING SUM(amount) <> 0 OR COUNT(*) <> 2 LIMIT ?
             """, [SQLValue(limit)]
         ).map { row in
@@ -35,7 +36,7 @@ extension SQLiteLedgerStore {
     /// Every balance equals the sum of its ledger rows.
     static func balanceMismatches(_ c: Connection, limit: Int) throws -> [Breach] {
         try c.query("""
-            SELECT a.user_id, a.name, a.balance, COALESCE(SUM(l.amount), 0) AS ledger_sum
+            SELECT a.user_id, a.name, a.balance, CAST(COALESCE(SUM(l.amount), 0) AS BIGINT) AS ledger_sum
             FROM accounts a LEFT JOIN ledger l ON l.account_id = a.id
             GROUP BY a.id, a.user_id, a.name, a.balance
             HAVING a.balance <> COALESCE(SUM(l.amount), 0) LIMIT ?

@@ -18,17 +18,8 @@ public enum KeyReserveOutcome: Sendable, Equatable {
     case conflict(String)
 }
 
-extension SQLiteLedgerStore {
+extension SQLLedgerStore {
     /// Migration 2: plain DDL (INTEGER/TEXT/BLOB).
-    static let keyChallengesMigration = Migration(version: 2, name: "transfer key challenges", sql: """
-        CREATE TABLE transfer_key_challenges (
-            transfer_id TEXT PRIMARY KEY REFERENCES transfers (id),
-            device_id TEXT NOT NULL,
-            challenge BLOB NOT NULL,
-            attempts_left INTEGER NOT NULL
-        );
-        """)
-
     static func keyChallenge(_ c: Connection, transferID: String) throws -> KeyChallenge? {
         try c.queryOne("SELECT transfer_id, device_id, challenge, attempts_left FROM transfer_key_challenges WHERE transfer_id = ?", [.text(transferID)])
             .map { row in
@@ -47,7 +38,7 @@ extension SQLiteLedgerStore {
     /// the first time, or `conflict` for a different request (another amount, account, device,
     /// or a transfer confirmed by SMS code).
     public func recordKeyConfirmedTransfer(_ request: NewTransfer, deviceID: String, challenge: [UInt8], attempts: Int) throws -> KeyReserveOutcome {
-        try committer.write { c in
+        try writer.write { c in
             if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
                 guard Self.sameRequest(existing, request), let recorded = try Self.keyChallenge(c, transferID: existing.id),
                     recorded.deviceID == deviceID
@@ -77,7 +68,7 @@ extension SQLiteLedgerStore {
     /// Spends one signature attempt before the signature is checked (a burst cannot check more
     /// than the attempts allow). The attempts left after this one; nil when none was left.
     public func spendKeyAttempt(transferID: String) throws -> Int? {
-        try committer.write { c in
+        try writer.write { c in
             let changed = try c.run(
                 "UPDATE transfer_key_challenges SET attempts_left = attempts_left - 1 WHERE transfer_id = ? AND attempts_left > 0",
                 [.text(transferID)])

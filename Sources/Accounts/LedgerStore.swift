@@ -3,8 +3,8 @@ import LineProtocol
 import Storage
 
 /// Everything the accounts service keeps, behind one seam. Each method is one transaction.
-/// The SQLite implementation below uses SQL that SQLite and PostgreSQL share (bound
-/// parameters, SAVEPOINT, no UPSERT or RETURNING); only the DDL of the migration is SQLite's.
+/// `SQLLedgerStore` below uses SQL that SQLite and PostgreSQL share (bound parameters,
+/// SAVEPOINT, no UPSERT or RETURNING); only the migrations are written per dialect.
 public protocol LedgerStore: Sendable {
     func balances(userID: String) throws -> [AccountBalance]
     func existingTransfer(userID: String, idempotencyKey: String) throws -> Transfer?
@@ -84,63 +84,33 @@ public enum DepositOutcome: Sendable, Equatable {
     case balanceTooLarge
 }
 
-/// The SQLite ledger: one file, WAL, `synchronous=FULL`, writes grouped by `GroupCommitter`.
-public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
-    public let database: Database
-    let committer: GroupCommitter
+/// The ledger in a SQL database: the embedded SQLite file (WAL, `synchronous=FULL`, writes
+/// grouped by `GroupCommitter`), or the `accounts` schema on PostgreSQL shared by every replica
+/// (each write its own SERIALIZABLE transaction). The statements are the same on both; every
+/// read-then-write (idempotency keys, funds, the pending-to-done flip) sits in one transaction,
+/// which SQLite serializes and PostgreSQL retries on conflict, so money stays exact across replicas.
+public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
+    public let database: any SQLDatabase
+    let writer: LedgerWriter
 
-    public static let migrations: [Migration] = [
-        Migration(version: 1, name: "accounts, transfers, ledger", sql: """
-            CREATE TABLE accounts (
-                id INTEGER PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                name TEXT NOT NULL,
-                currency TEXT NOT NULL,
-                balance INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                UNIQUE (user_id, name),
-                CHECK (balance >= 0 OR name = 'external')
-            );
-            CREATE TABLE transfers (
-                id TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                kind TEXT NOT NULL CHECK (kind IN ('transfer', 'deposit')),
-                from_account TEXT NOT NULL,
-                to_account TEXT NOT NULL,
-                amount INTEGER NOT NULL CHECK (amount > 0),
-                currency TEXT NOT NULL,
-                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed', 'cancelled')),
-                idempotency_key TEXT NOT NULL,
-                request_id TEXT,
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                completed_at INTEGER,
-                UNIQUE (user_id, kind, idempotency_key)
-            );
-            CREATE TABLE ledger (
-                id INTEGER PRIMARY KEY,
-                transfer_id TEXT NOT NULL REFERENCES transfers (id),
-                account_id INTEGER NOT NULL REFERENCES accounts (id),
-                amount INTEGER NOT NULL CHECK (amount <> 0),
-                balance_after INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                UNIQUE (transfer_id, account_id)
-            );
-            CREATE INDEX ledger_by_account ON ledger (account_id, id);
-            CREATE INDEX transfers_by_request ON transfers (request_id);
-            """),
-        keyChallengesMigration,
-    ]
-
-    /// Opens (creating and migrating) the file at `path`. `groupCommitMax` 1 turns grouping off.
-    public init(path: String, groupCommitMax: Int = 64, readerCount: Int = 4) throws {
-        database = try Database(
-            path: path, options: DatabaseOptions(synchronous: .full, readerCount: readerCount), migrations: Self.migrations)
-        committer = GroupCommitter(database: database, maxBatch: groupCommitMax)
+    /// `groupCommitMax` 1 turns grouping off; PostgreSQL never groups.
+    public init(database: any SQLDatabase, groupCommitMax: Int = 64) {
+        self.database = database
+        switch database.dialect {
+        case .sqlite: writer = GroupCommitter(database: database, maxBatch: groupCommitMax)
+        case .postgres: writer = TransactionPerWrite(database: database)
+        }
     }
 
-    /// (batches, jobs) written so far, for metrics.
-    public var groupCommitStatistics: (batches: Int, jobs: Int) { committer.statistics }
+    /// The embedded default: the SQLite file at `path`, created and migrated.
+    public convenience init(path: String, groupCommitMax: Int = 64, readerCount: Int = 4) throws {
+        let database = try Database(
+            path: path, options: DatabaseOptions(synchronous: .full, readerCount: readerCount), migrations: LedgerSchema.sqlite)
+        self.init(database: database, groupCommitMax: groupCommitMax)
+    }
+
+    /// (transactions, writes) committed so far, for metrics.
+    public var groupCommitStatistics: (batches: Int, jobs: Int) { writer.statistics }
 
     // MARK: Reads
 
@@ -231,7 +201,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
     /// A reservation older than `staleBefore` whose code never came (its process died between the
     /// two steps) is taken over, with fresh times, by the caller.
     public func reserveTransfer(_ request: NewTransfer, staleBefore: Int64) throws -> ReserveOutcome {
-        try committer.write { c in
+        try writer.write { c in
             if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
                 guard Self.sameRequest(existing, request) else { return .conflict("this idempotency_key was used for a different transfer") }
                 guard existing.requestID == nil, existing.state == .pending else { return .existing(existing) }
@@ -269,7 +239,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
     /// Binds the started code to the reserved transfer. Nil when it is no longer a reservation
     /// (a retry took a stale one over and attached its own code first).
     public func attachCode(transferID: String, userID: String, requestID: String) throws -> Transfer? {
-        try committer.write { c in
+        try writer.write { c in
             let changed = try c.run(
                 "UPDATE transfers SET request_id = ? WHERE id = ? AND user_id = ? AND request_id IS NULL AND state = 'pending'",
                 [.text(requestID), .text(transferID), .text(userID)])
@@ -279,7 +249,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
 
     /// Forgets a reservation whose code could not be started, so the same key can start over.
     public func releaseReservation(transferID: String) throws {
-        try committer.write { c in
+        try writer.write { c in
             try c.run(
                 "DELETE FROM transfers WHERE id = ? AND kind = 'transfer' AND request_id IS NULL AND state = 'pending'",
                 [.text(transferID)])
@@ -293,7 +263,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
     }
 
     public func cancel(transferID: String) throws {
-        try committer.write { c in
+        try writer.write { c in
             try c.run("UPDATE transfers SET state = 'cancelled' WHERE id = ? AND state = 'pending'", [.text(transferID)])
         }
     }
@@ -309,7 +279,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
     }
 
     public func markExpired(transferID: String) throws {
-        try committer.write { c in
+        try writer.write { c in
             try c.run("UPDATE transfers SET state = 'expired' WHERE id = ? AND state = 'pending'", [.text(transferID)])
         }
     }
@@ -318,7 +288,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
     /// pending to done (guarded, so it happens once), move both balances and write the
     /// double-entry pair. Either all of it commits or none of it.
     public func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome {
-        try committer.write { c in
+        try writer.write { c in
             guard let transfer = try Self.transfer(c, id: transferID, userID: userID) else { return .notFound }
             switch transfer.state {
             case .done: return .done(try Self.balances(c, userID: userID))
@@ -347,7 +317,7 @@ public final class SQLiteLedgerStore: LedgerStore, @unchecked Sendable {
     }
 
     public func deposit(_ request: NewDeposit) throws -> DepositOutcome {
-        try committer.write { c in
+        try writer.write { c in
             if let row = try c.queryOne("""
                 SELECT id, to_account, amount, currency FROM transfers
                 WHERE user_id = ? AND kind = 'deposit' AND idempotency_key = ?

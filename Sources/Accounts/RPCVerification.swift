@@ -3,14 +3,15 @@ import LineProtocol
 import ServiceKit
 
 /// `VerificationPort` over the wire: internal `verification.start` / `check` / `status`,
-/// check and status pinned to the replica named in the request id (`vr_<replica>_<random>`).
+/// check and status pinned to the replica named in the request id (`vr_<replica>_<random>`),
+/// or sent to any replica when the id names none (PostgreSQL: `vr_<hex>`).
 public struct RPCVerification: VerificationPort {
     let client: RPCClient
 
     public init(client: RPCClient) { self.client = client }
 
     public func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
-        let answer = try client.callAndWait("verification.start", params: [
+        let answer = try call("verification.start", replicaID: nil, params: [
             "user_id": .string(userID), "channel": "sms", "purpose": "transaction",
             "payload": .object(payload), "code_expiry_s": .int(expirySeconds),
         ], context: context)
@@ -46,9 +47,16 @@ public struct RPCVerification: VerificationPort {
         return String(rest[..<end])
     }
 
-    /// Calls the owning replica. Its id may not be learned yet right after start-up: retry briefly.
+    /// Calls the replica that owns the request, or any replica for an id that names none (the
+    /// replicas share PostgreSQL).
     private func pinnedCall(_ method: String, requestID: String, params: JSON, context: CallContext?) throws(RPCError) -> JSON {
-        let replica = Self.replicaID(of: requestID)
+        try call(method, replicaID: Self.replicaID(of: requestID), params: params, context: context)
+    }
+
+    /// A call that never left (a replica's id not learned yet right after start-up, or a replica
+    /// that just died and refuses connections) is safe to send again, briefly; the client then
+    /// picks a live replica unless the call is pinned.
+    private func call(_ method: String, replicaID replica: String?, params: JSON, context: CallContext?) throws(RPCError) -> JSON {
         var attempt = 0
         while true {
             do {

@@ -10,7 +10,8 @@ public struct QueuedDelivery: Sendable, Equatable {
     public enum State: String, Sendable {
         /// Waiting for a delivery worker (`nextAttemptAt` on).
         case queued
-        /// Taken by a worker. A process that dies mid-send leaves this; the next start re-queues it.
+        /// Taken by a worker of `claimed_by`. A replica that dies mid-send leaves this; its next
+        /// start re-queues it, or another replica once the claim is older than the lease.
         case sending
     }
 
@@ -39,36 +40,23 @@ public struct QueuedDelivery: Sendable, Equatable {
 /// The queue's operations inside one verification transaction.
 public protocol DeliveryQueueTransaction {
     func enqueue(_ delivery: QueuedDelivery) throws
-    /// Takes the oldest due queued message: marks it `sending` and counts the try.
-    func claimDueDelivery(nowMilliseconds: Int64) throws -> QueuedDelivery?
+    /// Takes the oldest due queued message for `claimant` (a replica id): marks it `sending`,
+    /// notes who took it and when, and counts the try. Two replicas never take the same one.
+    func claimDueDelivery(nowMilliseconds: Int64, claimant: String) throws -> QueuedDelivery?
     /// Puts a message back for another try at `at`.
     func retryDelivery(id: String, at: Int64) throws
     /// Removes a message that was sent, given up or dropped.
     func removeDelivery(id: String) throws
-    /// After a restart: messages a dead process was sending go back to the queue. Returns how many.
-    func requeueInterruptedDeliveries() throws -> Int
+    /// After a restart: messages this replica (or a version that did not record claimants) was
+    /// sending go back to the queue. Another live replica's sends are left alone. Returns how many.
+    func requeueInterruptedDeliveries(claimant: String) throws -> Int
+    /// Messages claimed before `claimedBefore` whose replica never finished them (it died and
+    /// did not come back) go back to the queue. Returns how many.
+    func requeueAbandonedDeliveries(claimedBefore: Int64) throws -> Int
     func queuedDeliveryCount() throws -> Int
 }
 
-enum DeliveryQueueSchema {
-    static let migration = Migration(version: 2, name: "delivery queue", sql: """
-        CREATE TABLE deliveries (
-            id TEXT PRIMARY KEY,
-            request_id TEXT NOT NULL,
-            step INTEGER NOT NULL,
-            channel TEXT NOT NULL,
-            trigger TEXT NOT NULL,
-            code_seed BLOB NOT NULL,
-            state TEXT NOT NULL,
-            attempts INTEGER NOT NULL,
-            next_attempt_at INTEGER NOT NULL,
-            created_at INTEGER NOT NULL
-        );
-        CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
-        """)
-}
-
-extension SQLiteTransaction: DeliveryQueueTransaction {
+extension SQLTransaction: DeliveryQueueTransaction {
     private static let deliveryColumns = "id, request_id, step, channel, trigger, code_seed, state, attempts, next_attempt_at, created_at"
 
     func enqueue(_ d: QueuedDelivery) throws {
@@ -81,31 +69,45 @@ extension SQLiteTransaction: DeliveryQueueTransaction {
             ])
     }
 
-    func claimDueDelivery(nowMilliseconds now: Int64) throws -> QueuedDelivery? {
+    func claimDueDelivery(nowMilliseconds now: Int64, claimant: String) throws -> QueuedDelivery? {
+        // On PostgreSQL, replicas' workers skip a row another one is taking instead of queueing
+        // behind it; the state guard below still keeps a message to one claim on either backend.
+        let skipTaken = connection.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         guard let row = try connection.queryOne(
-            "SELECT \(Self.deliveryColumns) FROM deliveries WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 1",
+            "SELECT \(Self.deliveryColumns) FROM deliveries WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 1"
+                + skipTaken,
             [.integer(now)])
         else { return nil }
         var delivery = try Self.decodeDelivery(row)
         delivery.state = .sending
         delivery.attempts += 1
         let changed = try connection.run(
-            "UPDATE deliveries SET state = 'sending', attempts = ? WHERE id = ? AND state = 'queued'",
-            [SQLValue(delivery.attempts), .text(delivery.id)])
+            "UPDATE deliveries SET state = 'sending', attempts = ?, claimed_by = ?, claimed_at = ? WHERE id = ? AND state = 'queued'",
+            [SQLValue(delivery.attempts), .text(claimant), .integer(now), .text(delivery.id)])
         precondition(changed == 1, "a due delivery changed inside its claiming transaction")
         return delivery
     }
 
     func retryDelivery(id: String, at: Int64) throws {
-        try connection.run("UPDATE deliveries SET state = 'queued', next_attempt_at = ? WHERE id = ?", [.integer(at), .text(id)])
+        try connection.run(
+            "UPDATE deliveries SET state = 'queued', next_attempt_at = ?, claimed_by = NULL, claimed_at = NULL WHERE id = ?",
+            [.integer(at), .text(id)])
     }
 
     func removeDelivery(id: String) throws {
         try connection.run("DELETE FROM deliveries WHERE id = ?", [.text(id)])
     }
 
-    func requeueInterruptedDeliveries() throws -> Int {
-        try connection.run("UPDATE deliveries SET state = 'queued' WHERE state = 'sending'")
+    func requeueInterruptedDeliveries(claimant: String) throws -> Int {
+        try connection.run(
+            "UPDATE deliveries SET state = 'queued', claimed_by = NULL, claimed_at = NULL WHERE state = 'sending' AND (claimed_by = ? OR claimed_by IS NULL)",
+            [.text(claimant)])
+    }
+
+    func requeueAbandonedDeliveries(claimedBefore: Int64) throws -> Int {
+        try connection.run(
+            "UPDATE deliveries SET state = 'queued', claimed_by = NULL, claimed_at = NULL WHERE state = 'sending' AND claimed_at < ?",
+            [.integer(claimedBefore)])
     }
 
     func queuedDeliveryCount() throws -> Int {

@@ -11,6 +11,10 @@ public struct DeliveryQueueSettings: Sendable, Equatable {
     /// Wait before the second try; doubles each time up to `maxBackoffMilliseconds`.
     public var initialBackoffMilliseconds: Int64 = 500
     public var maxBackoffMilliseconds: Int64 = 60_000
+    /// A message claimed this long ago and still `sending` belongs to a replica that died and
+    /// did not come back: another replica sends it again (same delivery key, same code). Longer
+    /// than any provider call takes, so a slow send is never doubled.
+    public var claimLeaseMilliseconds: Int64 = 120_000
 
     public init() {}
 
@@ -35,7 +39,7 @@ extension VerificationService {
         let claim: DeliveryClaim
         do {
             claim = try store.write { tx in
-                guard let delivery = try tx.claimDueDelivery(nowMilliseconds: now) else { return .nothingDue }
+                guard let delivery = try tx.claimDueDelivery(nowMilliseconds: now, claimant: settings.replicaID) else { return .nothingDue }
                 guard let request = try tx.request(id: delivery.requestID) else {
                     try tx.removeDelivery(id: delivery.id)
                     return .dropped
@@ -66,11 +70,23 @@ extension VerificationService {
         }
     }
 
-    /// On start: messages a killed process was sending go back to the queue, under the same
-    /// idempotency key and with the same code (at-least-once; the provider drops the copy).
+    /// On start: messages this replica was sending when it was killed go back to the queue, under
+    /// the same idempotency key and with the same code (at-least-once; the provider drops the copy).
     public func requeueInterruptedDeliveries(logger: Logger) throws {
-        let requeued = try store.write { tx in try tx.requeueInterruptedDeliveries() }
+        let requeued = try store.write { tx in try tx.requeueInterruptedDeliveries(claimant: settings.replicaID) }
         if requeued > 0 { logger.warning("resending messages interrupted by a stop", ["delivery.requeued": .int(Int64(requeued))]) }
+    }
+
+    /// Messages whose claim outlived the lease (their replica died and stayed away) go back to
+    /// the queue for any replica. The workflow timer calls it.
+    public func requeueAbandonedDeliveries(logger: Logger) {
+        let before = clock.nowMilliseconds() - settings.delivery.claimLeaseMilliseconds
+        do {
+            let requeued = try store.write { tx in try tx.requeueAbandonedDeliveries(claimedBefore: before) }
+            if requeued > 0 { logger.warning("resending messages a lost replica was sending", ["delivery.requeued": .int(Int64(requeued))]) }
+        } catch {
+            logger.error("delivery queue failed", ["error": .string(String(describing: error))])
+        }
     }
 
     /// Messages waiting in the queue (for health and metrics).

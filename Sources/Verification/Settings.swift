@@ -7,7 +7,7 @@ import ServiceKit
 public enum VerificationOptions {
     public static let key = ConfigOption(
         "verification-key",
-        help: "server key for code and payload hashes: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/verification.key, mode 0600)")
+        help: "server key for code and payload hashes: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/verification.key, mode 0600; with --database-url required, the same on every replica)")
     public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
     public static let defaultLocale = ConfigOption("verification-locale", default: "en", help: "message language when the caller gives none: en, fr or ru")
     public static let publicWorkflow = ConfigOption(
@@ -31,8 +31,8 @@ public enum VerificationOptions {
     public static let sendsPerUserDay = ConfigOption("verification-sends-per-user-day", default: "20", help: "messages for one user per 24 hours")
     public static let sendsPerClient10m = ConfigOption("verification-sends-per-client-10m", default: "10", help: "messages started from one client address per 10 minutes")
     public static let sendsPerClientDay = ConfigOption("verification-sends-per-client-day", default: "50", help: "messages started from one client address per 24 hours")
-    public static let sendsGlobalHour = ConfigOption("verification-sends-global-hour", default: "1000", help: "messages of this replica per hour (the spending budget)")
-    public static let sendsGlobalDay = ConfigOption("verification-sends-global-day", default: "10000", help: "messages of this replica per 24 hours")
+    public static let sendsGlobalHour = ConfigOption("verification-sends-global-hour", default: "1000", help: "messages per hour, the spending budget: of this replica (SQLite), of all replicas together (PostgreSQL)")
+    public static let sendsGlobalDay = ConfigOption("verification-sends-global-day", default: "10000", help: "messages per 24 hours: of this replica (SQLite), of all replicas together (PostgreSQL)")
     public static let tickMilliseconds = ConfigOption("verification-tick-ms", default: "250", help: "how often due workflow steps are looked for")
     public static let deliveryWorkers = ConfigOption(
         "delivery-workers", default: "4", help: "threads sending queued messages to the providers (request workers never wait for a provider)")
@@ -58,6 +58,9 @@ public struct SendLimit: Sendable, Equatable {
 /// What the service logic needs to know, already validated. Tests build it directly.
 public struct VerificationSettings: Sendable {
     public var replicaID: String
+    /// Request ids name their replica (SQLite: each replica keeps its own requests). Off when the
+    /// replicas share one PostgreSQL database, so any of them serves any request.
+    public var requestIDsNameReplica = true
     public var brand = "Latchkey"
     public var defaultLocale = MessageLocale.english
     public var publicWorkflow = Workflow.smsVoiceVoice

@@ -89,75 +89,31 @@ public protocol VerificationStore: Sendable {
     func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
 }
 
-/// The embedded default: a SQLite file in the data directory. Portable SQL only.
-public final class SQLiteVerificationStore: VerificationStore, @unchecked Sendable {
-    public let database: Database
+/// Requests in a SQL database: the embedded SQLite file (the default), or the `verification`
+/// schema on PostgreSQL shared by every replica. One set of statements serves both; only the
+/// migrations are written per dialect. Every rule that reads then writes (the one live code,
+/// the send limits, claiming a step or a message) runs inside one `write`, which SQLite
+/// serializes and PostgreSQL runs SERIALIZABLE (retried on conflict), so it holds across replicas.
+public final class SQLVerificationStore: VerificationStore, @unchecked Sendable {
+    public let database: any SQLDatabase
 
-    public static let migrations = [
-        Migration(version: 1, name: "requests, events, send counters", sql: """
-            CREATE TABLE requests (
-                id TEXT PRIMARY KEY,
-                destination TEXT NOT NULL,
-                number TEXT,
-                email TEXT,
-                user_id TEXT,
-                purpose TEXT NOT NULL,
-                workflow TEXT NOT NULL,
-                step INTEGER NOT NULL,
-                brand TEXT NOT NULL,
-                locale TEXT NOT NULL,
-                code_length INTEGER NOT NULL,
-                code_expiry_s INTEGER NOT NULL,
-                next_event_wait_s INTEGER NOT NULL,
-                code_hash BLOB NOT NULL,
-                code_channel TEXT,
-                payload_hash BLOB,
-                payload_json TEXT,
-                status TEXT NOT NULL,
-                failures INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                code_expires_at INTEGER NOT NULL,
-                next_event_at INTEGER,
-                finished_at INTEGER,
-                client TEXT
-            );
-            CREATE INDEX requests_destination ON requests (destination, status);
-            CREATE INDEX requests_next_event ON requests (status, next_event_at);
-            CREATE INDEX requests_created ON requests (created_at);
-            CREATE TABLE request_events (
-                id INTEGER PRIMARY KEY,
-                request_id TEXT NOT NULL,
-                at INTEGER NOT NULL,
-                kind TEXT NOT NULL,
-                channel TEXT,
-                detail TEXT
-            );
-            CREATE INDEX request_events_request ON request_events (request_id, id);
-            CREATE TABLE sends (
-                id INTEGER PRIMARY KEY,
-                key TEXT NOT NULL,
-                at INTEGER NOT NULL
-            );
-            CREATE INDEX sends_key_at ON sends (key, at);
-            CREATE INDEX sends_at ON sends (at);
-            """),
-        DeliveryQueueSchema.migration,
-    ]
+    public init(database: any SQLDatabase) { self.database = database }
 
-    public init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
-        database = try Database(path: path, options: options, migrations: Self.migrations)
+    /// The embedded default: the SQLite file at `path`, created and migrated.
+    public convenience init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
+        self.init(database: try Database(path: path, options: options, migrations: VerificationSchema.sqlite))
     }
 
     public func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
-        try database.write { connection in try body(SQLiteTransaction(connection: connection)) }
+        try database.write { connection in try body(SQLTransaction(connection: connection)) }
     }
 
     public func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
-        try database.read { connection in try body(SQLiteTransaction(connection: connection)) }
+        try database.read { connection in try body(SQLTransaction(connection: connection)) }
     }
 }
 
-struct SQLiteTransaction: VerificationTransaction {
+struct SQLTransaction: VerificationTransaction {
     let connection: Connection
 
     private static let columns = """

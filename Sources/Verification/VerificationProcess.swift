@@ -1,6 +1,8 @@
 import Delivery
 import Foundation
+import LineProtocol
 import ServiceKit
+import Storage
 
 /// Builds the verification service from configuration and serves until SIGTERM.
 public enum VerificationProcess {
@@ -9,22 +11,24 @@ public enum VerificationProcess {
             name: "verification", defaultPort: 7402, arguments: arguments, environment: environment,
             extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options + SMTPOptions.all)
         let configuration = host.configuration
-        let settings = try VerificationSettings(replicaID: host.replicaID, configuration: configuration)
-        // Replicas may share a volume (`docker compose --scale`): each keeps its own file,
-        // since the requests it starts are its own (their ids name it).
+        var settings = try VerificationSettings(replicaID: host.replicaID, configuration: configuration)
+        // SQLite: replicas may share a volume (`docker compose --scale`), so each keeps its own
+        // file, and the requests it starts are its own (their ids name it). PostgreSQL: one
+        // schema for every replica, and any replica serves any request.
         let fileName = host.replicaID == "verification" ? "verification.sqlite" : "verification-\(host.replicaID).sqlite"
-        let store = try SQLiteVerificationStore(path: try host.dataFile(fileName))
-        let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"))
+        let database = try host.openDatabase(sqliteFile: fileName, sqlite: VerificationSchema.sqlite, postgres: VerificationSchema.postgres)
+        settings.requestIDsNameReplica = database.dialect == .sqlite
+        let store = SQLVerificationStore(database: database)
+        let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"), shared: database.dialect == .postgres)
         let providers = try ProviderFactory.make(
             configuration: configuration, logger: host.logger,
             emailProvider: try DeliveryOptions.emailProvider(configuration, logger: host.logger))
         let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         VerificationMethods(service: service, identity: identity).register(on: host.router)
-        host.addHealthCheck {
-            let ok = (try? store.read { tx in try tx.request(id: "") }) != nil
-            return ("database", ok ? "ok" : "failing")
-        }
+        // The gateway pins a request to the replica its id names only when ids name one.
+        let requestIDs: JSON = settings.requestIDsNameReplica ? "name_replica" : "any_replica"
+        host.addHealthCheck { ("request_ids", requestIDs) }
         try service.requeueInterruptedDeliveries(logger: host.logger)
         let logger = host.logger
         let dispatcher = DeliveryWorkers(
@@ -50,8 +54,8 @@ public enum VerificationProcess {
 }
 
 /// Fires due workflow steps: a repeating timer on the event loop hands the scan to the worker
-/// pool (never blocking the loop), at most one scan at a time; prunes old rows hourly; wakes the
-/// delivery workers for retries that fell due.
+/// pool (never blocking the loop), at most one scan at a time; takes back messages a lost
+/// replica was sending; prunes old rows hourly; wakes the delivery workers for retries that fell due.
 final class WorkflowTimer: @unchecked Sendable {
     private let service: VerificationService
     private let host: ServiceHost
@@ -83,6 +87,7 @@ final class WorkflowTimer: @unchecked Sendable {
         lock.unlock()
         let submitted = host.workers.submit { [self] in
             service.runDueSteps(logger: host.logger) { work in host.workers.submit(work) }
+            service.requeueAbandonedDeliveries(logger: host.logger)
             let now = MonotonicClock.nowMilliseconds()
             if now - lastPruneMilliseconds > 3_600_000 {
                 lastPruneMilliseconds = now

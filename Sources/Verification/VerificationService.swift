@@ -97,7 +97,7 @@ public final class VerificationService: Sendable {
     public func start(_ parameters: StartParameters, logger: Logger) throws -> String {
         let plan = try validate(parameters)
         let now = clock.nowMilliseconds()
-        let id = "vr_\(settings.replicaID)_\(Base64URL.encode(SecureRandom.bytes(16)))"
+        let id = Self.newRequestID(namingReplica: settings.requestIDsNameReplica ? settings.replicaID : nil)
         let channel = parameters.workflow.steps[0]
         let delivery = QueuedDelivery.make(requestID: id, step: 0, channel: channel, trigger: "start", nowMilliseconds: now)
         let code = deliveryCode(delivery, length: plan.codeLength)
@@ -134,6 +134,15 @@ public final class VerificationService: Sendable {
         ])
         deliveryWakeup.fire()
         return id
+    }
+
+    /// `vr_<replica>_<random>` when the request lives in one replica's own file (the gateway and
+    /// accounts route to that replica); `vr_<hex>` when every replica shares the database: no
+    /// `_` after the prefix, so nobody pins it and any replica serves it.
+    static func newRequestID(namingReplica replicaID: String?) -> String {
+        let random = SecureRandom.bytes(16)
+        guard let replicaID else { return "vr_" + Hex.encode(random) }
+        return "vr_\(replicaID)_\(Base64URL.encode(random))"
     }
 
     struct Plan {

@@ -117,26 +117,29 @@ final class TestClock: @unchecked Sendable {
 }
 
 class AccountsTestCase: XCTestCase {
-    var directory = ""
-    var store: SQLiteLedgerStore!
+    /// Where this class's tests keep the ledger; each suite has a PostgreSQL twin that says `.postgres`.
+    class var backend: TestBackend { .sqlite }
+    var databases: TestDatabases!
+    var store: SQLLedgerStore!
     var verification: FakeVerification!
     var clock: TestClock!
     var service: AccountsService!
 
     override func setUpWithError() throws {
-        directory = NSTemporaryDirectory() + "accounts-tests-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        databases = try TestDatabases(backend: Self.backend)
         try openService()
     }
 
     override func tearDownWithError() throws {
         service = nil
         store = nil
-        try? FileManager.default.removeItem(atPath: directory)
+        databases?.removeAll()
     }
 
+    /// Opens (or reopens, keeping the data) the ledger and a service over it.
     func openService(groupCommitMax: Int = 64) throws {
-        store = try SQLiteLedgerStore(path: directory + "/accounts.sqlite", groupCommitMax: groupCommitMax)
+        let database = try databases.open("ledger", sqlite: LedgerSchema.sqlite, postgres: LedgerSchema.postgres)
+        store = SQLLedgerStore(database: database, groupCommitMax: groupCommitMax)
         verification = FakeVerification()
         let clock = TestClock()
         self.clock = clock

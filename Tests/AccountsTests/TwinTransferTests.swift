@@ -6,9 +6,9 @@ import XCTest
 @testable import Accounts
 
 /// Twins: the same `accounts.transfer` (same idempotency key) sent many times at once, as a
-/// client retrying over a flaky network does. Real SQLite file, real threads, and a verification
+/// client retrying over a flaky network does. Real SQLite file (or PostgreSQL schema), real threads, and a verification
 /// stand-in that allows one live code per user like the real one.
-final class TwinTransferTests: AccountsTestCase {
+class TwinTransferTests: AccountsTestCase {
     /// Runs `body` on `count` threads released together, and returns what each one answered.
     private func burst(_ count: Int, _ body: @escaping @Sendable () throws -> String) -> [String] {
         let gate = DispatchSemaphore(value: 0)
@@ -94,4 +94,12 @@ final class TwinTransferTests: AccountsTestCase {
         XCTAssertEqual(try balance("u1", .saving), 300)
         try assertAuditClean()
     }
+}
+
+/// The same twins on PostgreSQL. (Linux test discovery lists inherited tests only for a class
+/// that declares one of its own.)
+final class TwinTransferOnPostgresTests: TwinTransferTests {
+    override class var backend: TestBackend { .postgres }
+
+    func testRunsOnPostgres() { XCTAssertEqual(store.database.dialect, .postgres) }
 }

@@ -22,6 +22,7 @@ final class PostgresReplicaEndToEndTests: StackTestCase {
         options.replicas = ["identity": 3, "reset": 2, "gateway": 2]
         options.serviceEnvironment["reset"] = ["LATCHKEY_RESET_KEY": PostgresStartEndToEndTests.resetKey]
         options.serviceEnvironment["identity"] = ["LATCHKEY_IDENTITY_KEY": PostgresStartEndToEndTests.identityKey]
+        options.serviceEnvironment["verification"] = ["LATCHKEY_VERIFICATION_KEY": PostgresStartEndToEndTests.identityKey]
     }
 
     override func tearDown() {

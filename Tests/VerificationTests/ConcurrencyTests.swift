@@ -3,9 +3,9 @@ import XCTest
 
 @testable import Verification
 
-final class ConcurrencyTests: XCTestCase {
+class ConcurrencyTests: VerificationTestCase {
     func testRacingStartsForOneNumberSendOneCode() throws {
-        let harness = try Harness { $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)] }
+        let harness = try makeHarness { $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)] }
         let outcomes = Outcomes()
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             do {
@@ -24,7 +24,7 @@ final class ConcurrencyTests: XCTestCase {
     }
 
     func testRacingChecksVerifyOnceAndRacingWrongCodesNeverExceedTheLimit() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         let code = harness.code(id)
         let outcomes = Outcomes()

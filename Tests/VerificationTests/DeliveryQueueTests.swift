@@ -70,23 +70,12 @@ final class ScriptedProvider: DeliveryProvider, @unchecked Sendable {
     }
 }
 
-final class DeliveryQueueTests: XCTestCase {
-    private var directory: String!
-
-    override func setUpWithError() throws {
-        directory = NSTemporaryDirectory() + "delivery-queue-tests-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        if let directory { try? FileManager.default.removeItem(atPath: directory) }
-    }
-
-    /// A service over the test's SQLite file whose queue is drained only when the test says so.
-    private func service(_ provider: DeliveryProvider, clock: ManualClock) throws -> VerificationService {
-        var settings = VerificationSettings(replicaID: "test-1")
+class DeliveryQueueTests: VerificationTestCase {
+    /// A service (replica `replicaID`) over the test's database whose queue is drained only when the test says so.
+    private func service(_ provider: DeliveryProvider, clock: ManualClock, replicaID: String = "test-1") throws -> VerificationService {
+        var settings = VerificationSettings(replicaID: replicaID)
         settings.delivery.initialBackoffMilliseconds = 1000
-        let store = try SQLiteVerificationStore(path: directory + "/verification.sqlite")
+        let store = SQLVerificationStore(database: try openDatabase())
         return VerificationService(
             settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
     }
@@ -166,7 +155,7 @@ final class DeliveryQueueTests: XCTestCase {
         let clock = ManualClock()
         let first = try service(ScriptedProvider(), clock: clock)
         let id = try start(first)
-        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds()) })
+        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds(), claimant: "test-1") })
         XCTAssertFalse(first.sendNextQueuedDelivery(logger: logger), "a message being sent is not taken twice")
 
         let provider = ScriptedProvider()

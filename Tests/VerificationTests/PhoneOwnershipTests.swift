@@ -5,7 +5,7 @@ import XCTest
 
 /// A number is a factor only for the user who proved it; strangers who claim it get proof codes
 /// under their own small budget, and never block, drain or learn about the owner's codes.
-final class PhoneOwnershipTests: XCTestCase {
+class PhoneOwnershipTests: VerificationTestCase {
     static let number = "+15555550100"
     var number: String { Self.number }
 
@@ -21,7 +21,7 @@ final class PhoneOwnershipTests: XCTestCase {
     }
 
     func testABurstOfStrangersNeitherBlocksNorDrainsTheOwner() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let outcomes = Outcomes()
         DispatchQueue.concurrentPerform(iterations: 12) { index in
             do {
@@ -45,7 +45,7 @@ final class PhoneOwnershipTests: XCTestCase {
     }
 
     func testTheOneLiveCodeRuleIsPerUserAndNumber() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let stranger = try Self.strangerStart(harness, "u_stranger")
         let owner = try ownerStart(harness, purpose: .transaction)
         XCTAssertNotEqual(stranger, owner)
@@ -56,7 +56,7 @@ final class PhoneOwnershipTests: XCTestCase {
     }
 
     func testAnUnprovenNumberGetsOnlyTheProofCode() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         for purpose in [Purpose.login, .transaction] {
             XCTAssertVerificationError(
                 .invalidParams("the user has not proved this phone number yet", field: "user_id", rule: "phone_not_proven"),

@@ -95,7 +95,7 @@ final class FakeIdentity: @unchecked Sendable {
 }
 
 /// Verification's method table and a fake identity, each behind an `RPCServer` on port 0, on one loop.
-final class PublicFormTests: XCTestCase {
+final class PublicFormTests: VerificationTestCase {
     var harness: Harness!
     var identity: FakeIdentity!
     var loop: EventLoop!
@@ -105,7 +105,8 @@ final class PublicFormTests: XCTestCase {
     var loopThread: Thread!
 
     override func setUpWithError() throws {
-        harness = try Harness()
+        try super.setUpWithError()
+        harness = try makeHarness()
         identity = FakeIdentity()
         loop = try EventLoop()
         workers = WorkerPool(threadCount: 4, maxQueued: 64, name: "test")
@@ -136,6 +137,7 @@ final class PublicFormTests: XCTestCase {
         loop.stop()
         while !loopThread.isFinished { usleep(1000) }
         workers.shutdownAndJoin()
+        super.tearDown()
     }
 
     private func call(_ method: String, _ params: JSON) throws -> Result<JSON, RPCError> {

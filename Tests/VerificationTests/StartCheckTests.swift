@@ -5,9 +5,9 @@ import XCTest
 
 @testable import Verification
 
-final class StartCheckTests: XCTestCase {
+class StartCheckTests: VerificationTestCase {
     func testStartSendsSixDigitCodeAndIdNamesReplica() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         XCTAssertTrue(id.hasPrefix("vr_test-1_"), id)
         XCTAssertEqual(Base64URLLength.of(String(id.dropFirst("vr_test-1_".count))), 16)
@@ -20,7 +20,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testCorrectCodeVerifiesOnceThenConflict() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start { $0.userID = "u_1"; $0.provenNumber = $0.number }
         let result = try harness.check(id, harness.code(id))
         XCTAssertEqual(result.userID, "u_1")
@@ -29,7 +29,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testThirdWrongCodeFailsTheRequest() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         let code = harness.code(id)
         XCTAssertVerificationError(.invalidCode(attemptsLeft: 2), try harness.check(id, wrong(code)))
@@ -43,7 +43,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testCodeExpiresAfterDefaultFiveMinutes() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         harness.clock.advance(seconds: 299)
         let code = harness.code(id)
@@ -54,7 +54,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testCustomExpiryAndBounds() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start { $0.codeExpirySeconds = 60 }
         harness.clock.advance(seconds: 60)
         XCTAssertVerificationError(.expired, try harness.check(id, harness.code(id)))
@@ -64,7 +64,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testCodeLengthRulesLoginNeverBelowSix() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let short = try harness.start(number: "+15555550101") { $0.codeLength = 4 }
         XCTAssertEqual(harness.code(short).count, 4)
         let long = try harness.start(number: "+15555550102") { $0.codeLength = 10 }
@@ -78,7 +78,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testConcurrentStartForSameNumberAnswersExistingRequest() throws {
-        let harness = try Harness { $0.perNumber = [SendLimit(count: 10, windowSeconds: 600)] }
+        let harness = try makeHarness { $0.perNumber = [SendLimit(count: 10, windowSeconds: 600)] }
         let first = try harness.start()
         XCTAssertVerificationError(.concurrentVerification(requestID: first), try harness.start())
         XCTAssertEqual(harness.provider.sent.count, 1, "nothing new is sent")
@@ -91,11 +91,10 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testCodeIsStoredOnlyAsKeyedHash() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         let code = harness.code(id)
-        let database = try Database(path: harness.directory + "/verification.sqlite", migrations: SQLiteVerificationStore.migrations)
-        let row = try XCTUnwrap(try database.read { try $0.queryOne("SELECT * FROM requests WHERE id = ?", [.text(id)]) })
+        let row = try XCTUnwrap(try harness.database.read { try $0.queryOne("SELECT * FROM requests WHERE id = ?", [.text(id)]) })
         for value in row.values {
             XCTAssertNotEqual(value, .text(code))
             if case .blob(let bytes) = value { XCTAssertNotEqual(bytes, Array(code.utf8)) }
@@ -107,20 +106,20 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testNonDigitCodeIsInvalidParamsAndDoesNotCount() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         XCTAssertVerificationError(.invalidParams("code must be a string of digits", field: "code"), try harness.check(id, "12a456"))
         XCTAssertVerificationError(.invalidCode(attemptsLeft: 2), try harness.check(id, wrong(harness.code(id))))
     }
 
     func testUnknownRequestIsNotFound() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         XCTAssertVerificationError(.notFound, try harness.check("vr_test-1_nothing", "123456"))
         XCTAssertVerificationError(.notFound, try harness.service.status(requestID: "vr_x_y", owner: nil))
     }
 
     func testNumberValidationAndCountryAllowList() throws {
-        let harness = try Harness { $0.allowedCountries = ["FR", "US"] }
+        let harness = try makeHarness { $0.allowedCountries = ["FR", "US"] }
         XCTAssertVerificationError(
             .invalidParams("number must be an E.164 phone number (+ and 8-15 digits)", field: "number"), try harness.start(number: "5555550100"))
         XCTAssertVerificationError(
@@ -136,7 +135,7 @@ final class StartCheckTests: XCTestCase {
     }
 
     func testDeliveryFailureIsRecordedAndNotSilent() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         harness.provider.fail(.sms)
         // The start is answered once the message is queued; the send's failure shows in the status.
         let failedID = try harness.start()

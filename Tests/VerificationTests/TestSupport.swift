@@ -2,6 +2,7 @@ import Delivery
 import Foundation
 import LineProtocol
 import ServiceKit
+import Storage
 import XCTest
 
 @testable import Verification
@@ -79,24 +80,23 @@ func extractCode(_ text: String) -> String? {
     return String(text[range])
 }
 
-/// A service over a fresh SQLite file, a manual clock and a recording provider.
+/// A service over a fresh database, a manual clock and a recording provider.
 final class Harness: @unchecked Sendable {
-    let directory: String
     let clock = ManualClock()
     let provider = RecordingProvider()
     let service: VerificationService
+    let database: any SQLDatabase
     let logSink = LogSink()
     let logger: Logger
 
-    init(_ configure: (inout VerificationSettings) -> Void = { _ in }) throws {
-        directory = NSTemporaryDirectory() + "verification-tests-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    init(database: any SQLDatabase, _ configure: (inout VerificationSettings) -> Void = { _ in }) {
+        self.database = database
         var settings = VerificationSettings(replicaID: "test-1")
         settings.minimumNextWaitSeconds = 1
         configure(&settings)
-        let store = try SQLiteVerificationStore(path: directory + "/verification.sqlite")
         service = VerificationService(
-            settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
+            settings: settings, store: SQLVerificationStore(database: database), providers: ChannelProviders(all: provider),
+            key: Array(repeating: 7, count: 32), clock: clock)
         logger = Logger(service: "verification", sink: logSink)
         // Queued messages go out at once on the calling thread: the tests read them right after.
         service.deliveryWakeup.onQueued { [weak service, logger] in
@@ -108,8 +108,6 @@ final class Harness: @unchecked Sendable {
     func sendDue() {
         while service.sendNextQueuedDelivery(logger: logger) {}
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     func start(number: String = "+15555550100", workflow: Workflow = .sms, purpose: Purpose = .transaction,
                _ edit: (inout StartParameters) -> Void = { _ in }) throws -> String {
@@ -124,6 +122,31 @@ final class Harness: @unchecked Sendable {
     }
 
     func code(_ id: String) -> String { provider.code(for: id)! }
+}
+
+/// A test case whose services keep their requests in `databases`: SQLite files, or PostgreSQL
+/// schemas in the `...OnPostgresTests` twins (which declare one test of their own, since Linux
+/// test discovery lists inherited tests only for such a class).
+class VerificationTestCase: XCTestCase {
+    class var backend: TestBackend { .sqlite }
+    var databases: TestDatabases!
+
+    override func setUpWithError() throws {
+        databases = try TestDatabases(backend: Self.backend)
+    }
+
+    override func tearDown() {
+        databases?.removeAll()
+    }
+
+    /// The verification database of this test; opening it again reopens the same data.
+    func openDatabase() throws -> any SQLDatabase {
+        try databases.open("verification", sqlite: VerificationSchema.sqlite, postgres: VerificationSchema.postgres)
+    }
+
+    func makeHarness(_ configure: (inout VerificationSettings) -> Void = { _ in }) throws -> Harness {
+        Harness(database: try openDatabase(), configure)
+    }
 }
 
 /// Asserts `body` throws the given verification error.

@@ -4,9 +4,9 @@ import XCTest
 
 @testable import Verification
 
-final class WorkflowTests: XCTestCase {
+class WorkflowTests: VerificationTestCase {
     func testVoiceFollowsSmsAfterTheWaitWithAFreshCode() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start(workflow: .smsVoiceVoice) { $0.nextEventWaitSeconds = 60 }
         let smsCode = harness.code(id)
         harness.clock.advance(seconds: 59)
@@ -29,7 +29,7 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testNewCodeKeepsTheFailureCount() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start(workflow: .smsSMSVoice) { $0.nextEventWaitSeconds = 30 }
         XCTAssertVerificationError(.invalidCode(attemptsLeft: 2), try harness.check(id, wrong(harness.code(id))))
         XCTAssertVerificationError(.invalidCode(attemptsLeft: 1), try harness.check(id, wrong(harness.code(id))))
@@ -40,7 +40,7 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testNextFiresAtOnceAndNoFurtherChannelIsConflict() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start(workflow: .smsVoice) { $0.nextEventWaitSeconds = 120 }
         XCTAssertEqual(try harness.service.next(requestID: id, owner: nil, client: nil, logger: harness.logger), .voice)
         XCTAssertEqual(harness.provider.sent.last?.channel, .voice)
@@ -53,7 +53,7 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testCancelStopsTheCodeAndTheWorkflow() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start(workflow: .smsVoiceVoice) { $0.nextEventWaitSeconds = 60 }
         XCTAssertEqual(try harness.service.cancel(requestID: id, owner: nil, logger: harness.logger), .cancelled)
         XCTAssertVerificationError(.conflict("this verification was cancelled", status: "cancelled"), try harness.check(id, harness.code(id)))
@@ -66,7 +66,7 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testFailedVoiceStepIsRecordedAndTheSmsCodeStaysValid() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start(workflow: .smsVoice) { $0.nextEventWaitSeconds = 60 }
         let smsCode = harness.code(id)
         harness.provider.fail(.voice)
@@ -80,14 +80,14 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testWaitMustFitTheBounds() throws {
-        let harness = try Harness { $0.minimumNextWaitSeconds = 60 }
+        let harness = try makeHarness { $0.minimumNextWaitSeconds = 60 }
         XCTAssertVerificationError(
             .invalidParams("next_event_wait_s must be between 60 and code_expiry_s (300)", field: "next_event_wait_s"),
             try harness.start(workflow: .smsVoice) { $0.nextEventWaitSeconds = 10 })
     }
 
     func testEmailOnlyWhenAllowedAndNeverForLogin() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         XCTAssertVerificationError(
             .invalidParams("the e-mail channel needs allow_email", field: "channel", rule: "email_not_allowed"),
             try harness.start(workflow: .email) { $0.email = "a@example.com" })
@@ -110,11 +110,11 @@ final class WorkflowTests: XCTestCase {
     }
 }
 
-final class PayloadBindingTests: XCTestCase {
+class PayloadBindingTests: VerificationTestCase {
     let transfer: [String: JSON] = ["amount": 5000, "currency": "USD", "from": "checking", "to": "saving", "reference": "t_1"]
 
     func testMessageNamesTheTransferAndOnlyTheSamePayloadVerifies() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start { $0.payload = self.transfer }
         let text = try XCTUnwrap(harness.provider.sent.last?.text)
         let code = harness.code(id)
@@ -129,7 +129,7 @@ final class PayloadBindingTests: XCTestCase {
     }
 
     func testPayloadOnAnUnboundRequestIsAWrongCode() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start()
         XCTAssertVerificationError(.invalidCode(attemptsLeft: 2), try harness.check(id, harness.code(id), payload: .object(transfer)))
         let status = try harness.service.status(requestID: id, owner: nil)
@@ -137,7 +137,7 @@ final class PayloadBindingTests: XCTestCase {
     }
 
     func testACodeForOneTransferNeverConfirmsAnother() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let first = try harness.start(number: "+15555550100") { $0.payload = self.transfer }
         var other = transfer
         other["reference"] = "t_2"
@@ -158,7 +158,7 @@ final class PayloadBindingTests: XCTestCase {
     }
 
     func testBrandAndLocaleFromTheStart() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         let id = try harness.start {
             $0.brand = "Acme Bank"
             $0.locale = .russian
@@ -167,9 +167,9 @@ final class PayloadBindingTests: XCTestCase {
     }
 }
 
-final class SendLimitTests: XCTestCase {
+class SendLimitTests: VerificationTestCase {
     func testPerNumberLimitWithRetryAfter() throws {
-        let harness = try Harness()
+        let harness = try makeHarness()
         for _ in 0..<3 {
             let id = try harness.start()
             _ = try harness.service.cancel(requestID: id, owner: nil, logger: harness.logger)
@@ -182,7 +182,7 @@ final class SendLimitTests: XCTestCase {
     }
 
     func testPerUserPerClientAndGlobalBudgets() throws {
-        let harness = try Harness {
+        let harness = try makeHarness {
             $0.perUser = [SendLimit(count: 2, windowSeconds: 600)]
             $0.perClient = [SendLimit(count: 2, windowSeconds: 600)]
             $0.global = [SendLimit(count: 5, windowSeconds: 3600)]
@@ -198,7 +198,7 @@ final class SendLimitTests: XCTestCase {
     }
 
     func testNextCountsAgainstTheNumberLimit() throws {
-        let harness = try Harness { $0.perNumber = [SendLimit(count: 2, windowSeconds: 600)] }
+        let harness = try makeHarness { $0.perNumber = [SendLimit(count: 2, windowSeconds: 600)] }
         let id = try harness.start(workflow: .smsSMSVoice) { $0.nextEventWaitSeconds = 60 }
         _ = try harness.service.next(requestID: id, owner: nil, client: nil, logger: harness.logger)
         XCTAssertVerificationError(
@@ -206,9 +206,9 @@ final class SendLimitTests: XCTestCase {
     }
 }
 
-final class BudgetTests: XCTestCase {
+class BudgetTests: VerificationTestCase {
     func testTimedStepBeyondTheGlobalBudgetIsSkippedNotSent() throws {
-        let harness = try Harness { $0.global = [SendLimit(count: 1, windowSeconds: 3600)] }
+        let harness = try makeHarness { $0.global = [SendLimit(count: 1, windowSeconds: 3600)] }
         let id = try harness.start(workflow: .smsVoiceVoice) { $0.nextEventWaitSeconds = 60 }
         let smsCode = harness.code(id)
         harness.clock.advance(seconds: 60)

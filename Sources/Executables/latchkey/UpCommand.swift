@@ -66,13 +66,17 @@ enum UpCommand {
         }
     }
 
-    /// On PostgreSQL every replica of identity and reset must hold the same key (authenticator
-    /// secrets, keyed address hashes): one file per key in the stack's data directory, made once
+    /// On PostgreSQL every replica of identity, verification and reset must hold the same key
+    /// (authenticator secrets, code hashes, keyed address hashes): one file per key in the stack's data directory, made once
     /// (0600), handed to every replica, unless the variable is set.
     private static func shareServerKeys(with options: inout Stack.Options) throws {
         try FileManager.default.createDirectory(
             atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for (service, variable, file) in [("identity", "LATCHKEY_IDENTITY_KEY", "shared-identity.key"), ("reset", "LATCHKEY_RESET_KEY", "shared-reset.key")]
+        let keys = [
+            ("identity", "LATCHKEY_IDENTITY_KEY", "shared-identity.key"), ("verification", "LATCHKEY_VERIFICATION_KEY", "shared-verification.key"),
+            ("reset", "LATCHKEY_RESET_KEY", "shared-reset.key"),
+        ]
+        for (service, variable, file) in keys
         where ProcessInfo.processInfo.environment[variable] == nil {
             let path = (options.dataDirectory as NSString).appendingPathComponent(file)
             var key = try ServerKeyFile.load(path: path, configured: nil, option: variable)

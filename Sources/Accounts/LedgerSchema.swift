@@ -1,0 +1,104 @@
+import Storage
+
+/// The ledger's tables, per dialect, under the same versions. PostgreSQL gets BIGINT money and
+/// times, BIGSERIAL ids and the same constraints (balances never below zero, one ledger pair
+/// per transfer, one transfer per idempotency key) in the `accounts` schema.
+public enum LedgerSchema {
+    public static let sqlite: [Migration] = [
+        Migration(version: 1, name: "accounts, transfers, ledger", sql: """
+            CREATE TABLE accounts (
+                id INTEGER PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                balance INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                UNIQUE (user_id, name),
+                CHECK (balance >= 0 OR name = 'external')
+            );
+            CREATE TABLE transfers (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('transfer', 'deposit')),
+                from_account TEXT NOT NULL,
+                to_account TEXT NOT NULL,
+                amount INTEGER NOT NULL CHECK (amount > 0),
+                currency TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed', 'cancelled')),
+                idempotency_key TEXT NOT NULL,
+                request_id TEXT,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                completed_at INTEGER,
+                UNIQUE (user_id, kind, idempotency_key)
+            );
+            CREATE TABLE ledger (
+                id INTEGER PRIMARY KEY,
+                transfer_id TEXT NOT NULL REFERENCES transfers (id),
+                account_id INTEGER NOT NULL REFERENCES accounts (id),
+                amount INTEGER NOT NULL CHECK (amount <> 0),
+                balance_after INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                UNIQUE (transfer_id, account_id)
+            );
+            CREATE INDEX ledger_by_account ON ledger (account_id, id);
+            CREATE INDEX transfers_by_request ON transfers (request_id);
+            """),
+        Migration(version: 2, name: "transfer key challenges", sql: keyChallenges(bytes: "BLOB", integer: "INTEGER")),
+    ]
+
+    public static let postgres: [Migration] = [
+        Migration(version: 1, name: "accounts, transfers, ledger", sql: """
+            CREATE TABLE accounts (
+                id BIGSERIAL PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                balance BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                UNIQUE (user_id, name),
+                CHECK (balance >= 0 OR name = 'external')
+            );
+            CREATE TABLE transfers (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('transfer', 'deposit')),
+                from_account TEXT NOT NULL,
+                to_account TEXT NOT NULL,
+                amount BIGINT NOT NULL CHECK (amount > 0),
+                currency TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed', 'cancelled')),
+                idempotency_key TEXT NOT NULL,
+                request_id TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                completed_at BIGINT,
+                UNIQUE (user_id, kind, idempotency_key)
+            );
+            CREATE TABLE ledger (
+                id BIGSERIAL PRIMARY KEY,
+                transfer_id TEXT NOT NULL REFERENCES transfers (id),
+                account_id BIGINT NOT NULL REFERENCES accounts (id),
+                amount BIGINT NOT NULL CHECK (amount <> 0),
+                balance_after BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                UNIQUE (transfer_id, account_id)
+            );
+            CREATE INDEX ledger_by_account ON ledger (account_id, id);
+            CREATE INDEX transfers_by_request ON transfers (request_id);
+            """),
+        Migration(version: 2, name: "transfer key challenges", sql: keyChallenges(bytes: "BYTEA", integer: "BIGINT")),
+    ]
+
+    /// The challenge of a transfer confirmed by a device key, and its attempts left.
+    private static func keyChallenges(bytes: String, integer: String) -> String {
+        """
+        CREATE TABLE transfer_key_challenges (
+            transfer_id TEXT PRIMARY KEY REFERENCES transfers (id),
+            device_id TEXT NOT NULL,
+            challenge \(bytes) NOT NULL,
+            attempts_left \(integer) NOT NULL
+        );
+        """
+    }
+}

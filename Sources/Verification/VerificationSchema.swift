@@ -1,0 +1,146 @@
+import Storage
+
+/// The verification tables, per dialect, under the same versions: the SQLite file's steps are
+/// those it always had; PostgreSQL gets the same tables in its own types (BIGINT times,
+/// BYTEA hashes, BIGSERIAL ids) in the `verification` schema.
+public enum VerificationSchema {
+    public static let sqlite = [
+        Migration(version: 1, name: "requests, events, send counters", sql: """
+            CREATE TABLE requests (
+                id TEXT PRIMARY KEY,
+                destination TEXT NOT NULL,
+                number TEXT,
+                email TEXT,
+                user_id TEXT,
+                purpose TEXT NOT NULL,
+                workflow TEXT NOT NULL,
+                step INTEGER NOT NULL,
+                brand TEXT NOT NULL,
+                locale TEXT NOT NULL,
+                code_length INTEGER NOT NULL,
+                code_expiry_s INTEGER NOT NULL,
+                next_event_wait_s INTEGER NOT NULL,
+                code_hash BLOB NOT NULL,
+                code_channel TEXT,
+                payload_hash BLOB,
+                payload_json TEXT,
+                status TEXT NOT NULL,
+                failures INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                code_expires_at INTEGER NOT NULL,
+                next_event_at INTEGER,
+                finished_at INTEGER,
+                client TEXT
+            );
+            CREATE INDEX requests_destination ON requests (destination, status);
+            CREATE INDEX requests_next_event ON requests (status, next_event_at);
+            CREATE INDEX requests_created ON requests (created_at);
+            CREATE TABLE request_events (
+                id INTEGER PRIMARY KEY,
+                request_id TEXT NOT NULL,
+                at INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                channel TEXT,
+                detail TEXT
+            );
+            CREATE INDEX request_events_request ON request_events (request_id, id);
+            CREATE TABLE sends (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL,
+                at INTEGER NOT NULL
+            );
+            CREATE INDEX sends_key_at ON sends (key, at);
+            CREATE INDEX sends_at ON sends (at);
+            """),
+        Migration(version: 2, name: "delivery queue", sql: """
+            CREATE TABLE deliveries (
+                id TEXT PRIMARY KEY,
+                request_id TEXT NOT NULL,
+                step INTEGER NOT NULL,
+                channel TEXT NOT NULL,
+                trigger TEXT NOT NULL,
+                code_seed BLOB NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
+            """),
+        claimsMigration,
+    ]
+
+    public static let postgres = [
+        Migration(version: 1, name: "requests, events, send counters", sql: """
+            CREATE TABLE requests (
+                id TEXT PRIMARY KEY,
+                destination TEXT NOT NULL,
+                number TEXT,
+                email TEXT,
+                user_id TEXT,
+                purpose TEXT NOT NULL,
+                workflow TEXT NOT NULL,
+                step BIGINT NOT NULL,
+                brand TEXT NOT NULL,
+                locale TEXT NOT NULL,
+                code_length BIGINT NOT NULL,
+                code_expiry_s BIGINT NOT NULL,
+                next_event_wait_s BIGINT NOT NULL,
+                code_hash BYTEA NOT NULL,
+                code_channel TEXT,
+                payload_hash BYTEA,
+                payload_json TEXT,
+                status TEXT NOT NULL,
+                failures BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                code_expires_at BIGINT NOT NULL,
+                next_event_at BIGINT,
+                finished_at BIGINT,
+                client TEXT
+            );
+            CREATE INDEX requests_destination ON requests (destination, status);
+            CREATE INDEX requests_next_event ON requests (status, next_event_at);
+            CREATE INDEX requests_created ON requests (created_at);
+            CREATE TABLE request_events (
+                id BIGSERIAL PRIMARY KEY,
+                request_id TEXT NOT NULL,
+                at BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                channel TEXT,
+                detail TEXT
+            );
+            CREATE INDEX request_events_request ON request_events (request_id, id);
+            CREATE TABLE sends (
+                id BIGSERIAL PRIMARY KEY,
+                key TEXT NOT NULL,
+                at BIGINT NOT NULL
+            );
+            CREATE INDEX sends_key_at ON sends (key, at);
+            CREATE INDEX sends_at ON sends (at);
+            """),
+        Migration(version: 2, name: "delivery queue", sql: """
+            CREATE TABLE deliveries (
+                id TEXT PRIMARY KEY,
+                request_id TEXT NOT NULL,
+                step BIGINT NOT NULL,
+                channel TEXT NOT NULL,
+                trigger TEXT NOT NULL,
+                code_seed BYTEA NOT NULL,
+                state TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                next_attempt_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            );
+            CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
+            """),
+        claimsMigration,
+    ]
+
+    /// Who took a message and when, so a replica that starts again re-queues only its own
+    /// interrupted sends, and a claim whose replica never came back is taken over once it is
+    /// older than the lease. The same SQL on both dialects.
+    static let claimsMigration = Migration(version: 3, name: "delivery claims", sql: """
+        ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
+        ALTER TABLE deliveries ADD COLUMN claimed_at BIGINT;
+        """)
+}
