@@ -78,3 +78,17 @@ extension LatchkeyClient.Identity {
         }
     }
 }
+
+// An app that logs what it got (`print`, `os_log("\(value)")`, `dump`) must not log the secret
+// or the codes: their descriptions and mirrors say only what kind of value it is.
+extension LatchkeyClient.Identity.TotpEnroll.Response: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "TotpEnroll.Response(secret: <redacted>, uri: <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
+
+extension LatchkeyClient.Identity.RecoveryCodes.Response: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "RecoveryCodes.Response(codes: <\(codes.count) redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
