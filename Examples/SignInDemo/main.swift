@@ -1,5 +1,6 @@
 // A consumer of LatchkeyClient's public surface (no @testable): signs in the demo user of
-// `latchkey up --demo`, pays the SMS factor with the code typed on stdin, prints the balances.
+// `latchkey up --demo`, pays the SMS (or authenticator-app) factor with the code typed on stdin,
+// prints the balances.
 //
 //   swift run latchkey up --demo        (prints the demo password; codes go to ./.latchkey/outbox.jsonl)
 //   swift run SignInDemo --url http://127.0.0.1:7480 --password "$LATCHKEY_DEMO_PASSWORD"
@@ -46,19 +47,26 @@ func formatted(_ account: Account) -> String {
     return "\(sign)\(magnitude / 100).\(String(format: "%02d", Int(magnitude % 100))) \(account.currency)"
 }
 
+/// One line typed on stdin, without its surrounding spaces.
+func typedLine() throws -> String {
+    try readLine(strippingNewline: true).orThrow(DemoFailure("no code on stdin")).trimmingCharacters(in: .whitespaces)
+}
+
 func run() async throws {
     let options = try DemoOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     let password = try options.password.orThrow(DemoFailure("give --password or LATCHKEY_DEMO_PASSWORD"))
     let client = LatchkeyClient(baseURL: options.url)
 
     let signedIn = try await client.signIn(username: options.username, password: password, deviceID: options.deviceID)
-    if signedIn.requiredFactors.contains(.sms) {
+    if signedIn.requiredFactors.contains(.totp) {
+        print("type the code your authenticator app shows:")
+        try await client.verifyAuthenticatorCode(try typedLine())
+    } else if signedIn.requiredFactors.contains(.sms) {
         let verification = try await client.startCode(channel: .sms)
         print("a code was sent to the phone; type it:")
-        let code = try readLine(strippingNewline: true).orThrow(DemoFailure("no code on stdin"))
-        try await client.checkCode(code.trimmingCharacters(in: .whitespaces), requestID: verification.requestID)
+        try await client.checkCode(try typedLine(), requestID: verification.requestID)
     } else if signedIn.needsSecondFactor {
-        throw DemoFailure("this demo pays only the sms factor; the session owes \(signedIn.requiredFactors)")
+        throw DemoFailure("this demo pays the sms and totp factors; the session owes \(signedIn.requiredFactors)")
     }
     for account in try await client.balances() {
         print("\(account.name): \(formatted(account))")

@@ -10,7 +10,8 @@ public enum LatchkeyError: Error, Sendable, Equatable {
     case lineTooLong
     case methodNotFound(method: String?)
     /// A parameter is missing, mistyped or out of range; `rule` says which rule when the server names one.
-    case invalidParams(field: String?, rule: String?)
+    /// For a parameter the method does not take, `field` names it and `accepted` lists the ones it does.
+    case invalidParams(field: String?, rule: String?, accepted: [String]? = nil)
     /// A server bug; the details are in the server's log.
     case internalError
     /// No session, or an unknown, expired or revoked one: sign in again. The stored session is dropped.
@@ -106,8 +107,8 @@ public enum LatchkeyError: Error, Sendable, Equatable {
 }
 
 extension LatchkeyError {
-    /// The error an answer's `error` object stands for. `retryAfterHeader` fills `retry_after`
-    /// when the body lacks it.
+    /// The error an answer's `error` object stands for. `status`: the HTTP status (the body's
+    /// `code` equals it on the HTTP door). `retryAfterHeader` fills `retry_after` when the body lacks it.
     init(status: Int, message: String, data: [String: JSONValue], retryAfterHeader: Int? = nil) {
         let string = { (key: String) in data[key]?.stringValue }
         let int = { (key: String) in data[key]?.intValue }
@@ -117,7 +118,8 @@ extension LatchkeyError {
         case "invalid_request": self = .invalidRequest
         case "line_too_long": self = .lineTooLong
         case "method_not_found": self = .methodNotFound(method: string("method"))
-        case "invalid_params": self = .invalidParams(field: string("field"), rule: string("rule"))
+        case "invalid_params":
+            self = .invalidParams(field: string("field"), rule: string("rule"), accepted: data["accepted"]?.arrayValue?.compactMap(\.stringValue))
         case "internal": self = .internalError
         case "unauthenticated": self = .unauthenticated
         case "invalid_credentials": self = .invalidCredentials

@@ -64,7 +64,8 @@ final class ClientMethodTableTests: XCTestCase {
     func testOnlyReadsAndKeyedWritesAreRetried() throws {
         let writes = ["identity.register", "identity.login", "identity.preferences", "identity.enroll_key", "identity.verify_key",
                       "identity.key_login", "verification.start", "verification.check", "verification.cancel", "verification.next",
-                      "accounts.confirm", "reset.request", "reset.complete"]
+                      "accounts.confirm", "reset.request", "reset.complete", "identity.totp_enroll", "identity.totp_activate",
+                      "identity.totp_verify", "identity.recovery_codes", "identity.recovery_verify"]
         for method in writes { XCTAssertEqual(Self.calls[method]?.retry, .never, method) }
         XCTAssertEqual(Self.calls["accounts.transfer"]?.retry, .idempotencyKey)
     }

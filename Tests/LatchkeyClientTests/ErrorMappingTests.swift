@@ -16,8 +16,13 @@ final class ErrorMappingTests: XCTestCase {
             return line.dropFirst(3).prefix { $0 != "`" }.description
         }
         let http = try String(contentsOf: folder.appendingPathComponent("http.md"), encoding: .utf8)
-        let sentence = try XCTUnwrap(http.components(separatedBy: "use the same body shape with reasons").last?.components(separatedBy: ".").first)
-        reasons += sentence.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        // "HTTP-level errors (...) use the same body shape ..., with reasons `a`, `b`, ... ."
+        let parts = http.components(separatedBy: "HTTP-level errors").last?.components(separatedBy: "with reasons") ?? []
+        XCTAssertEqual(parts.count, 2, "http.md names the HTTP door's own reasons in one sentence")
+        let sentence = try XCTUnwrap(parts.last?.components(separatedBy: ".").first)
+        let httpReasons = sentence.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        XCTAssertTrue(httpReasons.contains("method_not_allowed"), "the HTTP door's reasons were read: \(httpReasons)")
+        reasons += httpReasons
         return reasons
     }
 
@@ -43,6 +48,12 @@ final class ErrorMappingTests: XCTestCase {
             (["reason": "locked", "retry_after": 30], .locked(retryAfter: 30)),
             (["reason": "rate_limited", "retry_after": 42, "scope": "number"], .rateLimited(retryAfter: 42, scope: "number")),
             (["reason": "invalid_params", "field": "phone", "rule": "phone_not_proven"], .invalidParams(field: "phone", rule: "phone_not_proven")),
+            (["reason": "invalid_params", "field": "befor", "accepted": ["before", "limit", "session"]],
+             .invalidParams(field: "befor", rule: nil, accepted: ["before", "limit", "session"])),
+            (["reason": "conflict", "detail": "totp_active"], .conflict(field: nil, detail: "totp_active", status: nil)),
+            (["reason": "not_found", "detail": "no_totp"], .notFound(detail: "no_totp")),
+            (["reason": "not_found", "detail": "not_biometry"], .notFound(detail: "not_biometry")),
+            (["reason": "locked", "retry_after": 60], .locked(retryAfter: 60)),
             (["reason": "weak_password", "rule": "too_short"], .weakPassword(rule: "too_short")),
             (["reason": "concurrent_verification", "request_id": "vr_a_b"], .concurrentVerification(requestID: "vr_a_b")),
             (["reason": "conflict", "status": "verified"], .conflict(field: nil, detail: nil, status: "verified")),
@@ -53,6 +64,8 @@ final class ErrorMappingTests: XCTestCase {
             (["reason": "method_not_found", "method": "identity.introspect"], .methodNotFound(method: "identity.introspect")),
             (["reason": "step_up_required", "detail": "factors_owed", "required_factors": ["sms", "device_key"]],
              .stepUpRequired(.factorsOwed([.sms, .deviceKey]))),
+            (["reason": "step_up_required", "detail": "factors_owed", "required_factors": ["totp", "sms"]],
+             .stepUpRequired(.factorsOwed([.totp, .sms]))),
             (["reason": "step_up_required", "detail": "recent_step_up", "window_s": 600],
              .stepUpRequired(.recentStepUp(windowSeconds: 600))),
         ]

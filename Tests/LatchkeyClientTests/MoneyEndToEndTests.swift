@@ -13,6 +13,7 @@ final class MoneyEndToEndTests: ClientStackTestCase {
         let requestID = try XCTUnwrap(transfer.requestID)
         let confirmed = try await client.confirmTransfer(transferID: transfer.transferID, code: try await code(for: requestID))
         XCTAssertEqual(confirmed.status, "done")
+        XCTAssertEqual(confirmed.transferID, transfer.transferID)
         XCTAssertEqual(confirmed.accounts.map(\.balance), [498_750, 1_001_250])
         let after = try await client.balances()
         XCTAssertEqual(after.map(\.balance), [498_750, 1_001_250])
@@ -27,8 +28,14 @@ final class MoneyEndToEndTests: ClientStackTestCase {
             if cursor == nil { break }
         }
         XCTAssertEqual(entries.count, 4)
+        XCTAssertEqual(entries.prefix(2).map(\.kind), [.transfer, .transfer])
         XCTAssertEqual(entries.prefix(2).map(\.transferID), [transfer.transferID, transfer.transferID])
+        XCTAssertEqual(entries.prefix(2).map(\.entryID), [transfer.transferID, transfer.transferID])
         XCTAssertEqual(Set(entries.prefix(2).map(\.direction)), [.debit, .credit])
+        // Deposits: their own ids, no transfer id.
+        XCTAssertEqual(entries.suffix(2).map(\.kind), [.deposit, .deposit])
+        XCTAssertEqual(entries.suffix(2).map(\.transferID), [nil, nil])
+        XCTAssertTrue(entries.suffix(2).allSatisfy { $0.entryID.hasPrefix("dp_") }, "\(entries)")
         XCTAssertEqual(entries.suffix(2).map(\.counterpart), [.external, .external])
     }
 

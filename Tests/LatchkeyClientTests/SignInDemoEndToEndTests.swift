@@ -1,11 +1,37 @@
 import Foundation
+import LatchkeyClient
 import ServiceKit
 import XCTest
 
 /// Examples/SignInDemo, built as a program of its own against the client's public surface,
-/// signs the demo user in (the code typed on its stdin, read from the outbox) and prints balances.
+/// signs the demo user in (the code typed on its stdin) and prints balances.
 final class SignInDemoEndToEndTests: ClientStackTestCase {
-    func testTheExampleSignsInTheDemoUserAndPrintsBalances() async throws {
+    func testTheExampleSignsInTheDemoUserWithTheSMSCodeAndPrintsBalances() async throws {
+        let printed = try await runDemo {
+            // The code it asked for: the newest login SMS to the demo phone.
+            let message = try await self.awaitMessage { $0["channel"]?.stringValue == "sms" && $0["to"]?.stringValue == "+15555550100" }
+            return try await self.code(for: try XCTUnwrap(message["request_id"]?.stringValue))
+        }
+        XCTAssertTrue(printed.contains("checking: 5000.00 USD\nsaving: 10000.00 USD"), printed)
+    }
+
+    func testTheExamplePaysAnOwedAuthenticatorCode() async throws {
+        let client = try client()
+        try await signInWithCode(client)
+        let enrollment = try await client.enrollAuthenticator()
+        let app = try XCTUnwrap(AuthenticatorApp(base32: enrollment.secret))
+        let step = AuthenticatorApp.step(at: Date())
+        try await client.activateAuthenticator(code: app.code(step: step))
+        let smsBefore = outbox().count
+
+        let printed = try await runDemo { app.code(step: step + 1) }
+        XCTAssertTrue(printed.contains("authenticator app"), printed)
+        XCTAssertTrue(printed.contains("checking: 5000.00 USD"), printed)
+        XCTAssertEqual(outbox().count, smsBefore, "no SMS when the app's code is owed")
+    }
+
+    /// Runs the example against the stack, types `code()` on its stdin, and returns what it printed.
+    private func runDemo(code: () async throws -> String) async throws -> String {
         let executable = (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("SignInDemo")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -15,16 +41,12 @@ final class SignInDemoEndToEndTests: ClientStackTestCase {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        // The code it asked for: the newest login SMS to the demo phone.
-        let message = try await awaitMessage { $0["channel"]?.stringValue == "sms" && $0["to"]?.stringValue == "+15555550100" }
-        let requestID = try XCTUnwrap(message["request_id"]?.stringValue)
-        input.fileHandleForWriting.write(Data((try await code(for: requestID) + "\n").utf8))
+        input.fileHandleForWriting.write(Data((try await code() + "\n").utf8))
         try input.fileHandleForWriting.close()
-
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertEqual(process.terminationStatus, 0, complaint)
-        XCTAssertTrue(printed.contains("checking: 5000.00 USD\nsaving: 10000.00 USD"), printed)
+        return printed
     }
 }

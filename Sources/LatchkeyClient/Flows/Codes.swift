@@ -3,8 +3,9 @@ import Foundation
 extension LatchkeyClient {
     /// Sends a login code to the user's phone (the `sms` factor). Without a channel the server's
     /// workflow runs (SMS, then a voice call, then another call, each with a fresh code).
-    public func startCode(channel: CodeChannel? = nil) async throws -> Verification.Start.Response {
-        try await send(Verification.Start(channel: channel))
+    /// `locale` picks the message's language (`en`, `fr`, `ru`); nil leaves it to the server.
+    public func startCode(channel: CodeChannel? = nil, locale: String? = nil) async throws -> Verification.Start.Response {
+        try await send(Verification.Start(channel: channel, locale: locale))
     }
 
     /// Checks the code the person typed. On success the session is at aal 2. `invalidCode`

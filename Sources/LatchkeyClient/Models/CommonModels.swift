@@ -16,6 +16,9 @@ public struct Factor: RawRepresentable, Codable, Hashable, Sendable, CustomStrin
     public static let sms = Factor(rawValue: "sms")
     /// A signature by this device's enrolled key (`identity.verify_key`).
     public static let deviceKey = Factor(rawValue: "device_key")
+    /// A code from the user's authenticator app (`identity.totp_verify`). A recovery code
+    /// (`identity.recovery_verify`) pays any factor and is never listed itself.
+    public static let totp = Factor(rawValue: "totp")
 }
 
 /// How a device key is protected on the phone (`protection`).
@@ -43,21 +46,17 @@ public struct AccountName: RawRepresentable, Codable, Hashable, Sendable, Custom
     public static let external = AccountName(rawValue: "external")
 }
 
-/// An opaque paging cursor (`next`, passed back as `before`). The server decides its type;
-/// the client hands it back exactly as it came (a string or an integer).
+/// An opaque paging cursor: a page's `next`, handed back as `before` for the next, older page.
+/// The server builds it; the client neither reads nor builds one (what it holds may change).
 public struct Cursor: Codable, Hashable, Sendable {
-    let value: JSONValue
+    let value: String
 
-    public init(from decoder: Decoder) throws {
-        let decoded = try JSONValue(from: decoder)
-        switch decoded {
-        case .string, .number: value = decoded
-        default:
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a cursor is a string or a number"))
-        }
+    public init(from decoder: Decoder) throws { value = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
     }
-
-    public func encode(to encoder: Encoder) throws { try value.encode(to: encoder) }
 }
 
 /// `{"ok": true}`.

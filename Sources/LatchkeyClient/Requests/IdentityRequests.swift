@@ -112,7 +112,14 @@ extension LatchkeyClient {
             public struct Response: Codable, Sendable, Equatable, WireKeyed {
                 public let smsVerification: Bool
                 public let sitekey: String?
-                enum CodingKeys: String, CodingKey, CaseIterable { case smsVerification = "sms_verification", sitekey }
+                /// Every second factor the user has, for the app to offer a choice: `sms` (always),
+                /// `totp` once an authenticator app is active, `device_key` with an active biometry key.
+                public let factors: [Factor]
+                /// Unused recovery codes (0 until the user generates a set).
+                public let recoveryCodesLeft: Int
+                enum CodingKeys: String, CodingKey, CaseIterable {
+                    case smsVerification = "sms_verification", sitekey, factors, recoveryCodesLeft = "recovery_codes_left"
+                }
             }
         }
 
@@ -260,7 +267,8 @@ public struct DeviceKeySummary: Codable, Sendable, Equatable {
 
 /// An authentication event of the user's own ("was this you?").
 public struct ActivityEvent: Codable, Sendable, Equatable {
-    public let eventID: Cursor
+    /// Orders events; not a cursor (pages take the answer's `next`).
+    public let eventID: Int64
     public let event: String
     public let outcome: String
     public let at: Date

@@ -6,8 +6,9 @@ extension LatchkeyClient {
         Identity.Ping.self, Identity.Register.self, Identity.Login.self, Identity.Logout.self, Identity.Sessions.self,
         Identity.Revoke.self, Identity.Preferences.self, Identity.Challenge.self, Identity.EnrollKey.self,
         Identity.VerifyKey.self, Identity.KeyLogin.self, Identity.Keys.self, Identity.RevokeKey.self, Identity.Activity.self,
-        Verification.Ping.self, Verification.Start.self, Verification.Check.self, Verification.Cancel.self,
-        Verification.Next.self, Verification.Status.self,
+        Identity.TotpEnroll.self, Identity.TotpActivate.self, Identity.TotpVerify.self, Identity.TotpRemove.self,
+        Identity.RecoveryCodes.self, Identity.RecoveryVerify.self,
+        Verification.Ping.self, Verification.Start.self, Verification.Check.self, Verification.Cancel.self, Verification.Next.self,
         Accounts.Ping.self, Accounts.Balances.self, Accounts.Transfer.self, Accounts.Confirm.self, Accounts.History.self,
         Reset.Ping.self, Reset.Request.self, Reset.Validate.self, Reset.Complete.self,
     ]

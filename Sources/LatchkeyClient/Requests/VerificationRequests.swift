@@ -15,8 +15,11 @@ extension LatchkeyClient {
             public static let method = "verification.start", session = SessionUse.required, retry = RetryClass.never
             /// One step by this channel; nil: the server's workflow (SMS, then voice, then voice).
             public var channel: CodeChannel?
-            public init(channel: CodeChannel? = nil) { self.channel = channel }
-            enum CodingKeys: String, CodingKey, CaseIterable { case channel }
+            /// The message's language: `en`, `fr`, `ru` (`fr-CA` reads as `fr`); nil: the server's default.
+            /// An app passes `Locale.current.identifier`'s language.
+            public var locale: String?
+            public init(channel: CodeChannel? = nil, locale: String? = nil) { (self.channel, self.locale) = (channel, locale) }
+            enum CodingKeys: String, CodingKey, CaseIterable { case channel, locale }
 
             public struct Response: Codable, Sendable, Equatable, WireKeyed {
                 public let requestID: String
@@ -58,21 +61,6 @@ extension LatchkeyClient {
             public var requestID: String
             public init(requestID: String) { self.requestID = requestID }
             enum CodingKeys: String, CodingKey, CaseIterable { case requestID = "request_id" }
-        }
-
-        /// What became of a code's messages (sent, retried, failed). Never the code.
-        public struct Status: LatchkeyRequest, WireKeyed {
-            public static let method = "verification.status", session = SessionUse.required, retry = RetryClass.safe
-            public var requestID: String
-            public init(requestID: String) { self.requestID = requestID }
-            enum CodingKeys: String, CodingKey, CaseIterable { case requestID = "request_id" }
-
-            public struct Response: Codable, Sendable, Equatable, WireKeyed {
-                public let requestID: String
-                public let status: String
-                public let events: [JSONValue]
-                enum CodingKeys: String, CodingKey, CaseIterable { case requestID = "request_id", status, events }
-            }
         }
 
         public struct StatusResponse: Codable, Sendable, Equatable, WireKeyed {

@@ -57,8 +57,8 @@ struct HTTPTransport: Sendable {
         }
         guard let envelope = try? Self.decoder.decode(Failure.self, from: data) else { throw LatchkeyError.invalidResponse(status: status) }
         let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
-        throw LatchkeyError(
-            status: envelope.error.code, message: envelope.error.message, data: envelope.error.data ?? [:], retryAfterHeader: retryAfter)
+        // On the HTTP door `error.code` is the HTTP status itself (`protocol/http.md` §3).
+        throw LatchkeyError(status: status, message: envelope.error.message, data: envelope.error.data ?? [:], retryAfterHeader: retryAfter)
     }
 
     private struct Success<Result: Decodable>: Decodable {
@@ -67,7 +67,6 @@ struct HTTPTransport: Sendable {
 
     private struct Failure: Decodable {
         struct Body: Decodable {
-            let code: Int
             let message: String
             let data: [String: JSONValue]?
         }
