@@ -42,7 +42,11 @@ final class LoginThrottleEndToEndTests: StackTestCase {
         let identity = try direct("identity")
         try register(identity, "dora")
         let tally = try pipelined(identity, count: 30) { index in self.loginParams("dora", password: "wrong guess \(index)", device: "attacker") }
-        XCTAssertEqual(tally, ["invalid_credentials": 5, "locked": 25], "each invalid_credentials is one password check")
+        XCTAssertEqual(tally["invalid_credentials"], 5, "each invalid_credentials is one password check: \(tally)")
+        // The rest are refused before any hash: `locked`, or, when a slow machine keeps many of them
+        // in flight together, `rate_limited` by the address budget those in-flight ones hold.
+        XCTAssertEqual(tally.filter { !["invalid_credentials", "locked", "rate_limited"].contains($0.key) }, [:], "\(tally)")
+        XCTAssertGreaterThan(tally["locked"] ?? 0, 0, "\(tally)")
     }
 
     /// Reservations are committed before the hash: guesses in flight when identity dies by
