@@ -15,6 +15,7 @@ public enum IdentityMethods {
         registerSessions(router, service)
         registerKeys(router, service)
         registerInternal(router, service)
+        IdentityOperatorMethods.register(router, service)
     }
 
     private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }
