@@ -30,7 +30,7 @@ enum IdentityOperatorMethods {
             let sessionID = try params.optionalString("session_id", maxLength: idMaxBytes)
             let all = try params.optionalBool("all") ?? false
             guard (sessionID != nil) != all else {
-                throw RPCError.invalidParams("give session_id or all: true, not both", field: sessionID == nil ? "session_id" : "all")
+                throw RPCError.invalidParams("give session_id or all: true (exactly one of the two)", field: sessionID == nil ? "session_id" : "all")
             }
             if let sessionID {
                 try service.operatorRevokeSession(userID: userID, sessionID: sessionID, caller: caller(context))

@@ -200,6 +200,10 @@ final class OperatorCommandsEndToEndTests: StackTestCase {
         XCTAssertEqual(try latchkey(["deposit", "vera", "checking"]).status, 2, "missing amount")
         XCTAssertEqual(try latchkey(["deposit", "vera", "checking", "12.50"]).status, 2, "amounts are integers in minor units")
         XCTAssertEqual(try latchkey(["revoke-session", "vera"]).status, 2, "a session id or --all")
+        var strayAll = toolEnvironment()
+        strayAll["LATCHKEY_ALL"] = "1"
+        let stray = try OperatorRun.start(toolArguments(["revoke-session", "vera"]), environment: strayAll).finish(timeoutSeconds: 30)
+        XCTAssertEqual(stray.status, 2, "--all comes from the command line only: \(stray.stdout)")
         XCTAssertEqual(try latchkey(["activity", "vera", "--limit", "0"]).status, 2)
 
         let unknown = try latchkey(["unlock", "nobody-here"])

@@ -29,8 +29,16 @@ enum OperatorCommands {
         "activity": Command(synopsis: "activity USERNAME [--limit N]", flags: [limit], positional: 1...1, body: UserCommands.activity),
     ]
 
+    /// The command's own flags (command line only), then where the services are (also from the environment).
     static func usage(_ name: String) -> String? {
-        commands[name].map { Usage.text("latchkey \($0.synopsis) [--json]", options: $0.flags + [json] + OperatorConnection.options) }
+        guard let command = commands[name] else { return nil }
+        var lines = ["usage: latchkey \(command.synopsis) [--json]", "", "flags (command line only):"]
+        for flag in command.flags + [json] {
+            let spelled = flag.isSwitch ? flag.flag : "\(flag.flag) VALUE"
+            lines.append("  \(spelled.padding(toLength: 24, withPad: " ", startingAt: 0)) \(flag.help)")
+        }
+        let connection = Usage.text("", options: OperatorConnection.options).split(separator: "\n", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        return (lines + connection).joined(separator: "\n")
     }
 
     static func run(_ name: String, arguments: [String], environment: [String: String]) throws -> Int32 {
