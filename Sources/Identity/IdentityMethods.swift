@@ -16,6 +16,7 @@ public enum IdentityMethods {
         registerKeys(router, service)
         registerFactors(router, service)
         registerInternal(router, service)
+        IdentityOperatorMethods.register(router, service)
     }
 
     private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }

@@ -12,6 +12,15 @@ enum ToolUsage {
           backup SOURCE.sqlite DEST.sqlite  online backup of a live service database
           options                           every configuration variable, as a Markdown table
 
+        operator commands (straight to identity and accounts; --json for JSON; each recorded as operator.*):
+          deposit USERNAME ACCOUNT AMOUNT_MINOR   fund checking or saving (idempotent: --idempotency-key)
+          unlock USERNAME                   lift a login lock and forgive the failed logins
+          sessions USERNAME                 the user's live sessions
+          revoke-session USERNAME (SESSION_ID | --all)
+          keys USERNAME                     the user's device keys
+          revoke-key USERNAME KEY_ID
+          activity USERNAME [--limit N]     the user's audit events, newest first
+
         exit status: 0 done, 1 an error answer or a failure, 2 a usage error, 3 the stack could not be reached
 
         """
@@ -23,7 +32,7 @@ enum ToolUsage {
         case "bench": Usage.text("latchkey bench SCENARIO   (ping, login, verify, transfer, reset, all; overload: logins at 3x scrypt, not in all)", options: BenchCommand.options)
         case "backup": Usage.text("latchkey backup SOURCE.sqlite DEST.sqlite", options: [])
         case "options": Usage.text("latchkey options", options: [])
-        default: nil
+        default: OperatorCommands.usage(command)
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import ServiceKit
 
-/// `latchkey up | call | bench | backup | options`: the operator's tool. Thin: each command
-/// lives in its own file. Exit status: 0 done, 1 an error answer or a failure, 2 a usage
-/// error, 3 the stack could not be reached.
+/// `latchkey up | call | bench | backup | options` and the operator commands
+/// (`OperatorCommands`): the operator's tool. Thin: each command lives in its own file.
+/// Exit status: 0 done, 1 an error answer or a failure, 2 a usage error, 3 the stack could
+/// not be reached.
 let arguments = Array(CommandLine.arguments.dropFirst())
 let environment = ProcessInfo.processInfo.environment
 
@@ -27,6 +28,8 @@ do {
     case "call": exit(try CallCommand.run(arguments: rest, environment: environment))
     case "bench": exit(try BenchCommand.run(arguments: rest, environment: environment))
     case "options": exit(OptionsCommand.run())
+    case _ where OperatorCommands.commands[command] != nil:
+        exit(try OperatorCommands.run(command, arguments: rest, environment: environment))
     default: exit(try BackupCommand.run(arguments: rest))
     }
 } catch let help as HelpRequested {
@@ -36,6 +39,9 @@ do {
     FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
     exit(2)
 } catch let error as StackUnreachable {
+    FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
+    exit(3)
+} catch let error as ServiceUnreachable {
     FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
     exit(3)
 } catch {

@@ -1,0 +1,44 @@
+import Foundation
+import LineProtocol
+
+/// Rows printed under upper-case headers, each column as wide as its widest cell.
+struct TextTable {
+    let headers: [String]
+    var rows: [[String]] = []
+
+    init(_ headers: [String]) { self.headers = headers }
+
+    mutating func add(_ row: [String]) {
+        precondition(row.count == headers.count, "a row has one cell per column")
+        rows.append(row)
+    }
+
+    var text: String {
+        let all = [headers] + rows
+        let widths = headers.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// Unix seconds as `2026-01-02 03:04:05Z` (UTC); `-` for none.
+    static func time(_ value: JSON?) -> String {
+        guard let seconds = value?.intValue else { return "-" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime, .withTimeZone]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    /// A JSON member as a cell: strings bare, numbers as digits, null as `-`.
+    static func cell(_ value: JSON?) -> String {
+        switch value {
+        case .string(let text)?: text
+        case .int(let number)?: String(number)
+        case .bool(let flag)?: String(flag)
+        case nil, .null?: "-"
+        case let other?: String(decoding: other.encoded(), as: UTF8.self)
+        }
+    }
+}

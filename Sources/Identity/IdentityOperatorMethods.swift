@@ -1,0 +1,69 @@
+import LineProtocol
+import ServiceKit
+
+/// The operator's internal methods (`latchkey unlock`, `sessions`, `revoke-session`, `keys`,
+/// `revoke-key`, `activity`, and the username lookup `latchkey deposit` needs). Never in the
+/// gateway's policy table, so never reachable from outside; with `--service-token` set they
+/// need it like every internal method. See protocol/identity.md, "Operator methods".
+enum IdentityOperatorMethods {
+    static func register(_ router: Router, _ service: IdentityService) {
+        let idMaxBytes = IdentityMethods.idMaxBytes
+        router.register("identity.find_by_username") { params, _ in
+            let user = try service.findByUsername(try params.string("username", maxLength: 256))
+            return ["user_id": .string(user.userID), "username": .string(user.username)]
+        }
+        router.register("identity.operator_unlock") { params, context in
+            let cleared = try service.operatorUnlock(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
+            return ["failures_cleared": .int(Int64(cleared.consecutiveFailures)), "was_locked": .bool(cleared.wasLocked)]
+        }
+        router.register("identity.operator_sessions") { params, _ in
+            let sessions = try service.operatorSessions(userID: try params.string("user_id", maxLength: idMaxBytes))
+            return ["sessions": .array(sessions.map { session in
+                [
+                    "session_id": .string(session.sessionID), "device_id": .string(session.deviceID), "aal": .int(Int64(session.aal)),
+                    "created_at": .int(session.createdAt), "last_seen_at": .int(session.lastSeenAt), "expires_at": .int(session.expiresAt),
+                ]
+            })]
+        }
+        router.register("identity.operator_revoke_session") { params, context in
+            let userID = try params.string("user_id", maxLength: idMaxBytes)
+            let sessionID = try params.optionalString("session_id", maxLength: idMaxBytes)
+            let all = try params.optionalBool("all") ?? false
+            guard (sessionID != nil) != all else {
+                throw RPCError.invalidParams("give session_id or all: true (exactly one of the two)", field: sessionID == nil ? "session_id" : "all")
+            }
+            if let sessionID {
+                try service.operatorRevokeSession(userID: userID, sessionID: sessionID, caller: caller(context))
+                return ["revoked": 1]
+            }
+            return ["revoked": .int(Int64(try service.operatorRevokeAllSessions(userID: userID, caller: caller(context))))]
+        }
+        router.register("identity.operator_keys") { params, _ in
+            let keys = try service.operatorKeys(userID: try params.string("user_id", maxLength: idMaxBytes))
+            return ["keys": .array(keys.map { key in
+                [
+                    "key_id": .string(key.keyID), "device_id": .string(key.deviceID), "protection": .string(key.protection.rawValue),
+                    "created_at": .int(key.createdAt), "last_used_at": key.lastUsedAt.map(JSON.int) ?? .null,
+                ]
+            })]
+        }
+        router.register("identity.operator_revoke_key") { params, context in
+            try service.operatorRevokeKey(
+                userID: try params.string("user_id", maxLength: idMaxBytes), keyID: try params.string("key_id", maxLength: idMaxBytes),
+                caller: caller(context))
+            return ["ok": true]
+        }
+        router.register("identity.operator_activity") { params, _ in
+            let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20
+            let events = try service.operatorActivity(userID: try params.string("user_id", maxLength: idMaxBytes), limit: Int(limit))
+            return ["events": .array(events.map { event in
+                [
+                    "event_id": .int(event.eventID), "event": .string(event.event), "outcome": .string(event.outcome),
+                    "at": .int(event.at), "device_id": event.deviceID.map(JSON.string) ?? .null, "client": event.client.map(JSON.string) ?? .null,
+                ]
+            })]
+        }
+    }
+
+    private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }
+}
