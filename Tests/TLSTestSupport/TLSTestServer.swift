@@ -112,6 +112,8 @@ public final class TestConnection: @unchecked Sendable {
         self.context = context
     }
 
+    public var isTLS: Bool { tls != nil }
+
     /// The server side of the handshake; false (and recorded) when it fails.
     public func startTLS() -> Bool {
         do {
