@@ -1,4 +1,3 @@
-import COpenSSL
 import Secrets
 
 /// Why a TLS context, handshake, read or write failed: what failed, what kind of failure it was
