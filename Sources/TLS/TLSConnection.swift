@@ -82,7 +82,7 @@ public final class TLSConnection {
             established = true
             return .done(0)
         }
-        return try progress(of: result, in: "handshake")
+        return try progress(of: result, in: .handshake)
     }
 
     /// Up to `buffer.count` bytes of plaintext from one call into OpenSSL (which may first have to
@@ -95,7 +95,7 @@ public final class TLSConnection {
             established = true
             return .done(Int(result))
         }
-        return try progress(of: result, in: "read")
+        return try progress(of: result, in: .read)
     }
 
     /// Some of `bytes` (partial writes are on: at least one record), or what it waits for. After
@@ -109,7 +109,7 @@ public final class TLSConnection {
             established = true
             return .done(Int(result))
         }
-        return try progress(of: result, in: "write")
+        return try progress(of: result, in: .write)
     }
 
     /// Sends close_notify once, if the handshake finished, and never waits for the peer's: the
@@ -122,16 +122,18 @@ public final class TLSConnection {
         ERR_clear_error()
     }
 
+    private enum Operation: String { case handshake, read, write }
+
     /// Maps a failed handshake, read or write (`result` <= 0) to what it waits for, the clean
     /// close, or an error that names the failure and carries OpenSSL's queue.
-    private func progress(of result: Int32, in operation: String) throws(TLSError) -> TLSProgress {
+    private func progress(of result: Int32, in operation: Operation) throws(TLSError) -> TLSProgress {
         let systemError = errno
         let failure = SSL_get_error(ssl, result)
         wasInterrupted = systemError == EINTR
         switch failure {
         case SSL_ERROR_WANT_READ: return .wantsRead
         case SSL_ERROR_WANT_WRITE: return .wantsWrite
-        case SSL_ERROR_ZERO_RETURN where operation == "read": return .done(0)
+        case SSL_ERROR_ZERO_RETURN where operation == .read: return .done(0)
         default: break
         }
         let handshaking = isHandshaking
@@ -142,7 +144,7 @@ public final class TLSConnection {
                 throw .openSSL(.untrustedPeer, "certificate of \(peer) not trusted: \(reason)")
             }
         }
-        let what = handshaking ? "TLS handshake\(peer.map { " with \($0)" } ?? "") failed" : "TLS \(operation) failed"
+        let what = handshaking ? "TLS handshake\(peer.map { " with \($0)" } ?? "") failed" : "TLS \(operation.rawValue) failed"
         let detail = failure == SSL_ERROR_SYSCALL && systemError != 0 ? ": \(String(cString: strerror(systemError)))" : ""
         throw .openSSL(handshaking ? .handshake : .io, what + detail)
     }
