@@ -34,9 +34,13 @@ final class TLSDoorVerificationTests: XCTestCase {
 
     /// Sends `count` pings in one write over a verified session and counts the pongs.
     private func pings(port: Int, peer: String, trusting trusted: String, count: Int = 1) throws -> Int {
+        try Self.pings(port: port, peer: peer, context: try TLSClientContext(trustedCertificatesFile: trusted), count: count)
+    }
+
+    private static func pings(port: Int, peer: String, context: TLSClientContext, count: Int = 1) throws -> Int {
         let socket = try TestSocket(port: port)
         defer { socket.close() }
-        let session = try TLSClientContext(trustedCertificatesFile: trusted).connection(overSocket: socket.fd, to: PeerName(peer))
+        let session = try context.connection(overSocket: socket.fd, to: PeerName(peer))
         try session.completeHandshake()
         let lines = (0..<count).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"gateway.ping"}"# + "\n" }.joined()
         try Array(lines.utf8).withUnsafeBytes { try session.writeAll($0) }
@@ -77,5 +81,24 @@ final class TLSDoorVerificationTests: XCTestCase {
                 XCTAssertEqual(try pings(port: port, peer: rightPeer, trusting: trusted), 1, "the refusals left the door serving")
             }
         }
+    }
+
+    func testConcurrentHandshakesRightAndWrongAreEachDecidedOnTheirOwn() throws {
+        let port = try door(serving: certificates.valid)
+        let context = try TLSClientContext(trustedCertificatesFile: certificates.authority)  // one context, shared by every thread
+        let clients = 32
+        let outcomes = (0..<clients).map { _ in ResultBox<String>() }
+        DispatchQueue.concurrentPerform(iterations: clients) { index in
+            let peer = index % 2 == 0 ? "127.0.0.1" : "wrong.example"
+            outcomes[index].set(Result {
+                do {
+                    return try Self.pings(port: port, peer: peer, context: context, count: 50) == 50 ? "served" : "short"
+                } catch let error as TLSError where error.kind == .untrustedPeer {
+                    return "refused"
+                }
+            })
+        }
+        let expected = (0..<clients).map { $0 % 2 == 0 ? "served" : "refused" }
+        XCTAssertEqual(outcomes.map { (try? $0.wait().get()) ?? "failed" }, expected)
     }
 }
