@@ -76,26 +76,14 @@ public final class TLSConnection {
 
     /// Runs the handshake as far as the socket allows; `.done(0)` once it is complete.
     public func handshake() throws(TLSError) -> TLSProgress {
-        ERR_clear_error()
-        let result = SSL_do_handshake(ssl)
-        if result == 1 {
-            established = true
-            return .done(0)
-        }
-        return try progress(of: result, in: .handshake)
+        try perform(.handshake) { SSL_do_handshake($0) }
     }
 
     /// Up to `buffer.count` bytes of plaintext from one call into OpenSSL (which may first have to
     /// finish the handshake). `.done(0)`: the peer closed the session with close_notify.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> TLSProgress {
         precondition(!buffer.isEmpty, "a TLS read needs room")
-        ERR_clear_error()
-        let result = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
-        if result > 0 {
-            established = true
-            return .done(Int(result))
-        }
-        return try progress(of: result, in: .read)
+        return try perform(.read) { SSL_read($0, buffer.baseAddress, Int32(clamping: buffer.count)) }
     }
 
     /// Some of `bytes` (partial writes are on: at least one record), or what it waits for. After
@@ -103,13 +91,7 @@ public final class TLSConnection {
     /// (the buffer may have moved).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> TLSProgress {
         precondition(!bytes.isEmpty, "a TLS write needs bytes")
-        ERR_clear_error()
-        let result = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
-        if result > 0 {
-            established = true
-            return .done(Int(result))
-        }
-        return try progress(of: result, in: .write)
+        return try perform(.write) { SSL_write($0, bytes.baseAddress, Int32(clamping: bytes.count)) }
     }
 
     /// Sends close_notify once, if the handshake finished, and never waits for the peer's: the
@@ -123,6 +105,16 @@ public final class TLSConnection {
     }
 
     private enum Operation: String { case handshake, read, write }
+
+    /// One call into OpenSSL on a clean error queue (`SSL_get_error` reads it), and its outcome:
+    /// a positive result is bytes moved (1 for a finished handshake, reported as `.done(0)`).
+    private func perform(_ operation: Operation, _ call: (OpaquePointer) -> Int32) throws(TLSError) -> TLSProgress {
+        ERR_clear_error()
+        let result = call(ssl)
+        guard result > 0 else { return try progress(of: result, in: operation) }
+        established = true
+        return .done(operation == .handshake ? 0 : Int(result))
+    }
 
     /// Maps a failed handshake, read or write (`result` <= 0) to what it waits for, the clean
     /// close, or an error that names the failure and carries OpenSSL's queue.

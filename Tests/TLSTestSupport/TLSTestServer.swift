@@ -67,23 +67,7 @@ public final class TLSTestServer: @unchecked Sendable {
         let isV6 = address.contains(":")
         let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CertificateError("socket: errno \(errno)") }
-        var storage = sockaddr_storage()
-        var length: socklen_t
-        if isV6 {
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let v6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                v6.pointee.sin6_family = sa_family_t(AF_INET6)
-                _ = inet_pton(AF_INET6, address, &v6.pointee.sin6_addr)
-            }
-        } else {
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let v4 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                v4.pointee.sin_family = sa_family_t(AF_INET)
-                _ = inet_pton(AF_INET, address, &v4.pointee.sin_addr)
-            }
-        }
+        var (storage, length) = loopback(address, port: 0)
         let bound = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         guard bound == 0, Glibc.listen(fd, 16) == 0 else {
             let failure = errno

@@ -28,6 +28,28 @@ public final class TestCertificates: Sendable {
     /// Spells 127.0.0.1 as a DNS name and as the common name, but has no IP address entry.
     public let addressAsName: Pair
 
+    /// A client expecting `peer` and trusting `trusted` must refuse `served`, for `reason`
+    /// (OpenSSL's words for it).
+    public struct Refusal: Sendable {
+        public let peer: String
+        public let served: Pair
+        public let trusted: String?
+        public let reason: String
+    }
+
+    /// Every way a certificate can be wrong for a client, by host name and by IP address.
+    public var refusals: [Refusal] {
+        [
+            Refusal(peer: "localhost", served: otherHost, trusted: authority, reason: "hostname mismatch"),
+            Refusal(peer: "127.0.0.1", served: otherHost, trusted: authority, reason: "IP address mismatch"),
+            Refusal(peer: "127.0.0.1", served: addressAsName, trusted: authority, reason: "IP address mismatch"),
+            Refusal(peer: "localhost", served: expired, trusted: authority, reason: "expired"),
+            Refusal(peer: "127.0.0.1", served: expired, trusted: authority, reason: "expired"),
+            Refusal(peer: "localhost", served: selfSigned, trusted: authority, reason: "self"),
+            Refusal(peer: "localhost", served: valid, trusted: nil, reason: "local issuer"),
+        ]
+    }
+
     /// The certificates of this test process (made on first use, removed at exit).
     public static func shared() throws -> TestCertificates { try made.get() }
 
