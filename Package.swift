@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers, bottom-up: C shims -> Secrets/Storage/LineProtocol -> ServiceKit -> Delivery
+// Layers, bottom-up: C shims -> Secrets/Storage/LineProtocol -> TLS -> ServiceKit -> Delivery
 // -> one library per service -> thin executables. The wire contract is in protocol/.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
@@ -31,18 +31,20 @@ let package = Package(
         .target(name: "LineProtocol", swiftSettings: strict),
         .target(name: "Secrets", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["CSQLite", "CPostgres"], swiftSettings: strict),
+        // One TLS layer (OpenSSL) for the gateway's doors and every client: contexts, sessions, peer verification.
+        .target(name: "TLS", dependencies: ["COpenSSL", "Secrets"], swiftSettings: strict),
 
         // Runtime: event loop, servers, clients, config, logging, lifecycle.
-        .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "COpenSSL", "Secrets", "Storage"], swiftSettings: strict),
+        .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "TLS", "Secrets", "Storage"], swiftSettings: strict),
         // Message delivery shared by verification and reset: outbox, SMTP, webhook, SMS providers.
-        .target(name: "Delivery", dependencies: ["ServiceKit", "Secrets", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Delivery", dependencies: ["ServiceKit", "Secrets", "TLS"], swiftSettings: strict),
 
         // Service logic, testable in-process.
         .target(name: "Identity", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
         .target(name: "Verification", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
         .target(name: "Reset", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets"], swiftSettings: strict),
+        .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets", "TLS"], swiftSettings: strict),
 
         // The Swift client an app uses: the HTTP door through URLSession, typed calls, the seed flows.
         .target(name: "LatchkeyClient", exclude: ["README.md"], swiftSettings: strict),
@@ -67,13 +69,16 @@ let package = Package(
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
         .testTarget(name: "SecretsTests", dependencies: ["Secrets"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: strict),
+        // Certificates made with the openssl command line, a blocking TLS test server, a client socket.
+        .target(name: "TLSTestSupport", dependencies: ["TLS"], path: "Tests/TLSTestSupport", swiftSettings: strict),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"], swiftSettings: strict),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery"], swiftSettings: strict),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "TLS", "TLSTestSupport"], swiftSettings: strict),
         .testTarget(name: "IdentityTests", dependencies: ["Identity"], swiftSettings: strict),
         .testTarget(name: "VerificationTests", dependencies: ["Verification"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
         .testTarget(name: "ResetTests", dependencies: ["Reset"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "TLS", "TLSTestSupport"], swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.

@@ -1,5 +1,4 @@
 #include "COpenSSL.h"
-#include <string.h>
 
 EVP_PKEY *lk_EVP_PKEY_from_ec_public_point(const char *group, const unsigned char *point, size_t len) {
     EVP_PKEY *pkey = NULL;
@@ -28,26 +27,6 @@ int lk_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
 
 int lk_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
-}
-
-int lk_ERR_print_last(char *buf, size_t len) {
-    int count = 0;
-    size_t used = 0;
-    unsigned long code;
-    if (buf != NULL && len > 0) buf[0] = '\0';
-    while ((code = ERR_get_error()) != 0) {
-        char one[256];
-        ERR_error_string_n(code, one, sizeof one);
-        count++;
-        if (buf == NULL || len == 0) continue;
-        size_t need = strlen(one) + (used > 0 ? 2 : 0);
-        if (used + need + 1 > len) continue; /* keep draining; text stays truncated */
-        if (used > 0) { memcpy(buf + used, "; ", 2); used += 2; }
-        memcpy(buf + used, one, strlen(one));
-        used += strlen(one);
-        buf[used] = '\0';
-    }
-    return count;
 }
 
 // Runs when the program loads, before any other OpenSSL call (the first initialisation wins):

@@ -1,8 +1,8 @@
-import COpenSSL
 import Foundation
 import Glibc
 import Secrets
 import ServiceKit
+import TLS
 
 /// Why an HTTP exchange failed before a status line arrived (connect, TLS, timeout, garbage).
 /// Never carries the request body.
@@ -152,19 +152,24 @@ public enum FormEncoding {
 }
 
 /// A small blocking HTTP/1.1 client for provider APIs: one request per connection
-/// (`Connection: close`), plain or TLS (OpenSSL: peer verification against the system store or
-/// `caFile`, host name check, SNI, TLS 1.2+), timeouts on connect and every read and write,
-/// a bound on the response size. Worker threads only.
+/// (`Connection: close`), plain or TLS (the TLS layer: TLS 1.2+, the peer verified against the
+/// system store or `caFile` by host name or IP address), timeouts on connect and every read and
+/// write, a bound on the response size. Worker threads only.
 public final class HTTPClient: Sendable {
     public let timeoutMilliseconds: Int
     public let maxResponseBytes: Int
-    private let tls: HTTPTLSContext?
+    private let tls: TLSClientContext
 
     public init(timeoutMilliseconds: Int = 10_000, maxResponseBytes: Int = 1 << 20, caFile: String? = nil) throws(HTTPError) {
         precondition(timeoutMilliseconds > 0 && maxResponseBytes > 0)
         self.timeoutMilliseconds = timeoutMilliseconds
         self.maxResponseBytes = maxResponseBytes
-        tls = try HTTPTLSContext(caFile: caFile)
+        do {
+            tls = try TLSClientContext(trustedCertificatesFile: caFile)
+        } catch {
+            throw HTTPError("cannot load trusted certificates: \(error)")
+        }
+        ignoreBrokenPipeSignals()  // OpenSSL writes with write(2): a provider that hangs up must not kill the process.
     }
 
     public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
@@ -179,7 +184,10 @@ public final class HTTPClient: Sendable {
             head += "\(name): \(value)\r\n"
         }
         head += "\r\n"
-        try stream.write(Array(head.utf8) + request.body)
+        // Headers and body carry provider credentials (an API secret, a Basic authorization).
+        var bytes = Array(head.utf8) + request.body
+        defer { secureWipe(&bytes) }
+        try stream.write(bytes)
         var reader = HTTPResponseReader(stream: stream, maxBytes: maxResponseBytes)
         return try reader.read(expectBody: request.method != "HEAD")
     }
@@ -187,8 +195,7 @@ public final class HTTPClient: Sendable {
     private func connect(_ url: HTTPURL) throws(HTTPError) -> HTTPStream {
         let plain = try HTTPPlainStream.connect(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds)
         guard url.isTLS else { return plain }
-        guard let tls else { throw HTTPError("TLS is not available") }
-        return try tls.wrap(plain, host: url.host)
+        return try HTTPTLSStream(context: tls, plain: plain, host: url.host)
     }
 }
 
@@ -265,82 +272,37 @@ final class HTTPPlainStream: HTTPStream {
     }
 }
 
-/// One OpenSSL client context: verify the peer, TLS 1.2 at least.
-final class HTTPTLSContext: @unchecked Sendable {
-    let context: OpaquePointer
-
-    init(caFile: String?) throws(HTTPError) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTPError("SSL_CTX_new failed: \(Self.errors())") }
-        self.context = context
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        guard lk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else { throw HTTPError("cannot require TLS 1.2") }
-        let loaded = caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
-        guard loaded == 1 else { throw HTTPError("cannot load trusted certificates: \(Self.errors())") }
-    }
-
-    deinit { SSL_CTX_free(context) }
-
-    func wrap(_ plain: HTTPPlainStream, host: String) throws(HTTPError) -> HTTPStream {
-        guard let ssl = SSL_new(context) else { throw HTTPError("SSL_new failed: \(Self.errors())") }
-        let stream = HTTPTLSStream(ssl: ssl, plain: plain)
-        guard SSL_set_fd(ssl, plain.fd) == 1, lk_SSL_set_tlsext_host_name(ssl, host) == 1, SSL_set1_host(ssl, host) == 1 else {
-            throw HTTPError("TLS setup failed: \(Self.errors())")
-        }
-        guard SSL_connect(ssl) == 1 else { throw HTTPError("TLS handshake with \(host) failed: \(Self.errors())") }
-        let verified = SSL_get_verify_result(ssl)
-        guard verified == X509_V_OK else {
-            throw HTTPError("certificate of \(host) not trusted: \(String(cString: X509_verify_cert_error_string(verified)))")
-        }
-        return stream
-    }
-
-    static func errors() -> String {
-        var buffer = [CChar](repeating: 0, count: 512)
-        _ = lk_ERR_print_last(&buffer, buffer.count)
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return text.isEmpty ? "no OpenSSL detail" : text
-    }
-}
-
+/// TLS over a connected socket, through the TLS layer: handshake and peer verification on
+/// creation; timeouts are the socket's.
 final class HTTPTLSStream: HTTPStream {
-    private let ssl: OpaquePointer
+    private let session: TLSConnection
     private let plain: HTTPPlainStream
-    private var closed = false
 
-    init(ssl: OpaquePointer, plain: HTTPPlainStream) {
-        self.ssl = ssl
+    init(context: TLSClientContext, plain: HTTPPlainStream, host: String) throws(HTTPError) {
         self.plain = plain
+        do {
+            session = try context.connection(overSocket: plain.fd, to: PeerName(host))
+            try session.completeHandshake()
+        } catch {
+            throw HTTPError(error.description)
+        }
     }
 
-    deinit {
-        close()
-        SSL_free(ssl)
-    }
+    deinit { close() }
 
     func write(_ bytes: [UInt8]) throws(HTTPError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset)) }
-            guard written > 0 else { throw HTTPError("TLS write failed: \(HTTPTLSContext.errors())") }
-            offset += Int(written)
-        }
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(TLSError) in try session.writeAll(raw) } }
+        try written.mapError { HTTPError($0.description) }.get()
     }
 
     func read(max count: Int) throws(HTTPError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
-        let got = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32(count)) }
-        if got > 0 { return Array(buffer[0..<Int(got)]) }
-        let error = SSL_get_error(ssl, got)
-        if error == SSL_ERROR_ZERO_RETURN { return [] }
-        // A peer that closes without close_notify: treat as the end (the length is checked by the reader).
-        if error == SSL_ERROR_SYSCALL && errno == 0 { return [] }
-        throw HTTPError(errno == EAGAIN ? "read timed out" : "TLS read failed: \(HTTPTLSContext.errors())")
+        let got = buffer.withUnsafeMutableBytes { raw in Result { () throws(TLSError) in try session.readSome(into: raw) } }
+        return Array(buffer[0..<(try got.mapError { HTTPError($0.description) }.get())])
     }
 
     func close() {
-        guard !closed else { return }
-        closed = true
-        SSL_shutdown(ssl)
+        session.shutdown()
         plain.close()
     }
 }

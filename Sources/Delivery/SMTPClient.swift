@@ -1,8 +1,8 @@
-import COpenSSL
 import Foundation
 import Glibc
 import Secrets
 import ServiceKit
+import TLS
 
 /// Why a send failed. `transient` (4xx replies, timeouts, dropped connections) is retried with
 /// back-off; `permanent` (5xx replies, TLS verification, configuration) is not.
@@ -24,7 +24,7 @@ public struct SMTPError: Error, Sendable, CustomStringConvertible, Equatable {
 }
 
 /// A blocking SMTP client (RFC 5321) for worker threads: EHLO (HELO fallback), STARTTLS or
-/// implicit TLS through OpenSSL with certificate and host name verification, AUTH PLAIN / LOGIN,
+/// implicit TLS through the TLS layer (certificate, host name or IP address verified), AUTH PLAIN / LOGIN,
 /// dot-stuffing, a timeout on connect and on every reply, and retries with exponential back-off
 /// on transient failures. One connection per message: sends are rare (reset mails, codes).
 public final class SMTPClient: Sendable {
@@ -48,13 +48,17 @@ public final class SMTPClient: Sendable {
     }
 
     public let settings: Settings
-    private let tls: SMTPTLSContext?
+    private let tls: TLSClientContext?
 
     public init(settings: Settings) throws(SMTPError) {
         precondition(settings.maxAttempts >= 1 && settings.initialBackoffMilliseconds >= 0)
         self.settings = settings
-        ignoreBrokenPipeSignals()  // SSL_write on a dropped connection must not kill the process.
-        tls = settings.url.security == .never ? nil : try SMTPTLSContext(caFile: settings.caFile)
+        ignoreBrokenPipeSignals()  // OpenSSL writes with write(2): a dropped connection must not kill the process.
+        do {
+            tls = settings.url.security == .never ? nil : try TLSClientContext(trustedCertificatesFile: settings.caFile)
+        } catch {
+            throw SMTPTLSTransport.smtpError(error)
+        }
     }
 
     /// Sends one message to every recipient, retrying transient failures. `message` is the
@@ -123,13 +127,13 @@ public final class SMTPClient: Sendable {
 /// One SMTP conversation over one connection. Not shared between threads.
 final class SMTPSession {
     private let settings: SMTPClient.Settings
-    private let tlsContext: SMTPTLSContext?
+    private let tlsContext: TLSClientContext?
     private var transport: SMTPTransport
     private var buffer: [UInt8] = []
     private var isTLS = false
     private var extensions: [String: String] = [:]
 
-    init(settings: SMTPClient.Settings, tls: SMTPTLSContext?) throws(SMTPError) {
+    init(settings: SMTPClient.Settings, tls: TLSClientContext?) throws(SMTPError) {
         self.settings = settings
         self.tlsContext = tls
         let socket = try SMTPPlainTransport.connect(host: settings.url.host, port: settings.url.port, settings: settings)
@@ -380,109 +384,46 @@ final class SMTPPlainTransport: SMTPTransport {
     deinit { close() }
 }
 
-/// An OpenSSL client context: TLS 1.2 or newer, peer verification on, trusted CAs from the
-/// system store or from `caFile`.
-final class SMTPTLSContext: @unchecked Sendable {
-    let handle: OpaquePointer
-
-    init(caFile: String?) throws(SMTPError) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw SMTPError(.permanent, "SSL_CTX_new failed: \(smtpOpenSSLErrors())") }
-        handle = context
-        guard lk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-            throw SMTPError(.permanent, "cannot require TLS 1.2: \(smtpOpenSSLErrors())")
-        }
-        if let caFile {
-            guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
-                throw SMTPError(.permanent, "cannot load the CA file: \(smtpOpenSSLErrors())")
-            }
-        } else {
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                throw SMTPError(.permanent, "cannot load the system CA store: \(smtpOpenSSLErrors())")
-            }
-        }
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-    }
-
-    deinit { SSL_CTX_free(handle) }
-}
-
-/// TLS over a connected socket: handshake with SNI, certificate chain and host name (or IP
-/// address) verification.
+/// TLS over the connected socket, through the TLS layer: handshake and peer verification (host
+/// name or IP address) on creation; timeouts are the socket's.
 final class SMTPTLSTransport: SMTPTransport {
-    private let ssl: OpaquePointer
+    private let session: TLSConnection
     private let socket: SMTPPlainTransport
-    private let context: SMTPTLSContext
 
-    init(context: SMTPTLSContext, socket: SMTPPlainTransport, host: String) throws(SMTPError) {
-        self.context = context
+    init(context: TLSClientContext, socket: SMTPPlainTransport, host: String) throws(SMTPError) {
         self.socket = socket
-        guard let ssl = SSL_new(context.handle) else { throw SMTPError(.permanent, "SSL_new failed: \(smtpOpenSSLErrors())") }
-        self.ssl = ssl
-        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw SMTPError(.permanent, "SSL_set_fd failed: \(smtpOpenSSLErrors())") }
-        let isIPAddress = Self.isIPAddress(host)
-        if isIPAddress {
-            guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 else {
-                throw SMTPError(.permanent, "cannot set the IP address to verify: \(smtpOpenSSLErrors())")
-            }
-        } else {
-            guard lk_SSL_set_tlsext_host_name(ssl, host) == 1, SSL_set1_host(ssl, host) == 1 else {
-                throw SMTPError(.permanent, "cannot set the host name to verify: \(smtpOpenSSLErrors())")
-            }
-        }
-        ERR_clear_error()
-        if SSL_connect(ssl) != 1 {
-            let verify = SSL_get_verify_result(ssl)
-            if verify != X509_V_OK {
-                let reason = String(cString: X509_verify_cert_error_string(verify))
-                ERR_clear_error()
-                throw SMTPError(.permanent, "TLS certificate verification failed: \(reason)")
-            }
-            throw SMTPError(.transient, "TLS handshake failed: \(smtpOpenSSLErrors())")
+        do {
+            session = try context.connection(overSocket: socket.fd, to: PeerName(host))
+            try session.completeHandshake()
+        } catch {
+            throw Self.smtpError(error)
         }
     }
 
-    static func isIPAddress(_ host: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    /// A certificate the client does not trust, or TLS settings it cannot load, will not get better
+    /// by retrying; anything else on the way (a timeout, a reset) might.
+    static func smtpError(_ error: TLSError) -> SMTPError {
+        switch error.kind {
+        case .untrustedPeer: SMTPError(.permanent, "TLS certificate verification failed: \(error)")
+        case .configuration: SMTPError(.permanent, error.description)
+        case .handshake, .timedOut, .io: SMTPError(.transient, error.description)
+        }
     }
 
     func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int {
-        let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
-        if count > 0 { return Int(count) }
-        let code = SSL_get_error(ssl, count)
-        ERR_clear_error()
-        if code == SSL_ERROR_ZERO_RETURN { throw SMTPError(.transient, "the server closed the TLS connection") }
-        throw SMTPError(.transient, errno == EAGAIN ? "the server did not reply in time" : "TLS read failed (SSL error \(code))")
+        let read = buffer.withUnsafeMutableBytes { raw in Result { () throws(TLSError) in try session.readSome(into: raw) } }
+        let count = try read.mapError(Self.smtpError).get()
+        guard count > 0 else { throw SMTPError(.transient, "the server closed the TLS connection") }
+        return count
     }
 
     func write(_ bytes: [UInt8]) throws(SMTPError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset)) }
-            guard written > 0 else {
-                let code = SSL_get_error(ssl, written)
-                ERR_clear_error()
-                throw SMTPError(.transient, "TLS write failed (SSL error \(code))")
-            }
-            offset += Int(written)
-        }
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(TLSError) in try session.writeAll(raw) } }
+        try written.mapError(Self.smtpError).get()
     }
 
     func close() {
-        SSL_shutdown(ssl)
+        session.shutdown()
         socket.close()
     }
-
-    deinit {
-        SSL_free(ssl)
-        socket.close()
-    }
-}
-
-/// This thread's OpenSSL error queue as one line (and emptied).
-func smtpOpenSSLErrors() -> String {
-    var buffer = [CChar](repeating: 0, count: 512)
-    let count = lk_ERR_print_last(&buffer, buffer.count)
-    return count == 0 ? "no OpenSSL error" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

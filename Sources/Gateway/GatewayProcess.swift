@@ -1,5 +1,6 @@
 import Foundation
 import ServiceKit
+import TLS
 
 /// The gateway's own options (beyond `CommonOptions`), documented in protocol/gateway.md.
 public enum GatewayOptions {

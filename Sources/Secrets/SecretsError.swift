@@ -25,7 +25,8 @@ public struct SecretsError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Takes every pending error off this thread's OpenSSL error queue (keeps at most 16 texts).
-func drainOpenSSLErrorQueue() -> [String] {
+/// Public for the TLS layer, so both OpenSSL wrappers drain the queue one way.
+public func drainOpenSSLErrorQueue() -> [String] {
     var texts: [String] = []
     while true {
         let code = ERR_get_error()

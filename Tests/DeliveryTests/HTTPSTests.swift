@@ -14,9 +14,15 @@ final class HTTPSTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { throw XCTSkip("no openssl binary") }
         directory = NSTemporaryDirectory() + "https-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try startServer(subjectAltName: "DNS:localhost")
+    }
+
+    /// (Re)starts `s_server` with a fresh self-signed certificate naming `subjectAltName`.
+    private func startServer(subjectAltName: String) throws {
+        stopServer()
         try run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=\(subjectAltName)",
             "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
         ])
         for _ in 0..<5 {
@@ -29,17 +35,21 @@ final class HTTPSTests: XCTestCase {
             try process.run()
             server = process
             if waitForPort() { return }
-            process.terminate()
-            process.waitUntilExit()
+            stopServer()
         }
         throw XCTSkip("openssl s_server did not start")
     }
 
-    override func tearDown() {
+    private func stopServer() {
         if let server, server.isRunning {
             server.terminate()
             server.waitUntilExit()
         }
+        server = nil
+    }
+
+    override func tearDown() {
+        stopServer()
         if let directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
@@ -81,6 +91,13 @@ final class HTTPSTests: XCTestCase {
         XCTAssertThrowsError(try client.send(HTTPRequest(method: "GET", url: try HTTPURL("https://localhost:\(port)/")))) { error in
             XCTAssertTrue(String(describing: error).contains("TLS handshake") || String(describing: error).contains("not trusted"), "\(error)")
         }
+    }
+
+    func testAnIPAddressURLIsVerifiedAgainstTheCertificatesIPAddress() throws {
+        try startServer(subjectAltName: "IP:127.0.0.1")
+        let client = try HTTPClient(timeoutMilliseconds: 3000, caFile: directory + "/cert.pem")
+        let response = try client.send(HTTPRequest(method: "GET", url: try HTTPURL("https://127.0.0.1:\(port)/")))
+        XCTAssertEqual(response.status, 200)
     }
 
     func testHostNameMismatchIsRefused() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import ServiceKit
+import TLS
 import XCTest
 
 @testable import Gateway

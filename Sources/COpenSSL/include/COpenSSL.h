@@ -37,11 +37,7 @@ int lk_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
 // SSL_set_tlsext_host_name (SNI) is a macro over SSL_ctrl with a void* cast; returns 1 on success.
 int lk_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 
-// Drains this thread's OpenSSL error queue into `buf` as one NUL-terminated line ("; "-separated,
-// oldest first) for C-style callers such as the TLS wrapper; returns how many errors were drained.
-int lk_ERR_print_last(char *buf, size_t len);
-
-// The gateway TLS listener's extra shims (SSL_CTX_set_mode is a macro).
+// The TLS layer's extra shims (SSL_CTX_set_mode is a macro).
 #include "lk_tls.h"
 
 #endif

@@ -1,4 +1,4 @@
-// TLS shim for the gateway's listener: SSL_CTX_set_mode is a macro, which Swift cannot call.
+// TLS shim for the TLS layer (both roles): SSL_CTX_set_mode is a macro, which Swift cannot call.
 #ifndef LK_TLS_H
 #define LK_TLS_H
 
