@@ -75,6 +75,33 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertNotNil(try? LineClient(Endpoint(host: "127.0.0.1", port: base + 10)).call("gateway.ping").outcome.get())
     }
 
+    /// `latchkey up --postgres URL --replicas 2`: every service twice over one database, the URL
+    /// shown without its password, and the demo user's login and balances served by either gateway.
+    func testUpOnPostgresReplicatesEveryServiceAndServesTheDemoUser() throws {
+        let database = try PostgresTestDatabase()
+        defer { database.drop() }
+        let base = try freeBasePort()
+        let up = try ToolRun.start(
+            ["up", "--demo", "--postgres", database.url, "--replicas", "2", "--base-port", "\(base)", "--data-dir", directory + "/data"],
+            directory: directory, label: "postgres", environment: ["LATCHKEY_DEMO_PASSWORD": "correct horse battery 9"])
+        defer { up.interruptAndWait() }
+        try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 120)
+        let output = up.output
+        for replica in ["identity-2", "verification-2", "accounts-2", "reset-2", "gateway-2"] {
+            XCTAssertTrue(output.contains(replica), "\(replica) missing:\n\(output)")
+        }
+        let password = URLComponents(string: database.url)?.password ?? "no password"
+        XCTAssertFalse(output.contains(password), "the database password never reaches the output")
+        XCTAssertTrue(output.contains("PostgreSQL at"), output)
+        for gatewayPort in [base, base + 10] {
+            let gateway = try LineClient(Endpoint(host: "127.0.0.1", port: gatewayPort))
+            let login = try gateway.call("identity.login", ["username": "demo", "password": "correct horse battery 9", "device_id": .string("dev-\(gatewayPort)")]).outcome.get()
+            XCTAssertNotNil(login["session"]?.stringValue, "gateway on \(gatewayPort)")
+        }
+        XCTAssertEqual(try database.sql("SELECT COUNT(*) FROM accounts.accounts WHERE name IN ('checking', 'saving')"), "2", "the demo user's accounts live in PostgreSQL")
+        XCTAssertEqual(up.interruptAndWait(), 0)
+    }
+
     func testUpNamesAPortInUseAndExitsNonZero() throws {
         let base = try freeBasePort()
         let squatter = try Socket.listen(on: try XCTUnwrap(SocketAddress.resolve(host: "127.0.0.1", port: base + 1).first))
