@@ -12,7 +12,7 @@ enum BenchCommand {
     static let target = ConfigOption("target", default: "both", help: "bench ping: gateway, a service name, or both")
     static let address = ConfigOption("address", help: "bench: a running gateway to measure instead of a fresh stack")
     static let json = ConfigOption("json", default: "false", help: "bench: print JSON lines instead of a table")
-    static let options = [connections, inflight, seconds, target, address, json]
+    static let options = [connections, inflight, seconds, target, address, json, UpCommand.postgres]
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
@@ -37,6 +37,7 @@ enum BenchCommand {
             case "transfer": try TransferBench.run(environment, report: report)
             case "reset": try ResetBench.run(environment, report: report)
             case "overload": try OverloadBench.run(environment, report: report)
+            case "postgres": try PostgresBench.run(settings: settings, url: configuration.string(UpCommand.postgres), report: report)
             default: throw ConfigurationError("unknown scenario \(name)")
             }
         }
@@ -57,16 +58,19 @@ final class BenchEnvironment: @unchecked Sendable {
     private let explicitGateway: Endpoint?
     private var ownStack: Stack?
     private var temporaryDirectory: String?
+    /// Changes to the bench's own stack (another storage backend, replicas).
+    private let adjustStack: (inout Stack.Options) -> Void
 
-    init(settings: BenchSettings, explicitGateway: Endpoint?) {
+    init(settings: BenchSettings, explicitGateway: Endpoint?, adjustStack: @escaping (inout Stack.Options) -> Void = { _ in }) {
         self.settings = settings
         self.explicitGateway = explicitGateway
+        self.adjustStack = adjustStack
     }
 
     /// The stack, started on first use (scrypt at its production cost: logins are measured for real).
     func stack() throws -> Stack {
         if let ownStack { return ownStack }
-        let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())"
+        let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try? FileManager.default.removeItem(atPath: directory)
         temporaryDirectory = directory
         var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory)
@@ -77,6 +81,7 @@ final class BenchEnvironment: @unchecked Sendable {
         }
         options.serviceEnvironment["reset"] = ["LATCHKEY_RESET_CLIENT_PER_HOUR": "1000000"]
         options.serviceEnvironment["gateway"] = ["LATCHKEY_RATE_LIMITS": "auth=0:1,codes=0:1,reset=0:1,default=0:1"]
+        adjustStack(&options)
         let stack = try Stack.start(options)
         ownStack = stack
         return stack

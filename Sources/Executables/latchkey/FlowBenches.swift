@@ -11,7 +11,7 @@ import Storage
 /// bare scrypt verifications/s of this machine (all cores, same run): the ceiling, since a
 /// login is one scrypt verify plus a small write.
 enum LoginBench {
-    static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
+    static func run(_ environment: BenchEnvironment, report: BenchReport, label: String = "login via gateway") throws {
         let settings = environment.settings
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let scrypt = try LoginBenchmark.scryptVerificationsPerSecond(parameters: .interactive, threads: cores, seconds: settings.seconds)
@@ -24,7 +24,7 @@ enum LoginBench {
             ])
             guard answer["session"]?.stringValue?.hasPrefix("lks_") == true else { throw OutboxError(message: "login gave no session") }
         }
-        report.row("login via gateway c=\(settings.connections)", result, ratioTo: ("scrypt", scrypt))
+        report.row("\(label) c=\(settings.connections)", result, ratioTo: ("scrypt", scrypt))
     }
 }
 
@@ -67,13 +67,20 @@ enum VerifyBench {
 /// iPhone would -> confirm -> identity checks the signature; verification is not involved).
 /// Both next to the bare SQLite commit rate with synchronous=FULL on the same disk (the ceiling).
 enum TransferBench {
-    static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
+    /// `commitCeiling`: the bare commit rate of the stack's own storage when it is not the SQLite
+    /// file on this disk (PostgreSQL: measured on the same server by the caller).
+    static func run(_ environment: BenchEnvironment, report: BenchReport, commitCeiling: Double? = nil) throws {
         let settings = environment.settings
         let stack = try environment.stack()
-        let probeDirectory = stack.options.dataDirectory + "/commit-probe"
-        try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
-        let ceiling = try CommitProbe.commitsPerSecond(directory: probeDirectory, count: 2000, synchronous: .full)
-        report.ceiling("sqlite commit, synchronous=FULL", perSecond: ceiling)
+        let ceiling: Double
+        if let commitCeiling {
+            ceiling = commitCeiling
+        } else {
+            let probeDirectory = stack.options.dataDirectory + "/commit-probe"
+            try FileManager.default.createDirectory(atPath: probeDirectory, withIntermediateDirectories: true)
+            ceiling = try CommitProbe.commitsPerSecond(directory: probeDirectory, count: 2000, synchronous: .full)
+            report.ceiling("sqlite commit, synchronous=FULL", perSecond: ceiling)
+        }
         let gateway = stack.gateway
         let accounts = stack.endpoint("accounts")
         let identity = stack.endpoint("identity")
