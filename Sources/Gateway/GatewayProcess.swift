@@ -59,11 +59,11 @@ public enum GatewayProcess {
             replicaID: host.replicaID,
             summaryIntervalMilliseconds: Int64(try configuration.int(GatewayOptions.logSummaryIntervalMilliseconds, range: 100...3_600_000)))
         let gateway = Gateway.make(
-            loop: host.loop, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger, accessLog: accessLog)
+            group: host.loopGroup, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger, accessLog: accessLog)
         var limits = host.limits
         limits.maxConnectionsPerAddress = try configuration.int(GatewayOptions.maxConnectionsPerAddress, range: 1...1_000_000)
         let server = RPCServer(
-            loop: host.loop, limits: limits, dispatcher: gateway, logger: host.logger,
+            group: host.loopGroup, limits: limits, dispatcher: gateway, logger: host.logger,
             replicaID: host.replicaID, trustsCallerMeta: false, metrics: host.metrics)
         let transportFactory = try tlsTransportFactory(configuration, logger: host.logger)
         server.makeTransport = transportFactory

@@ -126,7 +126,8 @@ public final class RPCClient: @unchecked Sendable {
     public func callAndWait(
         _ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
     ) throws(RPCError) -> JSON {
-        precondition(!loop.isInLoopThread, "callAndWait would deadlock the event loop")
+        // On any loop thread it would stall that loop (on its own loop: deadlock it).
+        precondition(EventLoop.current == nil, "callAndWait blocks; never call it on an event loop thread")
         let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
         let box = OutcomeBox()
         call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
