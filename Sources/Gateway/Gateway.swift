@@ -100,7 +100,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let requestID = contextPrefix + String(contextCounter)
         contextLock.unlock()
         return CallContext(
-            method: method, requestID: requestID, client: client, logger: logger.with(["rpc.request_id": .string(requestID)]),
+            method: method, requestID: requestID, client: client, logger: logger.with(requestID: requestID),
             deadlineMilliseconds: MonotonicClock.nowMilliseconds() + timeoutMilliseconds)
     }
 

@@ -288,13 +288,16 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])), .notSent)
             return
         }
-        var line = request.encoded()
-        line.append(UInt8(ascii: "\n"))
         if let channel, state == .connected {
             calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
-            channel.write(line)
+            channel.write { buffer in
+                request.append(to: &buffer)
+                buffer.append(UInt8(ascii: "\n"))
+            }
         } else {
             calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
+            var line = request.encoded()
+            line.append(UInt8(ascii: "\n"))
             queued.append(line)
         }
     }

@@ -92,8 +92,9 @@ public final class RPCServer: @unchecked Sendable {
 
     func connectionClosed(_ connection: RPCConnection) { acceptor.connectionClosed(connection) }
 
-    func makeContext(for request: RPCRequest, peer: SocketAddress?, deadlineMilliseconds: Int64) -> CallContext {
-        var client = peer?.host
+    /// `peerHost`: the connection's peer address as text, worked out once per connection.
+    func makeContext(for request: RPCRequest, peerHost: String?, deadlineMilliseconds: Int64) -> CallContext {
+        var client = peerHost
         var requestID: String?
         if trustsCallerMeta, let meta = request.meta {
             if let vouched = meta["client"]?.stringValue { client = vouched }
@@ -102,7 +103,7 @@ public final class RPCServer: @unchecked Sendable {
         let id = requestID ?? nextRequestID()
         return CallContext(
             method: request.method, requestID: id, client: client,
-            logger: logger.with(["rpc.request_id": .string(id)]), deadlineMilliseconds: deadlineMilliseconds)
+            logger: logger.with(requestID: id), deadlineMilliseconds: deadlineMilliseconds)
     }
 
     private func nextRequestID() -> String {
