@@ -74,6 +74,26 @@ public enum JSONParser {
     }
 }
 
+/// The members of a JSON-RPC request object, read straight from the line without building the
+/// envelope's dictionary. Only for the common shape: one object whose keys are among `jsonrpc`,
+/// `id`, `method`, `params`, `meta`, each once; anything else (and every error) is nil, so the
+/// caller parses the line the general way and gives the general answer, byte for byte.
+struct RequestEnvelope {
+    var jsonrpc: JSON?
+    var id: JSON?
+    var method: JSON?
+    var params: JSON?
+    var meta: JSON?
+}
+
+extension JSONParser {
+    static func parseRequestEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) -> RequestEnvelope? {
+        guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
+        var parser = Parser(bytes: bytes, limits: limits)
+        return parser.parseRequestEnvelope()
+    }
+}
+
 private enum ASCII {
     static let quote: UInt8 = 0x22
     static let backslash: UInt8 = 0x5C
@@ -112,6 +132,47 @@ private struct Parser {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// See `RequestEnvelope`. Strings, values and depth are checked by the same code as `parseDocument`.
+    mutating func parseRequestEnvelope() -> RequestEnvelope? {
+        var envelope = RequestEnvelope()
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == ASCII.closeBrace {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == ASCII.quote, let key = try? parseString() else { return nil }
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
+                position += 1
+                guard let value = try? parseValue(depth: 1) else { return nil }
+                switch key {
+                case "jsonrpc" where envelope.jsonrpc == nil: envelope.jsonrpc = value
+                case "id" where envelope.id == nil: envelope.id = value
+                case "method" where envelope.method == nil: envelope.method = value
+                case "params" where envelope.params == nil: envelope.params = value
+                case "meta" where envelope.meta == nil: envelope.meta = value
+                default: return nil  // another member, or one twice: the general path answers
+                }
+                skipWhitespace()
+                guard position < bytes.count else { return nil }
+                if bytes[position] == ASCII.comma {
+                    position += 1
+                } else if bytes[position] == ASCII.closeBrace {
+                    position += 1
+                    break
+                } else {
+                    return nil
+                }
+            }
+        }
+        skipWhitespace()
+        return position == bytes.count ? envelope : nil
     }
 
     private func fail(_ message: String) -> JSONParseError {

@@ -116,6 +116,10 @@ public enum RPCMessage: Sendable, Equatable {
 
 public enum RPCDecoder {
     public static func decode(line: [UInt8], limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
+        // The common line (one request with only the JSON-RPC members) skips the envelope's dictionary.
+        if let envelope = line.withUnsafeBufferPointer({ JSONParser.parseRequestEnvelope($0, limits: limits) }) {
+            return .single(entry(envelope))
+        }
         do throws(JSONParseError) {
             return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
         } catch {
@@ -126,6 +130,15 @@ public enum RPCDecoder {
     public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)
         -> RPCMessage
     {
+        if let envelope = line.withContiguousStorageIfAvailable({ JSONParser.parseRequestEnvelope($0, limits: limits) }) ?? nil {
+            return .single(entry(envelope))
+        }
+        return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
+    }
+
+    /// The general path alone: the whole line parsed to a `JSON` value, then classified. What the
+    /// fast path must agree with (tests and the fuzz target compare the two).
+    public static func decodeInGeneral(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
         do throws(JSONParseError) {
             return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
         } catch {
@@ -151,21 +164,27 @@ public enum RPCDecoder {
     /// Validates one request object.
     public static func entry(_ json: JSON) -> RPCEntry {
         guard case .object(let members) = json else { return invalid(id: .null, "request must be an object") }
-        let id = members["id"]
+        return entry(
+            RequestEnvelope(jsonrpc: members["jsonrpc"], id: members["id"], method: members["method"], params: members["params"], meta: members["meta"]))
+    }
+
+    /// The rules of a request, whichever way its members were read (other members are ignored).
+    static func entry(_ envelope: RequestEnvelope) -> RPCEntry {
+        let id = envelope.id
         let echoedID = id.flatMap { isValidID($0) ? $0 : nil } ?? .null
         if let id, !isValidID(id) {
             return invalid(id: .null, "id must be a string, a number or null")
         }
-        guard members["jsonrpc"] == .string("2.0") else { return invalid(id: echoedID, "jsonrpc must be \"2.0\"") }
-        guard case .string(let method)? = members["method"] else {
+        guard envelope.jsonrpc == .string("2.0") else { return invalid(id: echoedID, "jsonrpc must be \"2.0\"") }
+        guard case .string(let method)? = envelope.method else {
             return invalid(id: echoedID, "method must be a string")
         }
-        let params = members["params"]
+        let params = envelope.params
         switch params {
         case nil, .object?, .array?: break
         default: return invalid(id: echoedID, "params must be an object or an array")
         }
-        let meta = members["meta"]?.objectValue
+        let meta = envelope.meta?.objectValue
         return .request(RPCRequest(method: method, params: params, id: id, meta: meta))
     }
 

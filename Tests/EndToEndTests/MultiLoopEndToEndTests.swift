@@ -25,7 +25,7 @@ final class MultiLoopEndToEndTests: XCTestCase {
         let address = identity.endpoint.description
         let gateway = try launch("gateway", [
             "--event-loops", "3", "--identity", address, "--verification", address, "--accounts", address, "--reset", address,
-            "--rate-limits", "ping=0:1,default=0:1",
+            "--rate-limits", "ping=0:1,default=0:1", "--http-listen", "127.0.0.1:0",
         ])
         XCTAssertTrue(gateway.log.contains("\"net.event_loops\":3"), "the gateway runs three loops")
         let connections = 30
