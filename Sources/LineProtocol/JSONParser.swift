@@ -74,23 +74,19 @@ public enum JSONParser {
     }
 }
 
-/// The members of a JSON-RPC request object, read straight from the line without building the
-/// envelope's dictionary. Only for the common shape: one object whose keys are among `jsonrpc`,
-/// `id`, `method`, `params`, `meta`, each once; anything else (and every error) is nil, so the
-/// caller parses the line the general way and gives the general answer, byte for byte.
-struct RequestEnvelope {
-    var jsonrpc: JSON?
-    var id: JSON?
-    var method: JSON?
-    var params: JSON?
-    var meta: JSON?
-}
-
+/// The members of a JSON-RPC envelope (a request or a response), read straight from the line
+/// without building the envelope's dictionary. Only for the common shape: one object whose keys
+/// are among the expected ones, each once; anything else (and every error) is nil, so the caller
+/// parses the line the general way and gives the general answer, byte for byte.
 extension JSONParser {
-    static func parseRequestEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) -> RequestEnvelope? {
+    static let requestMembers = ["jsonrpc", "id", "method", "params", "meta"]
+    static let responseMembers = ["jsonrpc", "id", "result", "error"]
+
+    /// The values of `keys`, in their order (nil where absent), or nil for any other line.
+    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: [String], limits: JSONLimits) -> [JSON?]? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
-        return parser.parseRequestEnvelope()
+        return parser.parseEnvelope(keys: keys)
     }
 }
 
@@ -134,9 +130,9 @@ private struct Parser {
         }
     }
 
-    /// See `RequestEnvelope`. Strings, values and depth are checked by the same code as `parseDocument`.
-    mutating func parseRequestEnvelope() -> RequestEnvelope? {
-        var envelope = RequestEnvelope()
+    /// See `JSONParser.parseEnvelope`. Strings, values and depth are checked by the same code as `parseDocument`.
+    mutating func parseEnvelope(keys: [String]) -> [JSON?]? {
+        var values = [JSON?](repeating: nil, count: keys.count)
         skipWhitespace()
         guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }
         position += 1
@@ -151,14 +147,9 @@ private struct Parser {
                 guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
                 position += 1
                 guard let value = try? parseValue(depth: 1) else { return nil }
-                switch key {
-                case "jsonrpc" where envelope.jsonrpc == nil: envelope.jsonrpc = value
-                case "id" where envelope.id == nil: envelope.id = value
-                case "method" where envelope.method == nil: envelope.method = value
-                case "params" where envelope.params == nil: envelope.params = value
-                case "meta" where envelope.meta == nil: envelope.meta = value
-                default: return nil  // another member, or one twice: the general path answers
-                }
+                // Another member, or one twice: the general path answers.
+                guard let slot = keys.firstIndex(of: key), values[slot] == nil else { return nil }
+                values[slot] = value
                 skipWhitespace()
                 guard position < bytes.count else { return nil }
                 if bytes[position] == ASCII.comma {
@@ -172,7 +163,7 @@ private struct Parser {
             }
         }
         skipWhitespace()
-        return position == bytes.count ? envelope : nil
+        return position == bytes.count ? values : nil
     }
 
     private func fail(_ message: String) -> JSONParseError {

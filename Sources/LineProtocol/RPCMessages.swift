@@ -82,13 +82,30 @@ public struct RPCResponse: Sendable, Equatable {
         buffer.append(0x7D)
     }
 
+    /// Reads a response line: the common shape without the envelope's dictionary, any other
+    /// through the general parser (`decode(_:)`), with the same answer either way.
+    public static func decode(line: [UInt8], limits: JSONLimits) -> RPCResponse? {
+        if let members = line.withUnsafeBufferPointer({ JSONParser.parseEnvelope($0, keys: JSONParser.responseMembers, limits: limits) }) {
+            return decode(jsonrpc: members[0], id: members[1], result: members[2], error: members[3])
+        }
+        return decodeInGeneral(line: line, limits: limits)
+    }
+
+    /// The general path alone, for tests and the fuzz target to compare with `decode(line:limits:)`.
+    public static func decodeInGeneral(line: [UInt8], limits: JSONLimits) -> RPCResponse? {
+        (try? JSONParser.parse(line, limits: limits)).flatMap(decode)
+    }
+
     /// Reads a response object; nil unless it has `jsonrpc:"2.0"`, a valid `id` and exactly one of
     /// `result` or a well-formed `error`.
     public static func decode(_ json: JSON) -> RPCResponse? {
-        guard case .object(let members) = json, members["jsonrpc"] == .string("2.0"),
-            let id = members["id"], RPCDecoder.isValidID(id)
-        else { return nil }
-        switch (members["result"], members["error"]) {
+        guard case .object(let members) = json else { return nil }
+        return decode(jsonrpc: members["jsonrpc"], id: members["id"], result: members["result"], error: members["error"])
+    }
+
+    private static func decode(jsonrpc: JSON?, id: JSON?, result: JSON?, error: JSON?) -> RPCResponse? {
+        guard jsonrpc == .string("2.0"), let id, RPCDecoder.isValidID(id) else { return nil }
+        switch (result, error) {
         case (let result?, nil):
             return RPCResponse(id: id, result: result)
         case (nil, let error?):
@@ -97,6 +114,24 @@ public struct RPCResponse: Sendable, Equatable {
         default:
             return nil
         }
+    }
+}
+
+/// The members of a request object that the rules read (others are ignored).
+struct RequestEnvelope {
+    var jsonrpc: JSON?
+    var id: JSON?
+    var method: JSON?
+    var params: JSON?
+    var meta: JSON?
+
+    init(jsonrpc: JSON?, id: JSON?, method: JSON?, params: JSON?, meta: JSON?) {
+        (self.jsonrpc, self.id, self.method, self.params, self.meta) = (jsonrpc, id, method, params, meta)
+    }
+
+    /// From `JSONParser.parseEnvelope(keys: JSONParser.requestMembers)`.
+    init(_ members: [JSON?]) {
+        self.init(jsonrpc: members[0], id: members[1], method: members[2], params: members[3], meta: members[4])
     }
 }
 
@@ -117,8 +152,8 @@ public enum RPCMessage: Sendable, Equatable {
 public enum RPCDecoder {
     public static func decode(line: [UInt8], limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
         // The common line (one request with only the JSON-RPC members) skips the envelope's dictionary.
-        if let envelope = line.withUnsafeBufferPointer({ JSONParser.parseRequestEnvelope($0, limits: limits) }) {
-            return .single(entry(envelope))
+        if let members = line.withUnsafeBufferPointer({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) {
+            return .single(entry(RequestEnvelope(members)))
         }
         do throws(JSONParseError) {
             return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
@@ -130,8 +165,8 @@ public enum RPCDecoder {
     public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)
         -> RPCMessage
     {
-        if let envelope = line.withContiguousStorageIfAvailable({ JSONParser.parseRequestEnvelope($0, limits: limits) }) ?? nil {
-            return .single(entry(envelope))
+        if let members = line.withContiguousStorageIfAvailable({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) ?? nil {
+            return .single(entry(RequestEnvelope(members)))
         }
         return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
     }

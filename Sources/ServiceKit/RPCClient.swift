@@ -333,8 +333,8 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         framer.append(bytes)
         while let framed = framer.next() {
             guard case .line(let line) = framed, !line.isEmpty else { continue }
-            guard let json = try? JSONParser.parse(line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
-                let response = RPCResponse.decode(json), let callID = response.id.intValue,
+            guard let response = RPCResponse.decode(line: line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
+                let callID = response.id.intValue,
                 let call = calls.removeValue(forKey: callID)
             else { continue }
             call.completion(response.outcome, nil)
