@@ -1,6 +1,7 @@
 // libFuzzer entry for the line framing + JSON-RPC decoding path: the bytes a hostile
 // client controls. Built by fuzz/run.sh with `swiftc -sanitize=fuzzer,address`.
-// Beyond "no crash", it checks two properties on every input:
+// Beyond "no crash", it checks three properties on every input:
+//  - the fast paths for request and response lines answer exactly as the general parser does;
 //  - a parsed JSON value re-encodes to text that parses back to the same value;
 //  - the framer never hands out a line longer than its limit.
 
@@ -16,7 +17,10 @@ public func lineProtocolFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     while let framed = framer.next() {
         guard case .line(let line) = framed else { continue }
         precondition(line.count <= maxLineBytes + 1, "framer exceeded its line limit")
-        _ = RPCDecoder.decode(line: line)
+        precondition(RPCDecoder.decode(line: line) == RPCDecoder.decodeInGeneral(line: line), "the request fast path disagrees")
+        precondition(
+            RPCResponse.decode(line: line, limits: .default) == RPCResponse.decodeInGeneral(line: line, limits: .default),
+            "the response fast path disagrees")
         if let value = try? JSONParser.parse(line) {
             let again = try? JSONParser.parse(value.encoded())
             precondition(again == value || containsNaNOrNegativeZero(value), "JSON round trip changed the value")

@@ -43,18 +43,23 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         limiter = RateLimiter(limits: settings.rateLimits)
     }
 
-    /// Builds the pools for `endpoints` (service -> replicas) on `loop` and starts health checks,
-    /// DNS refreshes and cache pruning on its timers.
+    /// Builds the pools for `endpoints` (service -> replicas) and starts health checks, DNS
+    /// refreshes and cache pruning on the main loop's timers. Each loop of `group` gets its own
+    /// upstream clients, so a request is forwarded and answered on the loop that received it.
     public static func make(
-        loop: EventLoop, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog
+        group: EventLoopGroup, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog
     ) -> Gateway {
+        let loop = group.main
         var pools: [String: ServicePool] = [:]
         for service in PolicyTable.services {
             guard let list = endpoints[service], !list.isEmpty else { continue }
-            let client = RPCClient(
-                loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica,
-                serviceToken: settings.serviceToken, logger: logger)
-            pools[service] = ServicePool(service: service, client: client, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
+            let clients = group.loops.map { loop in
+                RPCClient(
+                    loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica,
+                    serviceToken: settings.serviceToken, logger: logger)
+            }
+            pools[service] = ServicePool(
+                service: service, clients: clients, healthTimeoutMilliseconds: settings.healthTimeoutMilliseconds, logger: logger)
         }
         let gateway = Gateway(pools: pools, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)
         // Timers hold the gateway weakly: the loop keeps its timers forever, and the pools hold the loop.
@@ -73,6 +78,13 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         return gateway
     }
 
+    /// A gateway on one loop (tests).
+    public static func make(
+        loop: EventLoop, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog
+    ) -> Gateway {
+        make(group: EventLoopGroup(loop: loop), endpoints: endpoints, settings: settings, metrics: metrics, logger: logger, accessLog: accessLog)
+    }
+
     // MARK: Doors
 
     private let contextLock = NSLock()
@@ -88,7 +100,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let requestID = contextPrefix + String(contextCounter)
         contextLock.unlock()
         return CallContext(
-            method: method, requestID: requestID, client: client, logger: logger.with(["rpc.request_id": .string(requestID)]),
+            method: method, requestID: requestID, client: client, logger: logger.with(requestID: requestID),
             deadlineMilliseconds: MonotonicClock.nowMilliseconds() + timeoutMilliseconds)
     }
 
@@ -319,7 +331,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let timeout = min(settings.upstreamTimeoutMilliseconds, max(1, context.remainingMilliseconds))
         let meta: [String: JSON] = ["client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID)]
         let skip = excluded.union(pool.addressesOutOfRotation())
-        pool.client.call(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
+        pool.clientForCurrentLoop.call(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
             [self] outcome in
             guard let failure = outcome.linkFailure else {
                 completion(outcome.result)

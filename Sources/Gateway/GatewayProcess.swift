@@ -8,7 +8,7 @@ public enum GatewayOptions {
     public static let upstreamTimeoutMilliseconds = ConfigOption("upstream-timeout-ms", default: "5000", help: "longest wait for one forwarded call")
     public static let healthIntervalMilliseconds = ConfigOption("health-interval-ms", default: "1000", help: "probe every replica's <service>.health this often")
     public static let resolveIntervalMilliseconds = ConfigOption("resolve-interval-ms", default: "5000", help: "re-resolve replica DNS names this often")
-    public static let connectionsPerReplica = ConfigOption("connections-per-replica", default: "2", help: "multiplexed connections to each replica")
+    public static let connectionsPerReplica = ConfigOption("connections-per-replica", default: "2", help: "multiplexed connections to each replica, per event loop")
     public static let maxConnectionsPerAddress = ConfigOption("max-connections-per-address", default: "256", help: "open connections from one client address")
     public static let rateLimits = ConfigOption("rate-limits", help: "per-address token buckets, group=rate_per_s:burst,... (groups: ping observe auth codes reset default; rate 0 = unlimited)")
     public static let tlsCertificate = ConfigOption("tls-cert", help: "PEM certificate chain: serve TLS 1.2+ on the listener")
@@ -60,11 +60,11 @@ public enum GatewayProcess {
             replicaID: host.replicaID,
             summaryIntervalMilliseconds: Int64(try configuration.int(GatewayOptions.logSummaryIntervalMilliseconds, range: 100...3_600_000)))
         let gateway = Gateway.make(
-            loop: host.loop, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger, accessLog: accessLog)
+            group: host.loopGroup, endpoints: endpoints, settings: settings, metrics: host.metrics, logger: host.logger, accessLog: accessLog)
         var limits = host.limits
         limits.maxConnectionsPerAddress = try configuration.int(GatewayOptions.maxConnectionsPerAddress, range: 1...1_000_000)
         let server = RPCServer(
-            loop: host.loop, limits: limits, dispatcher: gateway, logger: host.logger,
+            group: host.loopGroup, limits: limits, dispatcher: gateway, logger: host.logger,
             replicaID: host.replicaID, trustsCallerMeta: false, metrics: host.metrics)
         let transportFactory = try tlsTransportFactory(configuration, logger: host.logger)
         server.makeTransport = transportFactory

@@ -33,13 +33,16 @@ public struct ReplicaStatus: Sendable {
     }
 }
 
-/// A service's replicas: the multiplexed `RPCClient` that carries calls, plus the health the
+/// A service's replicas: the multiplexed `RPCClient`s that carry calls (one per event loop), plus the health the
 /// gateway has observed (active probes of `<service>.health` and forwards whose link failed;
 /// never an error the replica answered). A replica marked down leaves rotation until a probe
 /// answers again. Thread-safe.
 public final class ServicePool: @unchecked Sendable {
     public let service: String
+    /// The main loop's client: health probes go through it.
     public let client: RPCClient
+    /// Every loop's client, by loop.
+    private let clientsByLoop: [ObjectIdentifier: RPCClient]
     private let healthTimeoutMilliseconds: Int64
     private let logger: Logger
     private let lock = NSLock()
@@ -48,9 +51,16 @@ public final class ServicePool: @unchecked Sendable {
     /// Recomputed on every state change so the per-request read is one copy.
     private var outOfRotation: Set<SocketAddress> = []
 
-    public init(service: String, client: RPCClient, healthTimeoutMilliseconds: Int64, logger: Logger) {
+    public convenience init(service: String, client: RPCClient, healthTimeoutMilliseconds: Int64, logger: Logger) {
+        self.init(service: service, clients: [client], healthTimeoutMilliseconds: healthTimeoutMilliseconds, logger: logger)
+    }
+
+    /// `clients`: one per event loop, the main loop's first.
+    public init(service: String, clients: [RPCClient], healthTimeoutMilliseconds: Int64, logger: Logger) {
+        precondition(!clients.isEmpty, "a pool needs a client")
         self.service = service
-        self.client = client
+        self.client = clients[0]
+        clientsByLoop = Dictionary(clients.map { (ObjectIdentifier($0.loop), $0) }) { first, _ in first }
         self.healthTimeoutMilliseconds = healthTimeoutMilliseconds
         self.logger = logger
     }
@@ -70,10 +80,17 @@ public final class ServicePool: @unchecked Sendable {
         }
     }
 
+    /// The client of the calling thread's loop, so a forward never leaves the loop it came in on;
+    /// the main loop's from any other thread.
+    public var clientForCurrentLoop: RPCClient {
+        guard clientsByLoop.count > 1, let loop = EventLoop.current else { return client }
+        return clientsByLoop[ObjectIdentifier(loop)] ?? client
+    }
+
     /// Re-resolves DNS names off the event loop (Compose scaling), then probes the new set.
     public func refreshAddresses() {
         DispatchQueue.global().async { [self] in
-            client.refreshAddresses()
+            for client in clientsByLoop.values { client.refreshAddresses() }
             probe()
         }
     }

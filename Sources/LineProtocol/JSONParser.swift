@@ -74,6 +74,22 @@ public enum JSONParser {
     }
 }
 
+/// The members of a JSON-RPC envelope (a request or a response), read straight from the line
+/// without building the envelope's dictionary. Only for the common shape: one object whose keys
+/// are among the expected ones, each once; anything else (and every error) is nil, so the caller
+/// parses the line the general way and gives the general answer, byte for byte.
+extension JSONParser {
+    static let requestMembers = ["jsonrpc", "id", "method", "params", "meta"]
+    static let responseMembers = ["jsonrpc", "id", "result", "error"]
+
+    /// The values of `keys`, in their order (nil where absent), or nil for any other line.
+    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: [String], limits: JSONLimits) -> [JSON?]? {
+        guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
+        var parser = Parser(bytes: bytes, limits: limits)
+        return parser.parseEnvelope(keys: keys)
+    }
+}
+
 private enum ASCII {
     static let quote: UInt8 = 0x22
     static let backslash: UInt8 = 0x5C
@@ -112,6 +128,42 @@ private struct Parser {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// See `JSONParser.parseEnvelope`. Strings, values and depth are checked by the same code as `parseDocument`.
+    mutating func parseEnvelope(keys: [String]) -> [JSON?]? {
+        var values = [JSON?](repeating: nil, count: keys.count)
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == ASCII.closeBrace {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == ASCII.quote, let key = try? parseString() else { return nil }
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
+                position += 1
+                guard let value = try? parseValue(depth: 1) else { return nil }
+                // Another member, or one twice: the general path answers.
+                guard let slot = keys.firstIndex(of: key), values[slot] == nil else { return nil }
+                values[slot] = value
+                skipWhitespace()
+                guard position < bytes.count else { return nil }
+                if bytes[position] == ASCII.comma {
+                    position += 1
+                } else if bytes[position] == ASCII.closeBrace {
+                    position += 1
+                    break
+                } else {
+                    return nil
+                }
+            }
+        }
+        skipWhitespace()
+        return position == bytes.count ? values : nil
     }
 
     private func fail(_ message: String) -> JSONParseError {

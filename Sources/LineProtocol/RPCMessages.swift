@@ -82,13 +82,30 @@ public struct RPCResponse: Sendable, Equatable {
         buffer.append(0x7D)
     }
 
+    /// Reads a response line: the common shape without the envelope's dictionary, any other
+    /// through the general parser (`decode(_:)`), with the same answer either way.
+    public static func decode(line: [UInt8], limits: JSONLimits) -> RPCResponse? {
+        if let members = line.withUnsafeBufferPointer({ JSONParser.parseEnvelope($0, keys: JSONParser.responseMembers, limits: limits) }) {
+            return decode(jsonrpc: members[0], id: members[1], result: members[2], error: members[3])
+        }
+        return decodeInGeneral(line: line, limits: limits)
+    }
+
+    /// The general path alone, for tests and the fuzz target to compare with `decode(line:limits:)`.
+    public static func decodeInGeneral(line: [UInt8], limits: JSONLimits) -> RPCResponse? {
+        (try? JSONParser.parse(line, limits: limits)).flatMap(decode)
+    }
+
     /// Reads a response object; nil unless it has `jsonrpc:"2.0"`, a valid `id` and exactly one of
     /// `result` or a well-formed `error`.
     public static func decode(_ json: JSON) -> RPCResponse? {
-        guard case .object(let members) = json, members["jsonrpc"] == .string("2.0"),
-            let id = members["id"], RPCDecoder.isValidID(id)
-        else { return nil }
-        switch (members["result"], members["error"]) {
+        guard case .object(let members) = json else { return nil }
+        return decode(jsonrpc: members["jsonrpc"], id: members["id"], result: members["result"], error: members["error"])
+    }
+
+    private static func decode(jsonrpc: JSON?, id: JSON?, result: JSON?, error: JSON?) -> RPCResponse? {
+        guard jsonrpc == .string("2.0"), let id, RPCDecoder.isValidID(id) else { return nil }
+        switch (result, error) {
         case (let result?, nil):
             return RPCResponse(id: id, result: result)
         case (nil, let error?):
@@ -97,6 +114,24 @@ public struct RPCResponse: Sendable, Equatable {
         default:
             return nil
         }
+    }
+}
+
+/// The members of a request object that the rules read (others are ignored).
+struct RequestEnvelope {
+    var jsonrpc: JSON?
+    var id: JSON?
+    var method: JSON?
+    var params: JSON?
+    var meta: JSON?
+
+    init(jsonrpc: JSON?, id: JSON?, method: JSON?, params: JSON?, meta: JSON?) {
+        (self.jsonrpc, self.id, self.method, self.params, self.meta) = (jsonrpc, id, method, params, meta)
+    }
+
+    /// From `JSONParser.parseEnvelope(keys: JSONParser.requestMembers)`.
+    init(_ members: [JSON?]) {
+        self.init(jsonrpc: members[0], id: members[1], method: members[2], params: members[3], meta: members[4])
     }
 }
 
@@ -116,6 +151,10 @@ public enum RPCMessage: Sendable, Equatable {
 
 public enum RPCDecoder {
     public static func decode(line: [UInt8], limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
+        // The common line (one request with only the JSON-RPC members) skips the envelope's dictionary.
+        if let members = line.withUnsafeBufferPointer({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) {
+            return .single(entry(RequestEnvelope(members)))
+        }
         do throws(JSONParseError) {
             return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
         } catch {
@@ -126,6 +165,15 @@ public enum RPCDecoder {
     public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)
         -> RPCMessage
     {
+        if let members = line.withContiguousStorageIfAvailable({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) ?? nil {
+            return .single(entry(RequestEnvelope(members)))
+        }
+        return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
+    }
+
+    /// The general path alone: the whole line parsed to a `JSON` value, then classified. What the
+    /// fast path must agree with (tests and the fuzz target compare the two).
+    public static func decodeInGeneral(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
         do throws(JSONParseError) {
             return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
         } catch {
@@ -151,21 +199,27 @@ public enum RPCDecoder {
     /// Validates one request object.
     public static func entry(_ json: JSON) -> RPCEntry {
         guard case .object(let members) = json else { return invalid(id: .null, "request must be an object") }
-        let id = members["id"]
+        return entry(
+            RequestEnvelope(jsonrpc: members["jsonrpc"], id: members["id"], method: members["method"], params: members["params"], meta: members["meta"]))
+    }
+
+    /// The rules of a request, whichever way its members were read (other members are ignored).
+    static func entry(_ envelope: RequestEnvelope) -> RPCEntry {
+        let id = envelope.id
         let echoedID = id.flatMap { isValidID($0) ? $0 : nil } ?? .null
         if let id, !isValidID(id) {
             return invalid(id: .null, "id must be a string, a number or null")
         }
-        guard members["jsonrpc"] == .string("2.0") else { return invalid(id: echoedID, "jsonrpc must be \"2.0\"") }
-        guard case .string(let method)? = members["method"] else {
+        guard envelope.jsonrpc == .string("2.0") else { return invalid(id: echoedID, "jsonrpc must be \"2.0\"") }
+        guard case .string(let method)? = envelope.method else {
             return invalid(id: echoedID, "method must be a string")
         }
-        let params = members["params"]
+        let params = envelope.params
         switch params {
         case nil, .object?, .array?: break
         default: return invalid(id: echoedID, "params must be an object or an array")
         }
-        let meta = members["meta"]?.objectValue
+        let meta = envelope.meta?.objectValue
         return .request(RPCRequest(method: method, params: params, id: id, meta: meta))
     }
 

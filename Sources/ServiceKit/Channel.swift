@@ -67,13 +67,23 @@ public final class Channel: EventHandler, @unchecked Sendable {
     /// Queues bytes; they are written at the end of this loop iteration, together with
     /// anything else queued meanwhile (or at once when the buffer passes the high-water mark).
     public func write(_ bytes: [UInt8]) {
-        guard state == .open, !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else { return }
+        write { $0.append(contentsOf: bytes) }
+    }
+
+    /// Queues what `encode` appends to the output buffer: an answer is encoded straight into it,
+    /// with no buffer of its own. `encode` must only append.
+    public func write(encodingInto encode: (inout [UInt8]) -> Void) {
+        guard state == .open else { return }
         if outboundOffset == outbound.count {
             outbound.removeAll(keepingCapacity: true)
             outboundOffset = 0
-            writeStalledSinceMilliseconds = MonotonicClock.nowMilliseconds()
         }
-        outbound.append(contentsOf: bytes)
+        let before = outbound.count
+        encode(&outbound)
+        precondition(outbound.count >= before, "an encoder removed queued output")
+        guard outbound.count > before else { return }
+        if before == outboundOffset { writeStalledSinceMilliseconds = MonotonicClock.nowMilliseconds() }
         if isAboveHighWater {
             wasAboveHighWater = true
             flush()

@@ -17,6 +17,9 @@ public enum CommonOptions {
     public static let eventBackend = ConfigOption(
         "event-backend", default: "epoll", help: "how event loops wait for sockets: epoll (Linux) or poll (portable)")
 
+    public static let eventLoops = ConfigOption(
+        "event-loops", help: "event-loop threads per process, connections spread over them round-robin (default: the number of cores)")
+
     public static let serviceToken = ConfigOption("service-token", help: "shared secret for internal calls: sent as meta.token, and when set a service refuses calls without it")
 
     public static let maxLineBytes = ConfigOption("max-line-bytes", default: "65536", help: "longest request line accepted, in bytes")
@@ -31,7 +34,7 @@ public enum CommonOptions {
     public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
 
     public static let all: [ConfigOption] = [
-        listen, dataDirectory, databaseURL, eventBackend, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
+        listen, dataDirectory, databaseURL, eventBackend, eventLoops, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
         maxLineBytes, maxConnections, maxInflightPerConnection, idleTimeoutMilliseconds,
         lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
         workerThreads, workerQueueDepth, drainTimeoutMilliseconds,

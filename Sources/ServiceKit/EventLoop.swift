@@ -35,7 +35,6 @@ public final class EventLoop: @unchecked Sendable {
     private var tasks: [() -> Void] = []
     private var wakePending = false
     private var stopRequested = false
-    private var loopThreadID: pthread_t?  // guarded by taskLock: read from any thread
     /// Channels with output queued during this iteration; flushed once at its end, so many
     /// answers to one peer leave in one `send`.
     private var channelsToFlush: [Channel] = []
@@ -65,14 +64,22 @@ public final class EventLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    /// True on the thread running `run()`. Safe from any thread (the id is set under `taskLock`).
-    public var isInLoopThread: Bool {
-        taskLock.lock()
-        let loopThread = loopThreadID
-        taskLock.unlock()
-        guard let loopThread else { return false }
-        return pthread_equal(loopThread, pthread_self()) != 0
+    /// True on the thread running `run()`. Safe from any thread, and cheap (a thread-local read):
+    /// every answer asks it to decide whether to hop threads.
+    public var isInLoopThread: Bool { EventLoop.current === self }
+
+    /// The loop whose `run()` is on the calling thread's stack; nil on other threads (workers).
+    public static var current: EventLoop? {
+        guard let pointer = pthread_getspecific(currentLoopKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
     }
+
+    /// The thread-local slot behind `current` (unretained: `run()` clears it before it returns).
+    private static let currentLoopKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
 
     // MARK: Registration (loop thread)
 
@@ -137,9 +144,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until `stop()`.
     public func run() {
-        taskLock.lock()
-        loopThreadID = pthread_self()
-        taskLock.unlock()
+        precondition(EventLoop.current == nil, "an event loop is already running on this thread")
+        pthread_setspecific(Self.currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.currentLoopKey, nil) }
         var ready = [ReadyEvent](repeating: ReadyEvent(token: 0, readable: false, writable: false, hangup: false), count: 256)
         while !stopRequested {
             let count = backend.wait(timeoutMilliseconds: Int32(millisecondsUntilNextTimer()), into: &ready)

@@ -81,6 +81,40 @@ public final class LineClient {
         }
     }
 
+    /// Waits for input once and hands every complete line it holds to `body` (without copying
+    /// each line: for the bench's load generator). Returns false when the server closed.
+    public func readAvailableLines(_ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Bool {
+        var handed = false
+        while let framed = framer.next() {
+            if case .line(let line) = framed { try line.withUnsafeBufferPointer(body) }
+            handed = true
+        }
+        if handed { return true }
+        if pendingInput.count == pendingInput.capacity { pendingInput.reserveCapacity(max(64 * 1024, pendingInput.count * 2)) }
+        let kept = pendingInput.count
+        pendingInput.append(contentsOf: repeatElement(0, count: 64 * 1024))
+        var count = 0
+        repeat {
+            count = pendingInput.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + kept, 64 * 1024) }
+        } while count < 0 && Glibc.errno == EINTR
+        pendingInput.removeLast(64 * 1024 - max(0, count))
+        if count == 0 { return false }
+        if count < 0 { throw SystemError(call: "read", errno: Glibc.errno) }
+        let consumed = try pendingInput.withUnsafeBufferPointer { all -> Int in
+            var lineStart = 0
+            for index in kept..<all.count where all[index] == 0x0A {
+                try body(UnsafeBufferPointer(rebasing: all[lineStart..<index]))
+                lineStart = index + 1
+            }
+            return lineStart
+        }
+        pendingInput.removeFirst(consumed)
+        return true
+    }
+
+    /// Bytes after the last complete line, for `readAvailableLines`.
+    private var pendingInput: [UInt8] = []
+
     /// Half-closes: tells the server no more requests will come.
     public func finishSending() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
 }

@@ -26,6 +26,9 @@ public struct Logger: Sendable {
     public var metadata: [String: JSON]
     public var minimumLevel: Level
     private let sink: LogSink
+    /// The request this logger speaks for (`rpc.request_id`), apart from `metadata` so that
+    /// deriving a request's logger copies no dictionary on the request path.
+    private var requestID: String?
 
     public init(service: String, minimumLevel: Level = .info, sink: LogSink = .standardError) {
         self.metadata = ["service": .string(service)]
@@ -40,6 +43,13 @@ public struct Logger: Sendable {
         return copy
     }
 
+    /// A copy that writes `rpc.request_id` on every line.
+    public func with(requestID: String) -> Logger {
+        var copy = self
+        copy.requestID = requestID
+        return copy
+    }
+
     // Metadata is an autoclosure: a line below the level costs no dictionary on the request path.
     public func debug(_ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) { log(.debug, message, extra()) }
     public func info(_ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) { log(.info, message, extra()) }
@@ -49,6 +59,7 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) {
         guard level >= minimumLevel else { return }
         var fields = metadata
+        if let requestID { fields["rpc.request_id"] = .string(requestID) }
         fields.merge(extra()) { _, new in new }
         fields["level"] = .string(level.name)
         fields["msg"] = .string(message.description)

@@ -130,7 +130,8 @@ public final class RPCClient: @unchecked Sendable {
     public func callAndWait(
         _ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
     ) throws(RPCError) -> JSON {
-        precondition(!loop.isInLoopThread, "callAndWait would deadlock the event loop")
+        // On any loop thread it would stall that loop (on its own loop: deadlock it).
+        precondition(EventLoop.current == nil, "callAndWait blocks; never call it on an event loop thread")
         let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
         let box = OutcomeBox()
         call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
@@ -291,13 +292,16 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])), .notSent)
             return
         }
-        var line = request.encoded()
-        line.append(UInt8(ascii: "\n"))
         if let channel, state == .connected {
             calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
-            channel.write(line)
+            channel.write { buffer in
+                request.append(to: &buffer)
+                buffer.append(UInt8(ascii: "\n"))
+            }
         } else {
             calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
+            var line = request.encoded()
+            line.append(UInt8(ascii: "\n"))
             queued.append(line)
         }
     }
@@ -333,8 +337,8 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         framer.append(bytes)
         while let framed = framer.next() {
             guard case .line(let line) = framed, !line.isEmpty else { continue }
-            guard let json = try? JSONParser.parse(line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
-                let response = RPCResponse.decode(json), let callID = response.id.intValue,
+            guard let response = RPCResponse.decode(line: line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
+                let callID = response.id.intValue,
                 let call = calls.removeValue(forKey: callID)
             else { continue }
             call.completion(response.outcome, nil)

@@ -23,9 +23,13 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     /// another pass, or pipelined requests answered at once recurse until the stack overflows.
     private var processing = false
 
+    /// The peer's address as text: every request names its client, and `inet_ntop` is not free.
+    private let peerHost: String?
+
     init(channel: Channel, server: RPCServer) {
         self.channel = channel
         self.server = server
+        self.peerHost = channel.peer?.host
         self.framer = LineFramer(maxLineBytes: server.limits.maxLineBytes)
     }
 
@@ -64,7 +68,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             switch framed {
             case .oversized:
                 let error = RPCError(.lineTooLong, "line longer than \(server.limits.maxLineBytes) bytes; it was discarded")
-                send(refused(RPCResponse(id: .null, error: error)).encoded())
+                send(refused(RPCResponse(id: .null, error: error)))
             case .line(let bytes):
                 if bytes.isEmpty { continue }
                 handleLine(bytes)
@@ -79,7 +83,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: server.limits.maxLineBytes)
         switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
         case .failure(let response):
-            send(refused(response).encoded())
+            send(refused(response))
         case .single(let entry):
             handleEntry(entry, batch: nil)
         case .batch(let entries):
@@ -96,7 +100,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     /// The dispatcher counts a refused line like a request, and may answer `rate_limited` instead.
     private func refused(_ response: RPCResponse) -> RPCResponse {
         guard case .failure(let error) = response.outcome else { return response }
-        guard let replacement = server.dispatcher.refusedLine(reason: error.reason ?? "invalid_request", client: channel.peer?.host) else {
+        guard let replacement = server.dispatcher.refusedLine(reason: error.reason ?? "invalid_request", client: peerHost) else {
             return response
         }
         return RPCResponse(id: response.id, error: replacement)
@@ -119,7 +123,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             complete(token: token, outcome: .failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only")))
             return
         }
-        let context = server.makeContext(for: request, peer: channel.peer, deadlineMilliseconds: deadline)
+        let context = server.makeContext(for: request, peerHost: peerHost, deadlineMilliseconds: deadline)
         let loop = channel.loop
         server.dispatcher.dispatch(request, context: context) { [weak self] outcome in
             guard let connection = self else { return }
@@ -143,19 +147,24 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
 
     private func answer(_ response: RPCResponse, batch: Int?) {
         guard let batch else {
-            send(response.encoded())
+            send(response)
             return
         }
         if let line = batches[batch]?.add(response) {
             batches.removeValue(forKey: batch)
-            send(line)
+            channel.write { buffer in
+                buffer.append(contentsOf: line)
+                buffer.append(UInt8(ascii: "\n"))
+            }
         }
     }
 
-    private func send(_ line: [UInt8]) {
-        var bytes = line
-        bytes.append(UInt8(ascii: "\n"))
-        channel.write(bytes)
+    /// Encodes the answer and its `\n` straight into the channel's output buffer.
+    private func send(_ response: RPCResponse) {
+        channel.write { buffer in
+            response.append(to: &buffer)
+            buffer.append(UInt8(ascii: "\n"))
+        }
     }
 
     private func takeToken() -> Int {
@@ -167,7 +176,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         if (channel.endOfInput || draining) && pending.isEmpty && channel.state == .open {
             if framer.hasPartialLine && !draining {
                 // The peer ended in the middle of a line: nothing more can complete it.
-                send(RPCResponse(id: .null, error: .parseError("input ended inside a line")).encoded())
+                send(RPCResponse(id: .null, error: .parseError("input ended inside a line")))
             }
             channel.closeAfterFlush()
         }

@@ -2,13 +2,16 @@ import Foundation
 import LineProtocol
 import Secrets
 
-/// A line-protocol JSON-RPC server on one event loop: accepts connections up to the limit,
-/// runs an `RPCConnection` on each, and drives their timers. Lifecycle:
+/// A line-protocol JSON-RPC server on a group of event loops: accepts connections up to the limit
+/// on the main loop, runs an `RPCConnection` on each, spread over the loops, and drives their
+/// timers. Lifecycle:
 /// `idle -> listening -> draining -> stopped`; other transitions are programmer errors.
 public final class RPCServer: @unchecked Sendable {
     public typealias State = ServerState
 
+    /// The main loop: the listening socket and the drain run there.
     public let loop: EventLoop
+    public let group: EventLoopGroup
     public let limits: ServerLimits
     let dispatcher: RPCDispatcher
     let logger: Logger
@@ -42,12 +45,23 @@ public final class RPCServer: @unchecked Sendable {
     }
     public var state: ServerState { acceptor.state }
 
-    /// `metrics` receives the connection counters (`net.connections_refused`, `net.accept_out_of_descriptors`).
-    public init(
+    /// A server whose connections all live on `loop`.
+    public convenience init(
         loop: EventLoop, limits: ServerLimits, dispatcher: RPCDispatcher, logger: Logger, replicaID: String, trustsCallerMeta: Bool,
         metrics: Metrics? = nil
     ) {
-        self.loop = loop
+        self.init(
+            group: EventLoopGroup(loop: loop), limits: limits, dispatcher: dispatcher, logger: logger, replicaID: replicaID,
+            trustsCallerMeta: trustsCallerMeta, metrics: metrics)
+    }
+
+    /// `metrics` receives the connection counters (`net.connections_refused`, `net.accept_out_of_descriptors`).
+    public init(
+        group: EventLoopGroup, limits: ServerLimits, dispatcher: RPCDispatcher, logger: Logger, replicaID: String, trustsCallerMeta: Bool,
+        metrics: Metrics? = nil
+    ) {
+        self.group = group
+        self.loop = group.main
         self.limits = limits
         self.dispatcher = dispatcher
         self.logger = logger
@@ -56,7 +70,7 @@ public final class RPCServer: @unchecked Sendable {
         var refusal = RPCResponse(id: .null, error: RPCError(.overloaded, "too many connections")).encoded()
         refusal.append(UInt8(ascii: "\n"))
         acceptor = ConnectionAcceptor(
-            loop: loop,
+            group: group,
             limits: .init(
                 maxConnections: limits.maxConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
                 outboundHighWaterBytes: limits.outboundHighWaterBytes),
@@ -68,7 +82,7 @@ public final class RPCServer: @unchecked Sendable {
         }
     }
 
-    /// Binds and starts accepting. Call before `loop.run()` or on the loop thread.
+    /// Binds and starts accepting. Call before the loops run, or on the main loop.
     /// Returns the bound address (with the real port when 0 was asked for).
     @discardableResult
     public func listen(on endpoint: Endpoint) throws -> SocketAddress { try acceptor.listen(on: endpoint) }
@@ -78,8 +92,9 @@ public final class RPCServer: @unchecked Sendable {
 
     func connectionClosed(_ connection: RPCConnection) { acceptor.connectionClosed(connection) }
 
-    func makeContext(for request: RPCRequest, peer: SocketAddress?, deadlineMilliseconds: Int64) -> CallContext {
-        var client = peer?.host
+    /// `peerHost`: the connection's peer address as text, worked out once per connection.
+    func makeContext(for request: RPCRequest, peerHost: String?, deadlineMilliseconds: Int64) -> CallContext {
+        var client = peerHost
         var requestID: String?
         var deadline = deadlineMilliseconds
         if trustsCallerMeta, let meta = request.meta {
@@ -93,7 +108,7 @@ public final class RPCServer: @unchecked Sendable {
         let id = requestID ?? nextRequestID()
         return CallContext(
             method: request.method, requestID: id, client: client,
-            logger: logger.with(["rpc.request_id": .string(id)]), deadlineMilliseconds: deadline)
+            logger: logger.with(requestID: id), deadlineMilliseconds: deadline)
     }
 
     private func nextRequestID() -> String {
@@ -106,8 +121,8 @@ public final class RPCServer: @unchecked Sendable {
 
     // MARK: Shutdown
 
-    /// Stops accepting, lets in-flight requests finish and their answers go out, closes
-    /// every connection, then calls `completion` on the loop thread. Loop thread only.
+    /// Stops accepting, lets in-flight requests finish and their answers go out on every loop,
+    /// closes every connection, then calls `completion` on the main loop. Main loop only.
     public func drain(completion: @escaping () -> Void) { acceptor.drain(completion: completion) }
 
     /// After the drain deadline: close whatever is left.

@@ -3,13 +3,16 @@ import Foundation
 import Glibc
 import LineProtocol
 
-/// Everything one service process needs: configuration, logger, event loop, worker pool,
+/// Everything one service process needs: configuration, logger, event loops, worker pool,
 /// metrics, its method table, clients for the services it calls, and a lifecycle that
 /// drains on SIGTERM/SIGINT and exits 0.
 public final class ServiceHost: @unchecked Sendable {
     public let name: String
     public let configuration: Configuration
     public let logger: Logger
+    /// Every loop of the process (`--event-loops`): connections are spread over them.
+    public let loopGroup: EventLoopGroup
+    /// The main loop: listeners, timers and the internal clients (`client(for:)`) live here.
     public let loop: EventLoop
     public let workers: WorkerPool
     public let metrics = Metrics()
@@ -53,7 +56,10 @@ public final class ServiceHost: @unchecked Sendable {
             throw ConfigurationError("--event-backend must be one of \(EventBackendKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         EventBackendKind.processDefault = backend
-        loop = try EventLoop(backend: backend)
+        let loopCount = configuration.isSet(CommonOptions.eventLoops)
+            ? try configuration.int(CommonOptions.eventLoops, range: 1...EventLoopGroup.maxLoops) : EventLoopGroup.defaultCount
+        loopGroup = try EventLoopGroup(count: loopCount, backend: backend)
+        loop = loopGroup.main
         router = Router(workers: workers, metrics: metrics)
         registerBuiltins()
     }
@@ -153,7 +159,7 @@ public final class ServiceHost: @unchecked Sendable {
     /// Listens, serves until SIGTERM/SIGINT, drains, and returns the exit status (0 on a clean stop).
     public func run() -> Int32 {
         let server = RPCServer(
-            loop: loop, limits: limits, dispatcher: router, logger: logger, replicaID: replicaID, trustsCallerMeta: true, metrics: metrics)
+            group: loopGroup, limits: limits, dispatcher: router, logger: logger, replicaID: replicaID, trustsCallerMeta: true, metrics: metrics)
         server.requiredServiceToken = configuration.string(CommonOptions.serviceToken)
         self.server = server
         return Self.serve(server: server, endpoint: listenEndpoint, host: self)
@@ -170,9 +176,12 @@ public final class ServiceHost: @unchecked Sendable {
         }
         // Handlers first: a client that sees `listening` may send SIGTERM at once.
         host.installSignalHandlers(server: server)
-        host.logger.info("listening", ["net.listen": .string(address.description)])
+        host.logger.info("listening", ["net.listen": .string(address.description), "net.event_loops": .int(Int64(host.loopGroup.loops.count))])
+        host.loopGroup.startSecondaryLoops()
         host.loop.run()
-        // The loop stops once the workers have ended (see `beginShutdown`): join them.
+        // The main loop stops once every loop's connections are drained and the workers have
+        // ended (see `beginShutdown`): stop the other loops, then join every thread.
+        host.loopGroup.stopSecondaryLoops()
         host.workers.shutdown()
         guard host.workers.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds()) else {
             host.exitWithoutCleanup(reason: "worker threads still running after the loop stopped", pool: host.workers)

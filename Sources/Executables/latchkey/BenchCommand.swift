@@ -56,25 +56,32 @@ struct BenchSettings: Sendable {
 final class BenchEnvironment: @unchecked Sendable {
     let settings: BenchSettings
     private let explicitGateway: Endpoint?
+    /// Event loops per process of the bench's own stack (`LATCHKEY_EVENT_LOOPS`, else the cores).
+    let eventLoops: Int
     private var ownStack: Stack?
     private var temporaryDirectory: String?
     /// Changes to the bench's own stack (another storage backend, replicas).
     private let adjustStack: (inout Stack.Options) -> Void
 
-    init(settings: BenchSettings, explicitGateway: Endpoint?, adjustStack: @escaping (inout Stack.Options) -> Void = { _ in }) {
+    init(
+        settings: BenchSettings, explicitGateway: Endpoint?, eventLoops: Int = EventLoopGroup.defaultCount,
+        adjustStack: @escaping (inout Stack.Options) -> Void = { _ in }
+    ) {
         self.settings = settings
         self.explicitGateway = explicitGateway
+        self.eventLoops = eventLoops
         self.adjustStack = adjustStack
     }
 
     /// The stack, started on first use (scrypt at its production cost: logins are measured for real).
     func stack() throws -> Stack {
         if let ownStack { return ownStack }
-        let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())-\(eventLoops)-\(UInt32.random(in: 0...UInt32.max))"
         try? FileManager.default.removeItem(atPath: directory)
         temporaryDirectory = directory
         var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory)
         options.environment["LATCHKEY_MAX_CONNECTIONS"] = "20000"
+        options.environment["LATCHKEY_EVENT_LOOPS"] = String(eventLoops)
         // The bench plays thousands of users from one address: lift the abuse limits it would trip.
         for limit in ["PER_NUMBER_10M", "PER_NUMBER_DAY", "PER_USER_10M", "PER_USER_DAY", "PER_CLIENT_10M", "PER_CLIENT_DAY", "GLOBAL_HOUR", "GLOBAL_DAY"] {
             options.environment["LATCHKEY_VERIFICATION_SENDS_\(limit)"] = "100000000"

@@ -33,37 +33,44 @@ struct LoadResult: Sendable {
 enum LoadGenerator {
     static let warmUpSeconds = 0.5
 
-    /// Each connection keeps `inflight` requests of one method in flight (pipelining).
+    /// Each connection keeps `inflight` requests of one method in flight (pipelining). The client
+    /// side is kept cheap, as redis-benchmark's is, so the server is what gets measured: requests
+    /// are encoded from a template and sent in one write per batch of answers read, and answers
+    /// are scanned for their `id` and an `error` member instead of being parsed.
     static func pipelined(endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings) throws -> LoadResult {
-        try runThreads(count: settings.connections, seconds: settings.seconds) { _, startMicroseconds, endMicroseconds in
+        let template = PipelinedTemplate(method: method, params: params)
+        return try runThreads(count: settings.connections, seconds: settings.seconds) { _, startMicroseconds, endMicroseconds in
             var result = LoadResult()
             let client = try LineClient(endpoint)
-            var sentAt: [Int64: Int64] = [:]
+            var sentAt = SendTimes()
             var nextID: Int64 = 0
-            func sendOne() throws {
+            var batch: [UInt8] = []
+            func queueOne() {
                 nextID += 1
-                sentAt[nextID] = MonotonicClock.nowMicroseconds()
-                try client.send(RPCRequest(method: method, params: params, id: .int(nextID)).encoded())
+                sentAt.record(id: nextID, at: MonotonicClock.nowMicroseconds())
+                template.append(id: nextID, to: &batch)
             }
-            for _ in 0..<settings.inflight { try sendOne() }
-            while true {
-                guard let line = try client.readLine() else { throw ConfigurationError("server closed the connection") }
-                let now = MonotonicClock.nowMicroseconds()
-                let response = (try? JSONParser.parse(line)).flatMap(RPCResponse.decode)
-                let id = response?.id.intValue ?? 0
-                if let sent = sentAt.removeValue(forKey: id), sent >= startMicroseconds {
-                    result.operations += 1
-                    result.latenciesMicroseconds.append(now - sent)
-                    if case .failure(let error)? = response?.outcome {
-                        result.errors += 1
-                        result.sampleError = result.sampleError ?? "\(error.reason ?? "?"): \(error.message)"
+            for _ in 0..<settings.inflight { queueOne() }
+            try client.sendRaw(batch)
+            var stopping = false
+            while !(stopping && sentAt.outstanding == 0) {
+                batch.removeAll(keepingCapacity: true)
+                let read = try client.readAvailableLines { line in
+                    let now = MonotonicClock.nowMicroseconds()
+                    let id = AnswerScan.id(in: line) ?? 0
+                    if let sent = sentAt.take(id: id), sent >= startMicroseconds {
+                        result.operations += 1
+                        result.latenciesMicroseconds.append(now - sent)
+                        if AnswerScan.isError(line) {
+                            result.errors += 1
+                            result.sampleError = result.sampleError ?? String(decoding: line, as: UTF8.self)
+                        }
                     }
+                    stopping = stopping || now >= endMicroseconds
+                    if !stopping { queueOne() }
                 }
-                if now >= endMicroseconds {
-                    if sentAt.isEmpty { break }
-                    continue
-                }
-                try sendOne()
+                guard read else { throw ConfigurationError("server closed the connection") }
+                if !batch.isEmpty { try client.sendRaw(batch) }
             }
             return result
         }
@@ -152,5 +159,78 @@ private final class ResultCollector: @unchecked Sendable {
         if let failure, merged.operations == 0 { throw ConfigurationError("load failed: \(failure)") }
         if let failure { merged.sampleError = merged.sampleError ?? failure }
         return merged
+    }
+}
+
+/// A request line with its id left open: `{"jsonrpc":"2.0","id":` + id + the rest.
+private struct PipelinedTemplate {
+    private let prefix: [UInt8]
+    private let suffix: [UInt8]
+
+    init(method: String, params: JSON?) {
+        let encoded = RPCRequest(method: method, params: params, id: .int(0)).encoded()
+        let head = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+        precondition(Array(encoded.prefix(head.count)) == head, "request encoding changed")
+        prefix = head
+        suffix = Array(encoded[(head.count + 1)...]) + [0x0A]
+    }
+
+    func append(id: Int64, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: prefix)
+        buffer.append(contentsOf: String(id).utf8)
+        buffer.append(contentsOf: suffix)
+    }
+}
+
+/// When each request of one connection was sent, by id: a ring, since at most `inflight`
+/// (far fewer than its size) are outstanding at once.
+private struct SendTimes {
+    private static let size = 1 << 16
+    private var ids = [Int64](repeating: 0, count: size)
+    private var times = [Int64](repeating: 0, count: size)
+    private(set) var outstanding = 0
+
+    mutating func record(id: Int64, at time: Int64) {
+        let slot = Int(id) & (Self.size - 1)
+        ids[slot] = id
+        times[slot] = time
+        outstanding += 1
+    }
+
+    mutating func take(id: Int64) -> Int64? {
+        let slot = Int(id) & (Self.size - 1)
+        guard id > 0, ids[slot] == id else { return nil }
+        ids[slot] = 0
+        outstanding -= 1
+        return times[slot]
+    }
+}
+
+/// Reads what the bench needs from an answer line without parsing it.
+enum AnswerScan {
+    private static let idKey = Array(#""id":"#.utf8)
+    private static let errorKey = Array(#""error":"#.utf8)
+
+    static func id(in line: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let start = find(idKey, in: line) else { return nil }
+        var value: Int64 = 0
+        var index = start
+        while index < line.count, line[index] >= 0x30, line[index] <= 0x39 {
+            value = value * 10 + Int64(line[index] - 0x30)
+            index += 1
+        }
+        return index > start ? value : nil
+    }
+
+    static func isError(_ line: UnsafeBufferPointer<UInt8>) -> Bool { find(errorKey, in: line) != nil }
+
+    /// The index just after the first occurrence of `needle`.
+    private static func find(_ needle: [UInt8], in line: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard line.count >= needle.count else { return nil }
+        outer: for start in 0...(line.count - needle.count) {
+            for offset in 0..<needle.count where line[start + offset] != needle[offset] { continue outer }
+            return start + needle.count
+        }
+        return nil
     }
 }

@@ -1,11 +1,39 @@
 import ServiceKit
 
-/// `ping`: the protocol's own cost. Direct to a service is the baseline; through the
-/// gateway adds one hop (the gateway forwards `identity.ping`).
+/// `ping`: the protocol's own cost. Direct to a service is the baseline; through the gateway
+/// adds one hop (the gateway forwards `identity.ping`); `gateway.ping` is answered by the gateway
+/// itself and held to Redis's `PING_INLINE` at the same connections and pipeline depth. With
+/// several event loops per process, the same rows again with one loop show what the loops buy.
 enum PingBench {
     static func run(_ environment: BenchEnvironment, target: String, report: BenchReport) throws {
         let settings = environment.settings
         let label = "c=\(settings.connections) k=\(settings.inflight)"
+        let loops = environment.eventLoops
+        var redis: Double?
+        if target == "both" || target == "gateway" {
+            redis = RedisCeilingBench.measure(connections: settings.connections, inflight: settings.inflight)
+            if let redis { report.ceiling("redis PING_INLINE \(label)", perSecond: redis) }
+        }
+        let many = try measure(environment, target: target, label: "\(label) loops=\(loops)", redis: redis, report: report)
+        guard target == "both", loops > 1 else { return }
+        let single = BenchEnvironment(settings: settings, explicitGateway: nil, eventLoops: 1)
+        defer { single.shutdown() }
+        let one = try measure(single, target: target, label: "\(label) loops=1", redis: redis, report: report)
+        for (name, result) in [("gateway.ping", many.gatewayPing), ("identity.ping via gateway", many.viaGateway)] {
+            let baseline = name == "gateway.ping" ? one.gatewayPing : one.viaGateway
+            guard let result, let baseline else { continue }
+            report.row("\(name) \(loops) loops vs 1", result, ratioTo: ("1 loop", baseline.perSecond))
+        }
+    }
+
+    private struct Figures {
+        var gatewayPing: LoadResult?
+        var viaGateway: LoadResult?
+    }
+
+    private static func measure(_ environment: BenchEnvironment, target: String, label: String, redis: Double?, report: BenchReport) throws -> Figures {
+        let settings = environment.settings
+        var figures = Figures()
         var direct: LoadResult?
         if target == "both" || (target != "gateway" && Stack.portOffsets[target] != nil) {
             let service = target == "both" ? "identity" : target
@@ -16,6 +44,11 @@ enum PingBench {
         if target == "both" || target == "gateway" {
             let result = try LoadGenerator.pipelined(endpoint: try environment.gateway, method: "identity.ping", params: nil, settings: settings)
             report.row("ping via gateway \(label)", result, ratioTo: direct.map { ("direct", $0.perSecond) })
+            figures.viaGateway = result
+            let own = try LoadGenerator.pipelined(endpoint: try environment.gateway, method: "gateway.ping", params: nil, settings: settings)
+            report.row("gateway.ping \(label)", own, ratioTo: redis.map { ("redis", $0) })
+            figures.gatewayPing = own
         }
+        return figures
     }
 }

@@ -78,8 +78,9 @@ public final class HTTPServer: @unchecked Sendable {
         self.requestIDPrefix = "\(replicaID)-h\(Hex8.random())-"
         let refusal = HTTPConnection.serialize(
             HTTPResponse.error(503, reason: "overloaded", "too many connections"), keepAlive: false, includeBody: true)
+        // One loop: its request ids and handlers are confined to it (the line protocol spreads over the group).
         acceptor = ConnectionAcceptor(
-            loop: loop,
+            group: EventLoopGroup(loop: loop),
             limits: .init(
                 maxConnections: limits.maxConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
                 outboundHighWaterBytes: limits.outboundHighWaterBytes),

@@ -1,0 +1,69 @@
+import Foundation
+import Glibc
+import ServiceKit
+
+/// The peer `bench ping` is held to: Redis answering `PING_INLINE` to redis-benchmark with the
+/// same connections and pipeline depth, on the same machine, in the same run. Runs only when
+/// `redis-server` and `redis-benchmark` are installed; starts its own server on a free port and
+/// stops it before returning.
+enum RedisCeilingBench {
+    static func measure(connections: Int, inflight: Int, requests: Int = 2_000_000) -> Double? {
+        guard let server = executable("redis-server"), let benchmark = executable("redis-benchmark"), let port = freePort() else { return nil }
+        let redis = Process()
+        redis.executableURL = URL(fileURLWithPath: server)
+        redis.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"]
+        redis.standardOutput = FileHandle.nullDevice
+        redis.standardError = FileHandle.nullDevice
+        guard (try? redis.run()) != nil else { return nil }
+        defer {
+            redis.terminate()
+            redis.waitUntilExit()
+        }
+        guard waitUntilListening(port: port, timeoutMilliseconds: 5000) else { return nil }
+        let run = Process()
+        run.executableURL = URL(fileURLWithPath: benchmark)
+        run.arguments = [
+            "-h", "127.0.0.1", "-p", String(port), "-c", String(connections), "-P", String(inflight), "-t", "ping_inline",
+            "-n", String(requests), "-q",
+        ]
+        let output = Pipe()
+        run.standardOutput = output
+        run.standardError = FileHandle.nullDevice
+        guard (try? run.run()) != nil else { return nil }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        return requestsPerSecond(in: text)
+    }
+
+    /// The figure from redis-benchmark's last `PING_INLINE: N requests per second` (progress lines end in `\r`).
+    static func requestsPerSecond(in output: String) -> Double? {
+        let lines = output.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+        guard let line = lines.last(where: { $0.hasPrefix("PING_INLINE:") && $0.contains("requests per second") }) else { return nil }
+        let words = line.split(separator: " ")
+        return words.count > 1 ? Double(words[1]) : nil
+    }
+
+    private static func executable(_ name: String) -> String? {
+        for directory in ["/usr/bin", "/usr/local/bin", "/usr/sbin"] {
+            let path = directory + "/" + name
+            if access(path, X_OK) == 0 { return path }
+        }
+        return nil
+    }
+
+    /// A port the kernel just gave out and took back (another process could take it first: then Redis fails to start and no ceiling is printed).
+    private static func freePort() -> Int? {
+        guard let socket = try? Socket.listen(on: SocketAddress.resolve(host: "127.0.0.1", port: 0)[0]) else { return nil }
+        defer { socket.close() }
+        return socket.localAddress?.port
+    }
+
+    private static func waitUntilListening(port: Int, timeoutMilliseconds: Int64) -> Bool {
+        let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
+        while MonotonicClock.nowMilliseconds() < deadline {
+            if (try? LineClient(Endpoint(host: "127.0.0.1", port: port), timeoutMilliseconds: 500)) != nil { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+}

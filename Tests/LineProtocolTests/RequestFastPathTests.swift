@@ -1,0 +1,65 @@
+import XCTest
+@testable import LineProtocol
+
+/// The fast path for the common request line (no envelope dictionary) must answer exactly as the
+/// general parser does for every input: the same request, the same refusal, the same error offset.
+/// Hand-picked edge cases, then many random mutations of them.
+final class RequestFastPathTests: XCTestCase {
+    static let seeds: [String] = [
+        #"{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}"#,
+        #" { "jsonrpc" : "2.0" , "method" : "a.b" , "params" : {"x":[1,2,{"y":null}]} , "id" : "s" , "meta" : {"client":"c"} } "#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","id":2}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","extra":true}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":1,"k":2}}"#,
+        #"{"json\u0072pc":"2.0","id":1,"method":"a"}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","params":"\ud800"}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","params":["\ud83d\ude00"]}"#,
+        #"{"jsonrpc":"2.0","id":[1],"method":"a"}"#,
+        #"{"jsonrpc":"1.0","id":1,"method":"a"}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":7}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","params":3}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":[1]}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a"} x"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a""#,
+        #"{}"#,
+        #"[{"jsonrpc":"2.0","id":1,"method":"a"}]"#,
+        #"{"jsonrpc":"2.0","id":1e400,"method":"a"}"#,
+        #"{"jsonrpc":"2.0","id":-0,"method":"a","params":[[[[[[[[1]]]]]]]]}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\u{E9}\"}",
+    ]
+
+    func testFastPathAgreesWithTheGeneralParserOnEdgeCases() {
+        for seed in Self.seeds { assertAgreement(Array(seed.utf8)) }
+        // Invalid UTF-8 inside a key and a value, and a depth limit reached inside params.
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8))
+        assertAgreement(Array(#"{"meth"#.utf8) + [0xED, 0xA0, 0x80] + Array(#"od":"a"}"#.utf8))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a","params":[[1]]}"#.utf8), limits: JSONLimits(maxDepth: 2))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"}"#.utf8), limits: JSONLimits(maxDepth: 0))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"}"#.utf8), limits: JSONLimits(maxBytes: 10))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"abcdef"}"#.utf8), limits: JSONLimits(maxStringBytes: 4))
+    }
+
+    func testFastPathAgreesWithTheGeneralParserOnRandomMutations() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array(#"{}[]":,\ 0123456789-.eE+truefalsnul"#.utf8) + [0x80, 0xC3, 0xA9, 0xFF, 0x0A]
+        for _ in 0..<20_000 {
+            var bytes = Array(Self.seeds.randomElement(using: &generator)!.utf8)
+            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[index] = alphabet.randomElement(using: &generator)!
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: index)
+                }
+            }
+            assertAgreement(bytes)
+        }
+    }
+
+    private func assertAgreement(_ bytes: [UInt8], limits: JSONLimits = .default, file: StaticString = #filePath, line: UInt = #line) {
+        let fast = RPCDecoder.decode(line: bytes, limits: limits)
+        let general = RPCDecoder.decodeInGeneral(line: bytes, limits: limits)
+        XCTAssertEqual(fast, general, "input: \(bytes)", file: file, line: line)
+        XCTAssertEqual(RPCDecoder.decode(line: bytes[...], limits: limits), general, "slice input: \(bytes)", file: file, line: line)
+    }
+}
