@@ -78,7 +78,7 @@ public final class Stack: @unchecked Sendable {
             // The services' databases and the outbox live here: owner-only, like a service makes it.
             try FileManager.default.createDirectory(
                 atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            if let basePort = options.basePort { try checkPortsFree(host: options.host, basePort: basePort) }
+            if let basePort = options.basePort { try checkPortsFree(host: options.host, ports: fixedPorts(options, basePort: basePort)) }
             for service in startOrder {
                 let replicas = options.replicas[service] ?? 1
                 for index in 0..<replicas { try stack.launch(service: service, index: index) }
@@ -199,13 +199,25 @@ public final class Stack: @unchecked Sendable {
         return nil
     }
 
+    /// Every fixed port a stack on `basePort` uses: each replica of each service, and each
+    /// gateway's HTTP door (replica i of a service is 10 * i above the first).
+    static func fixedPorts(_ options: Options, basePort: Int) -> [Int] {
+        var ports: [Int] = []
+        for (service, offset) in portOffsets {
+            for index in 0..<(options.replicas[service] ?? 1) {
+                ports.append(basePort + offset + 10 * index)
+                if service == "gateway" { ports.append(basePort + httpPortOffset + 10 * index) }
+            }
+        }
+        return ports.sorted()
+    }
+
     static func portInUseMessage(_ port: Int) -> String { "port \(port) is in use: is another stack running?" }
 
     /// Binds each fixed port once before starting anything, so a clash is named before any
     /// process starts (and before the demo user is attempted against someone else's stack).
-    private static func checkPortsFree(host: String, basePort: Int) throws {
-        let offsets = Array(portOffsets.values).sorted() + [httpPortOffset]
-        for port in offsets.map({ basePort + $0 }) {
+    private static func checkPortsFree(host: String, ports: [Int]) throws {
+        for port in ports {
             guard let address = try SocketAddress.resolve(host: host, port: port).first else { continue }
             let probe: Socket
             do {
