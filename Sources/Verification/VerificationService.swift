@@ -116,7 +116,7 @@ public final class VerificationService: Sendable {
             if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
                 return .concurrentVerification(requestID: live.id)
             }
-            if let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
+            if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
             try tx.insert(request)
             try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
             for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
@@ -241,22 +241,6 @@ public final class VerificationService: Sendable {
         if let client { keys.append(("client:\(client)", settings.perClient, "client")) }
         keys.append(("global", settings.global, "global"))
         return keys
-    }
-
-    /// The limit that one more send would break, with the seconds until it would not.
-    static func firstExceededLimit(_ tx: VerificationTransaction, keys: [(String, [SendLimit], String)], nowMilliseconds now: Int64) throws -> VerificationError? {
-        var worst: (Int64, String)?
-        for (key, limits, scope) in keys {
-            for limit in limits {
-                let since = now - limit.windowSeconds * 1000
-                let count = try tx.sendCount(key: key, since: since)
-                guard count >= limit.count else { continue }
-                let freeing = try tx.sendTime(key: key, since: since, offset: count - limit.count) ?? now
-                let retryAfter = max(1, (freeing + limit.windowSeconds * 1000 - now + 999) / 1000)
-                if worst == nil || retryAfter > worst!.0 { worst = (retryAfter, scope) }
-            }
-        }
-        return worst.map { .rateLimited(retryAfterSeconds: $0.0, scope: $0.1) }
     }
 
     // MARK: Check
@@ -394,7 +378,7 @@ public final class VerificationService: Sendable {
             let keys = trigger == .timer
                 ? [("global", settings.global, "global")]
                 : limitKeys(destination: destination, purpose: request.purpose, userID: request.userID, client: client)
-            let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
+            let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
             if let limited, trigger == .caller { return .refused(limited) }
             request.step += 1
             request.nextEventAt = request.hasNextStep ? now + request.nextEventWaitSeconds * 1000 : nil
