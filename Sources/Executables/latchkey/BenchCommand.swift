@@ -16,7 +16,7 @@ enum BenchCommand {
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
-        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload") }
+        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long") }
         let settings = BenchSettings(
             connections: try configuration.int(connections, range: 1...10_000),
             inflight: try configuration.int(inflight, range: 1...1000),
@@ -37,6 +37,7 @@ enum BenchCommand {
             case "transfer": try TransferBench.run(environment, report: report)
             case "reset": try ResetBench.run(environment, report: report)
             case "overload": try OverloadBench.run(environment, report: report)
+            case "long": try LongHistoryBench.run(settings: settings, report: report)
             default: throw ConfigurationError("unknown scenario \(name)")
             }
         }
@@ -57,6 +58,8 @@ final class BenchEnvironment: @unchecked Sendable {
     private let explicitGateway: Endpoint?
     private var ownStack: Stack?
     private var temporaryDirectory: String?
+    /// Runs on the fresh data directory before the stack starts (the `long` bench writes a history).
+    var beforeStart: ((String) throws -> Void)?
 
     init(settings: BenchSettings, explicitGateway: Endpoint?) {
         self.settings = settings
@@ -69,6 +72,7 @@ final class BenchEnvironment: @unchecked Sendable {
         let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())"
         try? FileManager.default.removeItem(atPath: directory)
         temporaryDirectory = directory
+        try beforeStart?(directory)
         var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory)
         options.environment["LATCHKEY_MAX_CONNECTIONS"] = "20000"
         // The bench plays thousands of users from one address: lift the abuse limits it would trip.
