@@ -87,7 +87,7 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
 
 /// Where requests live. `write` bodies run in one serialized transaction and roll back on throw.
 public protocol VerificationStore: Sendable {
-    func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
+    func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T
     func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
 }
 
@@ -98,17 +98,31 @@ public protocol VerificationStore: Sendable {
 /// serializes and PostgreSQL runs SERIALIZABLE (retried on conflict), so it holds across replicas.
 public final class SQLVerificationStore: VerificationStore, @unchecked Sendable {
     public let database: any SQLDatabase
+    /// SQLite: concurrent writes (starts, checks, delivery claims) share one transaction and one
+    /// fsync, each in its own savepoint, each answered only once committed. nil on PostgreSQL,
+    /// whose server already groups concurrent commits, and where one conflict would sink a batch.
+    private let committer: GroupCommitter?
 
-    public init(database: any SQLDatabase) { self.database = database }
+    public init(database: any SQLDatabase, groupCommitMax: Int = 64) {
+        self.database = database
+        committer = database.dialect == .sqlite && groupCommitMax > 1 ? GroupCommitter(database: database, maxBatch: groupCommitMax) : nil
+    }
 
     /// The embedded default: the SQLite file at `path`, created and migrated.
     public convenience init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
         self.init(database: try Database(path: path, options: options, migrations: VerificationSchema.sqlite))
     }
 
-    public func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
-        try database.write { connection in try body(SQLTransaction(connection: connection)) }
+    public func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T {
+        guard let committer else { return try database.write { connection in try body(SQLTransaction(connection: connection)) } }
+        return try committer.write { connection in try body(SQLTransaction(connection: connection)) }
     }
+
+    /// (transactions, writes) committed through the group committer so far.
+    public var groupCommitStatistics: (batches: Int, jobs: Int) { committer?.statistics ?? (0, 0) }
+
+    /// Writes waiting for the running batch to commit.
+    public var groupCommitQueued: Int { committer?.queuedJobs ?? 0 }
 
     public func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
         try database.read { connection in try body(SQLTransaction(connection: connection)) }

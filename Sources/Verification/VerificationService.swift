@@ -259,7 +259,7 @@ public final class VerificationService: Sendable {
         let presentedCode = codeHash(requestID: requestID, code: code)
         let presentedPayload = payload.map(payloadHash) ?? []
         let now = clock.nowMilliseconds()
-        let outcome: CheckOutcome = try store.write { tx in
+        let outcome: CheckOutcome = try store.write { [self] tx in
             guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .refused(.notFound) }
             if let refusal = try Self.finishedRefusal(tx, &request, nowMilliseconds: now) { return .refused(refusal) }
             guard request.codeExpiresAt > now else { return .refused(.expired) }
@@ -364,7 +364,7 @@ public final class VerificationService: Sendable {
     @discardableResult
     func advance(requestID: String, owner: RequestOwner?, client: String?, trigger: Trigger, logger: Logger) throws -> DeliveryChannel {
         let now = clock.nowMilliseconds()
-        let claim: Claim = try store.write { tx in
+        let claim: Claim = try store.write { [self] tx in
             guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .refused(.notFound) }
             if try Self.finishedRefusal(tx, &request, nowMilliseconds: now) != nil {
                 return trigger == .timer ? .nothingToDo : .refused(.conflict("this verification is finished", status: request.status.rawValue))
