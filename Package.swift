@@ -74,10 +74,12 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"], swiftSettings: strict),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "TLS", "TLSTestSupport"], swiftSettings: strict),
-        .testTarget(name: "IdentityTests", dependencies: ["Identity"], swiftSettings: strict),
-        .testTarget(name: "VerificationTests", dependencies: ["Verification"], swiftSettings: strict),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
-        .testTarget(name: "ResetTests", dependencies: ["Reset"], swiftSettings: strict),
+        // Records SQLite's plan of every statement a store runs (hot paths read by index, not by scan).
+        .target(name: "StoreTestSupport", dependencies: ["Storage"], path: "Tests/StoreTestSupport", swiftSettings: strict),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport"], swiftSettings: strict),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport"], swiftSettings: strict),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "TLS", "TLSTestSupport"], swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),

@@ -158,28 +158,40 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
             createdAt: try row.int("created_at"), expiresAt: try row.int("expires_at"))
     }
 
+    /// The user's newest ledger rows before `beforeLedgerID`. Each account's rows are read
+    /// newest first along its index and only `limit` of them, then merged: a page costs the
+    /// same however long the user's history (one query over both accounts would sort it all).
     public func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry] {
         precondition(limit > 0)
         return try database.read { c in
-            let rows = try c.query("""
-                SELECT l.id, l.transfer_id, l.amount, l.balance_after, l.created_at,
-                       a.name AS account, a.currency, c.name AS counterpart
-                FROM ledger l
-                JOIN accounts a ON a.id = l.account_id
-                JOIN ledger lc ON lc.transfer_id = l.transfer_id AND lc.account_id <> l.account_id
-                JOIN accounts c ON c.id = lc.account_id
-                WHERE a.user_id = ? AND l.id < ?
-                ORDER BY l.id DESC
-                LIMIT ?
-                """, [.text(userID), .integer(beforeLedgerID ?? Int64.max), SQLValue(limit)])
-            return try rows.map { row in
-                let amount = try row.int("amount")
-                return HistoryEntry(
-                    ledgerID: try row.int("id"), transferID: try row.string("transfer_id"), account: try row.string("account"),
-                    counterpart: try row.string("counterpart"), amountMinor: abs(amount),
-                    direction: amount < 0 ? "debit" : "credit", balanceAfterMinor: try row.int("balance_after"),
-                    currency: try row.string("currency"), at: try row.int("created_at"))
+            let accounts = try c.query("SELECT id FROM accounts WHERE user_id = ?", [.text(userID)])
+            var entries: [HistoryEntry] = []
+            for account in accounts {
+                entries += try Self.history(c, accountID: try account.int("id"), limit: limit, beforeLedgerID: beforeLedgerID)
             }
+            return Array(entries.sorted { $0.ledgerID > $1.ledgerID }.prefix(limit))
+        }
+    }
+
+    private static func history(_ c: Connection, accountID: Int64, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry] {
+        let rows = try c.query("""
+            SELECT l.id, l.transfer_id, l.amount, l.balance_after, l.created_at,
+                   a.name AS account, a.currency, c.name AS counterpart
+            FROM ledger l
+            JOIN accounts a ON a.id = l.account_id
+            JOIN ledger lc ON lc.transfer_id = l.transfer_id AND lc.account_id <> l.account_id
+            JOIN accounts c ON c.id = lc.account_id
+            WHERE l.account_id = ? AND l.id < ?
+            ORDER BY l.id DESC
+            LIMIT ?
+            """, [.integer(accountID), .integer(beforeLedgerID ?? Int64.max), SQLValue(limit)])
+        return try rows.map { row in
+            let amount = try row.int("amount")
+            return HistoryEntry(
+                ledgerID: try row.int("id"), transferID: try row.string("transfer_id"), account: try row.string("account"),
+                counterpart: try row.string("counterpart"), amountMinor: abs(amount),
+                direction: amount < 0 ? "debit" : "credit", balanceAfterMinor: try row.int("balance_after"),
+                currency: try row.string("currency"), at: try row.int("created_at"))
         }
     }
 

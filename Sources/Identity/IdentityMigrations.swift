@@ -103,6 +103,7 @@ public enum IdentityMigrations {
             """),
         Migration(version: 4, name: "client budgets", sql: clientBudgets(real: "REAL")),
         Migration(version: 5, name: "second factors", sql: secondFactors(integer: "INTEGER", bytes: "BLOB")),
+        historyIndexes,
     ]
 
     public static let postgres = [
@@ -203,7 +204,17 @@ public enum IdentityMigrations {
             """),
         Migration(version: 4, name: "client budgets", sql: clientBudgets(real: "DOUBLE PRECISION")),
         Migration(version: 5, name: "second factors", sql: secondFactors(integer: "BIGINT", bytes: "BYTEA")),
+        historyIndexes,
     ]
+
+    /// Indexes for the paths that read a user's growing history: a login drops the user's audit
+    /// events past retention by time (`at`) instead of reading the whole trail, and the session
+    /// list walks live sessions newest first instead of sorting them. The same SQL on both dialects.
+    static let historyIndexes = Migration(version: 6, name: "history indexes", sql: """
+        CREATE INDEX audit_events_by_user_time ON audit_events (user_id, at);
+        DROP INDEX sessions_by_user;
+        CREATE INDEX sessions_by_user ON sessions (user_id, revoked_at, created_at, session_id);
+        """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);
     /// one SQLite process keeps them in memory, and the table stays empty there.

@@ -38,7 +38,7 @@ extension VerificationService {
         let now = clock.nowMilliseconds()
         let claim: DeliveryClaim
         do {
-            claim = try store.write { tx in
+            claim = try store.write { [self] tx in
                 guard let delivery = try tx.claimDueDelivery(nowMilliseconds: now, claimant: settings.replicaID) else { return .nothingDue }
                 guard let request = try tx.request(id: delivery.requestID) else {
                     try tx.removeDelivery(id: delivery.id)
@@ -73,7 +73,7 @@ extension VerificationService {
     /// On start: messages this replica was sending when it was killed go back to the queue, under
     /// the same idempotency key and with the same code (at-least-once; the provider drops the copy).
     public func requeueInterruptedDeliveries(logger: Logger) throws {
-        let requeued = try store.write { tx in try tx.requeueInterruptedDeliveries(claimant: settings.replicaID) }
+        let requeued = try store.write { [self] tx in try tx.requeueInterruptedDeliveries(claimant: settings.replicaID) }
         if requeued > 0 { logger.warning("resending messages interrupted by a stop", ["delivery.requeued": .int(Int64(requeued))]) }
     }
 
@@ -132,7 +132,7 @@ extension VerificationService {
             ])
         }
         do {
-            try store.write { tx in
+            try store.write { [self] tx in
                 if let failure {
                     try recordFailure(tx, delivery, failure)
                 } else {

@@ -74,9 +74,11 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
     func update(_ request: StoredRequest) throws
     func addEvent(requestID: String, _ event: RequestEvent) throws
     func events(requestID: String) throws -> [RequestEvent]
-    /// Sends under `key` after `since`, and the time of the `offset`-th oldest of them (for retry_after).
-    func sendCount(key: String, since: Int64) throws -> Int
-    func sendTime(key: String, since: Int64, offset: Int) throws -> Int64?
+    /// The newest send recorded under `key` (sends are numbered 1, 2, 3, ... per key), if any.
+    func latestSend(key: String) throws -> SendMark?
+    /// The time of send number `sequence` under `key`; nil once pruned.
+    func sendTime(key: String, sequence: Int64) throws -> Int64?
+    /// Records one more send under `key` at `at` (or at the newest send's time, if later).
     func recordSend(key: String, at: Int64) throws
     func dueRequestIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
     func expiredPendingIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
@@ -85,7 +87,7 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
 
 /// Where requests live. `write` bodies run in one serialized transaction and roll back on throw.
 public protocol VerificationStore: Sendable {
-    func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
+    func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T
     func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
 }
 
@@ -96,17 +98,31 @@ public protocol VerificationStore: Sendable {
 /// serializes and PostgreSQL runs SERIALIZABLE (retried on conflict), so it holds across replicas.
 public final class SQLVerificationStore: VerificationStore, @unchecked Sendable {
     public let database: any SQLDatabase
+    /// SQLite: concurrent writes (starts, checks, delivery claims) share one transaction and one
+    /// fsync, each in its own savepoint, each answered only once committed. nil on PostgreSQL,
+    /// whose server already groups concurrent commits, and where one conflict would sink a batch.
+    private let committer: GroupCommitter?
 
-    public init(database: any SQLDatabase) { self.database = database }
+    public init(database: any SQLDatabase, groupCommitMax: Int = 64) {
+        self.database = database
+        committer = database.dialect == .sqlite && groupCommitMax > 1 ? GroupCommitter(database: database, maxBatch: groupCommitMax) : nil
+    }
 
     /// The embedded default: the SQLite file at `path`, created and migrated.
     public convenience init(path: String, options: DatabaseOptions = DatabaseOptions(synchronous: .full)) throws {
         self.init(database: try Database(path: path, options: options, migrations: VerificationSchema.sqlite))
     }
 
-    public func write<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
-        try database.write { connection in try body(SQLTransaction(connection: connection)) }
+    public func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T {
+        guard let committer else { return try database.write { connection in try body(SQLTransaction(connection: connection)) } }
+        return try committer.write { connection in try body(SQLTransaction(connection: connection)) }
     }
+
+    /// (transactions, writes) committed through the group committer so far.
+    public var groupCommitStatistics: (batches: Int, jobs: Int) { committer?.statistics ?? (0, 0) }
+
+    /// Writes waiting for the running batch to commit.
+    public var groupCommitQueued: Int { committer?.queuedJobs ?? 0 }
 
     public func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
         try database.read { connection in try body(SQLTransaction(connection: connection)) }
@@ -172,18 +188,24 @@ struct SQLTransaction: VerificationTransaction {
         }
     }
 
-    func sendCount(key: String, since: Int64) throws -> Int {
-        Int(try connection.queryOne("SELECT COUNT(*) AS n FROM sends WHERE key = ? AND at > ?", [.text(key), .integer(since)])?.int("n") ?? 0)
+    func latestSend(key: String) throws -> SendMark? {
+        try connection.queryOne("SELECT seq, at FROM send_heads WHERE key = ?", [.text(key)]).map { row in
+            SendMark(sequence: try row.int("seq"), at: try row.int("at"))
+        }
     }
 
-    func sendTime(key: String, since: Int64, offset: Int) throws -> Int64? {
-        try connection.queryOne(
-            "SELECT at FROM sends WHERE key = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?",
-            [.text(key), .integer(since), SQLValue(offset)])?.int("at")
+    func sendTime(key: String, sequence: Int64) throws -> Int64? {
+        try connection.queryOne("SELECT at FROM send_log WHERE key = ? AND seq = ?", [.text(key), .integer(sequence)])?.int("at")
     }
 
     func recordSend(key: String, at: Int64) throws {
-        try connection.run("INSERT INTO sends (key, at) VALUES (?, ?)", [.text(key), .integer(at)])
+        let mark = SendMark.following(try latestSend(key: key), at: at)
+        // The head first: on PostgreSQL two replicas numbering the same send conflict on this
+        // row (a serialization failure, retried), never on send_log's key (a unique violation).
+        try connection.run(
+            "INSERT INTO send_heads (key, seq, at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET seq = excluded.seq, at = excluded.at",
+            [.text(key), .integer(mark.sequence), .integer(mark.at)])
+        try connection.run("INSERT INTO send_log (key, seq, at) VALUES (?, ?, ?)", [.text(key), .integer(mark.sequence), .integer(mark.at)])
     }
 
     func dueRequestIDs(nowMilliseconds now: Int64, limit: Int) throws -> [String] {
@@ -201,7 +223,8 @@ struct SQLTransaction: VerificationTransaction {
     }
 
     func prune(before: Int64) throws {
-        try connection.run("DELETE FROM sends WHERE at <= ?", [.integer(before)])
+        try connection.run("DELETE FROM send_log WHERE at <= ?", [.integer(before)])
+        try connection.run("DELETE FROM send_heads WHERE at <= ?", [.integer(before)])
         try connection.run(
             "DELETE FROM request_events WHERE request_id IN (SELECT id FROM requests WHERE status <> 'pending' AND created_at <= ?)",
             [.integer(before)])

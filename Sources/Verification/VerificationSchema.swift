@@ -68,6 +68,7 @@ public enum VerificationSchema {
             CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
             """),
         claimsMigration,
+        sequencedSends(integer: "INTEGER", withoutRowID: " WITHOUT ROWID"),
     ]
 
     public static let postgres = [
@@ -134,6 +135,7 @@ public enum VerificationSchema {
             CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
             """),
         claimsMigration,
+        sequencedSends(integer: "BIGINT", withoutRowID: ""),
     ]
 
     /// Who took a message and when, so a replica that starts again re-queues only its own
@@ -143,4 +145,33 @@ public enum VerificationSchema {
         ALTER TABLE deliveries ADD COLUMN claimed_by TEXT;
         ALTER TABLE deliveries ADD COLUMN claimed_at BIGINT;
         """)
+
+    /// Send limits without counting: each key numbers its sends 1, 2, 3, ... (`send_heads` holds
+    /// the newest number and time), so "are there `count` sends in the window" is one lookup of
+    /// send number `newest - count + 1` by primary key (`SendWindows.swift`), whatever the traffic.
+    /// The old `sends` rows are numbered in time order and kept. The live-code lookup finds the
+    /// newest pending request of a destination in its index order, without sorting. `send_heads` has no index on
+    /// `at` on purpose: the hourly prune scans it, and no send pays for one more index.
+    static func sequencedSends(integer: String, withoutRowID: String) -> Migration {
+        Migration(version: 4, name: "numbered sends", sql: """
+            CREATE TABLE send_log (
+                key TEXT NOT NULL,
+                seq \(integer) NOT NULL,
+                at \(integer) NOT NULL,
+                PRIMARY KEY (key, seq)
+            )\(withoutRowID);
+            CREATE TABLE send_heads (
+                key TEXT PRIMARY KEY,
+                seq \(integer) NOT NULL,
+                at \(integer) NOT NULL
+            )\(withoutRowID);
+            INSERT INTO send_log (key, seq, at)
+                SELECT key, ROW_NUMBER() OVER (PARTITION BY key ORDER BY at, id), at FROM sends;
+            INSERT INTO send_heads (key, seq, at) SELECT key, MAX(seq), MAX(at) FROM send_log GROUP BY key;
+            DROP TABLE sends;
+            CREATE INDEX send_log_at ON send_log (at);
+            DROP INDEX requests_destination;
+            CREATE INDEX requests_destination ON requests (destination, status, created_at);
+            """)
+    }
 }

@@ -116,7 +116,7 @@ public final class VerificationService: Sendable {
             if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
                 return .concurrentVerification(requestID: live.id)
             }
-            if let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
+            if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
             try tx.insert(request)
             try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
             for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
@@ -243,22 +243,6 @@ public final class VerificationService: Sendable {
         return keys
     }
 
-    /// The limit that one more send would break, with the seconds until it would not.
-    static func firstExceededLimit(_ tx: VerificationTransaction, keys: [(String, [SendLimit], String)], nowMilliseconds now: Int64) throws -> VerificationError? {
-        var worst: (Int64, String)?
-        for (key, limits, scope) in keys {
-            for limit in limits {
-                let since = now - limit.windowSeconds * 1000
-                let count = try tx.sendCount(key: key, since: since)
-                guard count >= limit.count else { continue }
-                let freeing = try tx.sendTime(key: key, since: since, offset: count - limit.count) ?? now
-                let retryAfter = max(1, (freeing + limit.windowSeconds * 1000 - now + 999) / 1000)
-                if worst == nil || retryAfter > worst!.0 { worst = (retryAfter, scope) }
-            }
-        }
-        return worst.map { .rateLimited(retryAfterSeconds: $0.0, scope: $0.1) }
-    }
-
     // MARK: Check
 
     private enum CheckOutcome {
@@ -275,7 +259,7 @@ public final class VerificationService: Sendable {
         let presentedCode = codeHash(requestID: requestID, code: code)
         let presentedPayload = payload.map(payloadHash) ?? []
         let now = clock.nowMilliseconds()
-        let outcome: CheckOutcome = try store.write { tx in
+        let outcome: CheckOutcome = try store.write { [self] tx in
             guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .refused(.notFound) }
             if let refusal = try Self.finishedRefusal(tx, &request, nowMilliseconds: now) { return .refused(refusal) }
             guard request.codeExpiresAt > now else { return .refused(.expired) }
@@ -380,7 +364,7 @@ public final class VerificationService: Sendable {
     @discardableResult
     func advance(requestID: String, owner: RequestOwner?, client: String?, trigger: Trigger, logger: Logger) throws -> DeliveryChannel {
         let now = clock.nowMilliseconds()
-        let claim: Claim = try store.write { tx in
+        let claim: Claim = try store.write { [self] tx in
             guard var request = try tx.request(id: requestID), Self.owns(owner, request) else { return .refused(.notFound) }
             if try Self.finishedRefusal(tx, &request, nowMilliseconds: now) != nil {
                 return trigger == .timer ? .nothingToDo : .refused(.conflict("this verification is finished", status: request.status.rawValue))
@@ -394,7 +378,7 @@ public final class VerificationService: Sendable {
             let keys = trigger == .timer
                 ? [("global", settings.global, "global")]
                 : limitKeys(destination: destination, purpose: request.purpose, userID: request.userID, client: client)
-            let limited = try Self.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
+            let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
             if let limited, trigger == .caller { return .refused(limited) }
             request.step += 1
             request.nextEventAt = request.hasNextStep ? now + request.nextEventWaitSeconds * 1000 : nil

@@ -48,3 +48,8 @@ final class SharedDatabaseOnPostgresTests: SharedDatabaseTests {
     override class var backend: TestBackend { .postgres }
     func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
 }
+
+final class SendWindowOnPostgresTests: SendWindowTests {
+    override class var backend: TestBackend { .postgres }
+    func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
+}

@@ -69,6 +69,27 @@ class SharedDatabaseTests: VerificationTestCase {
         XCTAssertEqual(outcomes.all.filter { $0 == "rate_limited" }.count, 9, "\(outcomes.all)")
     }
 
+    func testABurstOfStartsForManyNumbersThroughThreeReplicasSpendsTheGlobalBudgetExactly() throws {
+        let provider = RecordingProvider()
+        let services = try replicas(3, clock: ManualClock(), provider: provider) { $0.global = [SendLimit(count: 5, windowSeconds: 3600)] }
+        let (outcomes, logger) = (Outcomes(), logger)
+        // Every start has its own number: only the global budget (one hot counter row) limits them.
+        DispatchQueue.concurrentPerform(iterations: 40) { index in
+            do {
+                _ = try Self.start(services[index % 3], number: String(format: "+1555555%04d", 1000 + index), logger: logger)
+                outcomes.add("started")
+            } catch let error as VerificationError {
+                outcomes.add(error.rpcError.reason ?? "?")
+            } catch {
+                outcomes.add("\(error)")
+            }
+        }
+        XCTAssertEqual(outcomes.all.filter { $0 == "started" }.count, 5, "\(outcomes.all)")
+        XCTAssertEqual(outcomes.all.filter { $0 == "rate_limited" }.count, 35, "\(outcomes.all)")
+        let numbered = try openDatabase().read { c in try c.query("SELECT seq FROM send_log WHERE key = 'global' ORDER BY seq") }
+        XCTAssertEqual(try numbered.map { try $0.int("seq") }, [1, 2, 3, 4, 5], "each admitted send numbered once")
+    }
+
     func testRacingStartsOfOneUserThroughThreeReplicasGiveOneLiveCode() throws {
         let services = try replicas(3, clock: ManualClock(), provider: RecordingProvider()) {
             $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)]

@@ -21,8 +21,13 @@ final class ManualClock: VerificationClock, @unchecked Sendable {
     }
 
     func advance(seconds: Int64) {
+        advance(milliseconds: seconds * 1000)
+    }
+
+    func advance(milliseconds: Int64) {
+        precondition(milliseconds >= 0, "the manual clock only moves forward")
         lock.lock()
-        now += seconds * 1000
+        now += milliseconds
         lock.unlock()
     }
 }

@@ -16,7 +16,7 @@ enum BenchCommand {
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
-        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload") }
+        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long") }
         let settings = BenchSettings(
             connections: try configuration.int(connections, range: 1...10_000),
             inflight: try configuration.int(inflight, range: 1...1000),
@@ -38,6 +38,7 @@ enum BenchCommand {
             case "reset": try ResetBench.run(environment, report: report)
             case "overload": try OverloadBench.run(environment, report: report)
             case "postgres": try PostgresBench.run(settings: settings, url: configuration.string(UpCommand.postgres), report: report)
+            case "long": try LongHistoryBench.run(settings: settings, report: report)
             default: throw ConfigurationError("unknown scenario \(name)")
             }
         }
@@ -62,6 +63,8 @@ final class BenchEnvironment: @unchecked Sendable {
     private var temporaryDirectory: String?
     /// Changes to the bench's own stack (another storage backend, replicas).
     private let adjustStack: (inout Stack.Options) -> Void
+    /// Runs on the fresh data directory before the stack starts (the `long` bench writes a history).
+    var beforeStart: ((String) throws -> Void)?
 
     init(
         settings: BenchSettings, explicitGateway: Endpoint?, eventLoops: Int = EventLoopGroup.defaultCount,
@@ -79,6 +82,7 @@ final class BenchEnvironment: @unchecked Sendable {
         let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())-\(eventLoops)-\(UInt32.random(in: 0...UInt32.max))"
         try? FileManager.default.removeItem(atPath: directory)
         temporaryDirectory = directory
+        try beforeStart?(directory)
         var options = Stack.Options(binDirectory: Stack.siblingBinaryDirectory(), dataDirectory: directory)
         options.environment["LATCHKEY_MAX_CONNECTIONS"] = "20000"
         options.environment["LATCHKEY_EVENT_LOOPS"] = String(eventLoops)

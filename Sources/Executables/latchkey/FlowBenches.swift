@@ -11,7 +11,8 @@ import Storage
 /// bare scrypt verifications/s of this machine (all cores, same run): the ceiling, since a
 /// login is one scrypt verify plus a small write.
 enum LoginBench {
-    static func run(_ environment: BenchEnvironment, report: BenchReport, label: String = "login via gateway") throws {
+    @discardableResult
+    static func run(_ environment: BenchEnvironment, report: BenchReport, label: String = "login via gateway") throws -> LoadResult {
         let settings = environment.settings
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let scrypt = try LoginBenchmark.scryptVerificationsPerSecond(parameters: .interactive, threads: cores, seconds: settings.seconds)
@@ -25,6 +26,7 @@ enum LoginBench {
             guard answer["session"]?.stringValue?.hasPrefix("lks_") == true else { throw OutboxError(message: "login gave no session") }
         }
         report.row("\(label) c=\(settings.connections)", result, ratioTo: ("scrypt", scrypt))
+        return result
     }
 }
 
@@ -32,7 +34,8 @@ enum LoginBench {
 /// synchronous=FULL), each with a fresh number, the code read back from the outbox like a
 /// user reading an SMS. Baseline: `verification.ping` on the same connections, same run.
 enum VerifyBench {
-    static func run(_ environment: BenchEnvironment, report: BenchReport) throws {
+    @discardableResult
+    static func run(_ environment: BenchEnvironment, report: BenchReport) throws -> LoadResult {
         let settings = environment.settings
         let endpoint = try environment.direct("verification")
         let ping = try LoadGenerator.pipelined(
@@ -57,6 +60,7 @@ enum VerifyBench {
             guard checked["status"] == "verified" else { throw OutboxError(message: "check did not verify") }
         }
         report.row("verify start+check c=\(settings.connections)", result, ratioTo: ("ping", ping.perSecond))
+        return result
     }
 }
 
@@ -68,8 +72,10 @@ enum VerifyBench {
 /// Both next to the bare SQLite commit rate with synchronous=FULL on the same disk (the ceiling).
 enum TransferBench {
     /// `commitCeiling`: the bare commit rate of the stack's own storage when it is not the SQLite
-    /// file on this disk (PostgreSQL: measured on the same server by the caller).
-    static func run(_ environment: BenchEnvironment, report: BenchReport, commitCeiling: Double? = nil) throws {
+    /// file on this disk (PostgreSQL: measured on the same server by the caller). Returns the
+    /// SMS-confirmed row's result (the flow through every service).
+    @discardableResult
+    static func run(_ environment: BenchEnvironment, report: BenchReport, commitCeiling: Double? = nil) throws -> LoadResult {
         let settings = environment.settings
         let stack = try environment.stack()
         let ceiling: Double
@@ -118,6 +124,7 @@ enum TransferBench {
             guard done["status"] == "done" else { throw OutboxError(message: "confirm did not book the transfer") }
         }
         report.row("transfer confirmed by device key c=\(settings.connections)", keyed, ratioTo: ("commit", ceiling))
+        return result
     }
 }
 

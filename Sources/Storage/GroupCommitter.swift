@@ -1,5 +1,4 @@
 import Foundation
-import Storage
 
 /// Group commit: write jobs from many threads share one transaction, so one fsync
 /// (`synchronous=FULL`) covers a whole batch. Leader/follower, no thread of its own: a caller
@@ -9,7 +8,8 @@ import Storage
 /// back alone, the others commit), wakes each member with its result, and hands leadership to
 /// the oldest waiting job. A caller returns only after the transaction holding its job has
 /// committed, so an answer always means durable. `maxBatch == 1` is one transaction per job.
-final class GroupCommitter: @unchecked Sendable {
+/// For SQLite only: on PostgreSQL a shared transaction would let one conflict sink its batch.
+public final class GroupCommitter: @unchecked Sendable {
     private final class Job {
         let body: (Connection) throws -> Any
         let wake = DispatchSemaphore(value: 0)
@@ -18,8 +18,8 @@ final class GroupCommitter: @unchecked Sendable {
         init(_ body: @escaping (Connection) throws -> Any) { self.body = body }
     }
 
-    let database: any SQLDatabase
-    let maxBatch: Int
+    public let database: any SQLDatabase
+    public let maxBatch: Int
     private let lock = NSLock()
     // Guarded by `lock`.
     private var queue: [Job] = []
@@ -27,7 +27,7 @@ final class GroupCommitter: @unchecked Sendable {
     private var batchCount = 0
     private var jobCount = 0
 
-    init(database: any SQLDatabase, maxBatch: Int) {
+    public init(database: any SQLDatabase, maxBatch: Int) {
         precondition(maxBatch >= 1, "maxBatch must be at least 1")
         self.database = database
         self.maxBatch = maxBatch
@@ -36,7 +36,7 @@ final class GroupCommitter: @unchecked Sendable {
     /// Runs `body` inside a write transaction shared with other callers and returns its value
     /// once committed. Throws what `body` threw (its writes undone), or the commit's error.
     @discardableResult
-    func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T {
+    public func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T {
         let job = Job { connection in try body(connection) }
         lock.lock()
         queue.append(job)
@@ -72,8 +72,15 @@ final class GroupCommitter: @unchecked Sendable {
         next?.wake.signal()
     }
 
+    /// Writes waiting for the running batch to commit (they go in the next one).
+    public var queuedJobs: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return queue.count
+    }
+
     /// (batches, jobs) committed so far: jobs / batches is the mean group size.
-    var statistics: (batches: Int, jobs: Int) {
+    public var statistics: (batches: Int, jobs: Int) {
         lock.lock()
         defer { lock.unlock() }
         return (batchCount, jobCount)

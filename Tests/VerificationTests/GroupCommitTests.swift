@@ -1,0 +1,77 @@
+import Delivery
+import Foundation
+import ServiceKit
+import Storage
+import XCTest
+
+@testable import Verification
+
+/// On SQLite, writes that arrive while a transaction is committing share the next one (one
+/// fsync for the group), each still answered only once committed, each rolled back alone.
+final class GroupCommitTests: XCTestCase {
+    func testStartsQueuedBehindACommitShareOneTransactionAndAllCount() throws {
+        let directory = NSTemporaryDirectory() + "verification-group-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try Database(path: directory + "/v.sqlite", migrations: VerificationSchema.sqlite)
+        let store = SQLVerificationStore(database: database)
+        // No delivery worker: the only writes are the held one and the starts.
+        let service = VerificationService(
+            settings: VerificationSettings(replicaID: "test-1"), store: store, providers: ChannelProviders(all: RecordingProvider()),
+            key: Array(repeating: 7, count: 32), clock: ManualClock())
+        let logger = Logger(service: "verification", sink: LogSink())
+        let gate = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        // Threads of their own: blocked Dispatch workers would make Dispatch add threads slowly.
+        func spawn(_ body: @escaping @Sendable () -> Void) {
+            group.enter()
+            Thread.detachNewThread {
+                body()
+                group.leave()
+            }
+        }
+        // The leader's transaction stays open until every start has queued behind it.
+        spawn { _ = try? store.write { _ in gate.wait() } }
+        let outcomes = OutcomeBox()
+        for index in 0..<16 {
+            spawn {
+                var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+                parameters.number = String(format: "+1555555%04d", 2000 + index)
+                do {
+                    _ = try service.start(parameters, logger: logger)
+                    outcomes.add("started")
+                } catch {
+                    outcomes.add("\(error)")
+                }
+            }
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while (store.groupCommitQueued < 16 || store.groupCommitStatistics.batches > 0) && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(store.groupCommitQueued, 16, "every start queued behind the open transaction")
+        gate.signal()
+        XCTAssertEqual(group.wait(timeout: .now() + 20), .success)
+        XCTAssertEqual(outcomes.all, Array(repeating: "started", count: 16))
+        let (batches, jobs) = store.groupCommitStatistics
+        XCTAssertEqual(jobs, 17)
+        XCTAssertEqual(batches, 2, "the sixteen queued starts committed in one transaction")
+        let stored = try database.read { c in try c.queryOne("SELECT COUNT(*) AS n FROM requests")?.int("n") }
+        XCTAssertEqual(stored, 16)
+    }
+}
+
+final class OutcomeBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+
+    func add(_ item: String) {
+        lock.lock()
+        items.append(item)
+        lock.unlock()
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Storage
+import StoreTestSupport
+import XCTest
+
+@testable import Verification
+
+/// Every statement of the verification hot paths reads through an index (SQLite's plan says
+/// SEARCH, never SCAN, and sorts nothing), and the send limits are point lookups: their cost
+/// does not grow with how many messages went out before.
+final class QueryPlanTests: XCTestCase {
+    private var directory = ""
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "verification-plans-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func testStartCheckNextCancelAndTimerReadByIndex() throws {
+        let recorder = QueryPlanRecorder(try Database(path: directory + "/v.sqlite", migrations: VerificationSchema.sqlite))
+        let harness = Harness(database: recorder) {
+            $0.perUser = [SendLimit(count: 100, windowSeconds: 600), SendLimit(count: 1000, windowSeconds: 86_400)]
+            $0.perClient = $0.perUser
+        }
+        let owner: (inout StartParameters) -> Void = { $0.userID = "u_1"; $0.provenNumber = $0.number; $0.client = "10.0.0.1" }
+        // Some history first, so every limit key has sends before the measured ones.
+        for index in 0..<3 {
+            let id = try harness.start(number: "+1555555020\(index)", owner)
+            _ = try harness.check(id, harness.code(id))
+        }
+        _ = recorder.take()
+        let id = try harness.start(number: "+15555550209", workflow: .smsVoiceVoice) { owner(&$0); $0.nextEventWaitSeconds = 60 }
+        _ = try harness.service.next(requestID: id, owner: nil, client: "10.0.0.1", logger: harness.logger)
+        harness.clock.advance(seconds: 60)
+        harness.service.runDueSteps(logger: harness.logger)
+        _ = try harness.check(id, harness.code(id))
+        let cancelled = try harness.start(number: "+15555550208", owner)
+        _ = try harness.service.cancel(requestID: cancelled, owner: nil, logger: harness.logger)
+        let plans = recorder.take()
+
+        XCTAssertGreaterThan(plans.count, 20, "the paths ran")
+        for plan in plans {
+            XCTAssertEqual(plan.scans, [], "\(plan)")
+            XCTAssertEqual(plan.sorts, [], "\(plan)")
+        }
+        let windowReads = plans.filter { $0.touches("send_log") || $0.touches("send_heads") || $0.touches("sends") }
+        XCTAssertGreaterThan(windowReads.count, 8, "the send limits were read")
+        for plan in windowReads {
+            // A range (`at>?`) reads every send of the window; an equality on the key reads one.
+            XCTAssertFalse(plan.details.contains { $0.contains(">") || $0.contains("<") }, "a range read: \(plan)")
+        }
+    }
+}
