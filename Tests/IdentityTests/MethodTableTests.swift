@@ -21,7 +21,7 @@ final class MethodTableTests: IdentityTestCase {
     }
 
     override func tearDownWithError() throws {
-        workers.shutdownAndJoin()
+        workers?.shutdownAndJoin()
         try super.tearDownWithError()
     }
 

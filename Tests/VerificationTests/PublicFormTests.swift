@@ -136,7 +136,7 @@ final class PublicFormTests: VerificationTestCase {
         done.wait()
         loop.stop()
         while !loopThread.isFinished { usleep(1000) }
-        workers.shutdownAndJoin()
+        workers?.shutdownAndJoin()
         super.tearDown()
     }
 
