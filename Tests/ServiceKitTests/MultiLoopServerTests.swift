@@ -174,7 +174,7 @@ private final class MultiLoopHarness: @unchecked Sendable {
         group.main.stop()
         mainThread.join()
         group.stopSecondaryLoops()
-        workers.shutdown()
+        workers.shutdownAndJoin()
     }
 }
 
