@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Foundation
 import LineProtocol
 import ServiceKit

@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Foundation
 import LineProtocol
 import Secrets
@@ -44,7 +45,7 @@ class IdentityTestCase: XCTestCase {
     let caller = Caller(client: "203.0.113.7")
     static let password = "correct horse battery"
 
-    var backend: TestDatabases.Backend { databases.backend }
+    var backend: TestBackend { databases.backend }
 
     override func setUpWithError() throws {
         directory = NSTemporaryDirectory() + "identity-tests-\(UUID().uuidString)"
@@ -56,7 +57,7 @@ class IdentityTestCase: XCTestCase {
 
     override func tearDownWithError() throws {
         service = nil
-        try databases?.dropAll()
+        databases?.removeAll()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

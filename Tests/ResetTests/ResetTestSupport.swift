@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Delivery
 import Foundation
 import LineProtocol
@@ -154,11 +155,11 @@ class ResetTestCase: XCTestCase {
     override func tearDownWithError() throws {
         store = nil
         service = nil
-        try databases?.dropAll()
+        databases?.removeAll()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    var backend: TestDatabases.Backend { databases.backend }
+    var backend: TestBackend { databases.backend }
 
     /// The reset database `name` on this run's backend (the same name reopens the same data).
     func openStore(_ name: String = "reset", migrations: Int? = nil) throws -> SQLResetStore {

@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Storage
 import XCTest
 

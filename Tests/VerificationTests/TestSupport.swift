@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Delivery
 import Foundation
 import LineProtocol
