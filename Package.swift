@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["ServiceKit", "Secrets", "TLS"], swiftSettings: strict),
 
         // Service logic, testable in-process.
-        .target(name: "Identity", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
+        .target(name: "Identity", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
         .target(name: "Verification", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
         .target(name: "Reset", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),

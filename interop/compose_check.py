@@ -19,7 +19,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SERVICES = {"gateway": 7400, "identity": 7401, "verification": 7402, "accounts": 7403, "reset": 7404}
 SQLITE_SERVICES = ["identity", "verification", "accounts", "reset"]
-EGRESS_SERVICES = {"verification", "reset"}
+EGRESS_SERVICES = {"identity", "verification", "reset"}
 
 
 def fail(message):

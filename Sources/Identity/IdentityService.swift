@@ -49,11 +49,16 @@ public final class IdentityService: Sendable {
     /// not): proves how much scrypt work a burst bought, without timing it.
     let metrics: Metrics
     static let passwordChecksCounter = "identity.password_checks"
+    /// E-mails about account changes (a recovery code used), sent after the change commits.
+    let notices: UserNotices
 
     public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
 
-    public init(store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system, metrics: Metrics = Metrics()) throws {
+    public init(
+        store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system, metrics: Metrics = Metrics(), notices: UserNotices = .none
+    ) throws {
         self.store = store
+        self.notices = notices
         self.settings = settings
         self.clock = clock
         self.metrics = metrics

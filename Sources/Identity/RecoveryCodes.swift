@@ -79,7 +79,11 @@ extension IdentityService {
             check: { c in try IdentityStore.useRecoveryCode(c, userID: userID, hash: hash, now: now) })
         switch outcome {
         case .passed(let remaining):
-            return (try elevate(sessionID: session.sessionID, factor: "recovery_code", caller: caller), remaining)
+            let aal = try elevate(sessionID: session.sessionID, factor: "recovery_code", caller: caller)
+            if let user = try? store.user(id: userID) {
+                notices.recoveryCodeUsed(to: user.email, remaining: remaining, productName: settings.brand)
+            }
+            return (aal, remaining)
         case .wrong(let attemptsLeft): throw IdentityError.invalidCode(attemptsLeft: attemptsLeft)
         case .locked(let seconds): throw IdentityError.factorLocked(retryAfterSeconds: seconds)
         }

@@ -128,8 +128,24 @@ final class FactorsEndToEndTests: StackTestCase {
         XCTAssertEqual(preferences["recovery_codes_left"], 9)
         let events = try gateway.result("identity.activity", ["session": lost["session"]!, "limit": 30])["events"]?.arrayValue ?? []
         XCTAssertTrue(events.contains { $0["event"] == "recovery_code.used" && $0["outcome"] == "left_9" })
+        // And an e-mail tells the owner how many are left, never the code itself.
+        let notice = try waitForMail(to: "kim@example.com", subjectContaining: "recovery code was used")
+        XCTAssertTrue(notice["text"]?.stringValue?.contains("9 recovery codes are left") ?? false, "\(notice)")
+        XCTAssertFalse(notice.text.contains(codes[3].stringValue ?? "?"), "the code is never mailed")
         let log = (try? String(contentsOfFile: stack.member("identity").logPath, encoding: .utf8)) ?? ""
         XCTAssertFalse(log.isEmpty)
         XCTAssertFalse(log.contains(secret), "the secret is never logged")
+    }
+
+    /// The newest outbox e-mail to `address` whose subject holds `subject`, waited for (20 s).
+    private func waitForMail(to address: String, subjectContaining subject: String) throws -> JSON {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let mail = outbox().last(where: {
+                $0["channel"] == "email" && $0["to"]?.stringValue == address && ($0["subject"]?.stringValue?.contains(subject) ?? false)
+            }) { return mail }
+            usleep(50_000)
+        }
+        throw MissingMessage(description: "no e-mail to \(address) about \(subject) within 20 s")
     }
 }
