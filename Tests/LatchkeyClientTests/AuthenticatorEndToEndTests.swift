@@ -63,7 +63,7 @@ final class AuthenticatorEndToEndTests: ClientStackTestCase {
             await XCTAssertThrowsLatchkeyError(.invalidCode(attemptsLeft: left)) { try await guesser.verifyAuthenticatorCode(wrong) }
         }
         // Locked: even the right code waits, unchecked.
-        await XCTAssertThrowsLatchkeyError(.locked(retryAfter: 30)) { try await guesser.verifyAuthenticatorCode(right) }
+        await XCTAssertThrowsLocked(lockSeconds: 30) { try await guesser.verifyAuthenticatorCode(right) }
         XCTAssertEqual(try gatewayCount("identity.totp_verify"), 4, "a locked answer is not retried by the client")
     }
 

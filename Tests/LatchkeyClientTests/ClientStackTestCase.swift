@@ -117,6 +117,17 @@ func XCTAssertThrowsLatchkeyError<T>(
     }
 }
 
+/// `locked` with a `retry_after` of at most `lockSeconds` and at least 1: the server counts the
+/// lock from the failure that set it, so a slow run sees a second or two less.
+func XCTAssertThrowsLocked<T>(
+    lockSeconds: Int, _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+) async {
+    guard case .locked(let retryAfter)? = await latchkeyError(body, file: file, line: line) else {
+        return XCTFail("expected locked", file: file, line: line)
+    }
+    XCTAssertTrue((1...lockSeconds).contains(retryAfter), "retry_after \(retryAfter) outside 1...\(lockSeconds)", file: file, line: line)
+}
+
 /// The error `body` throws, for assertions on its data.
 func latchkeyError<T>(_ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async -> LatchkeyError? {
     do {

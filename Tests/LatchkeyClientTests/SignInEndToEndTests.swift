@@ -44,7 +44,7 @@ final class SignInEndToEndTests: ClientStackTestCase {
                 try await client.signIn(username: "demo", password: "a wrong guess", deviceID: "laptop")
             }
         }
-        await XCTAssertThrowsLatchkeyError(.locked(retryAfter: 30)) {
+        await XCTAssertThrowsLocked(lockSeconds: 30) {
             try await client.signIn(username: "demo", password: self.demoPassword, deviceID: "laptop")
         }
     }
