@@ -203,6 +203,8 @@ final class IdentityFlowTests: StackTestCase {
             assertError(try gateway.call("identity.login", ["username": "frank", "password": "guess guess guess", "device_id": "d1"]), "invalid_credentials")
         }
         let locked = assertError(try gateway.call("identity.login", ["username": "frank", "password": .string(Self.password), "device_id": "d1"]), "locked")
-        XCTAssertEqual(locked?.data?["retry_after"], 30)
+        // The 30 s lock counts from the failure that set it: a slow run sees a second or two less.
+        let retryAfter = try XCTUnwrap(locked?.data?["retry_after"]?.intValue)
+        XCTAssertTrue((1...30).contains(retryAfter), "retry_after \(retryAfter)")
     }
 }
