@@ -180,23 +180,31 @@ public final class AccountsService: Sendable {
         return try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
     }
 
-    /// Checks the transfer's own code, then books it in one transaction.
-    /// Repeated or concurrent confirms move the money once: the loser sees the same `done`
-    /// result, or `conflict` while the winner's transaction is still in flight.
-    public func confirm(userID: String, transferID: String, code: String, context: CallContext?) throws -> [AccountBalance] {
-        guard let transfer = try store.transfer(id: transferID, userID: userID) else { throw AccountsError.notFound }
+    /// Where a confirmation stops before any factor is checked: a transfer already done answers
+    /// its balances again (a repeated confirm is not an error), an ended one its error, and a
+    /// pending one past its expiry is marked expired. Nil: pending and still open.
+    func settledOrExpired(_ transfer: Transfer, userID: String) throws -> [AccountBalance]? {
         switch transfer.state {
-        case .done: return try finish(transferID: transferID, userID: userID)
+        case .done: return try finish(transferID: transfer.id, userID: userID)
         case .expired: throw AccountsError.expired
         case .failed: throw AccountsError.conflict("this transfer failed; start a new one")
         case .cancelled: throw AccountsError.conflict("a newer transfer replaced this one")
         case .pending: break
         }
         if clock() >= transfer.expiresAt {
-            try store.markExpired(transferID: transferID)
+            try store.markExpired(transferID: transfer.id)
             metrics?.increment("transfers.expired")
             throw AccountsError.expired
         }
+        return nil
+    }
+
+    /// Checks the transfer's own code, then books it in one transaction.
+    /// Repeated or concurrent confirms move the money once: the loser sees the same `done`
+    /// result, or `conflict` while the winner's transaction is still in flight.
+    public func confirm(userID: String, transferID: String, code: String, context: CallContext?) throws -> [AccountBalance] {
+        guard let transfer = try store.transfer(id: transferID, userID: userID) else { throw AccountsError.notFound }
+        if let balances = try settledOrExpired(transfer, userID: userID) { return balances }
         guard let requestID = transfer.requestID else {
             if try store.keyChallenge(transferID: transferID) != nil { throw AccountsError.conflict("this transfer is confirmed with the device key") }
             throw AccountsError.notFound

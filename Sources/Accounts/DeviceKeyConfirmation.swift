@@ -88,18 +88,7 @@ extension AccountsService {
         guard let challenge = try store.keyChallenge(transferID: transferID) else {
             throw AccountsError.conflict("this transfer is confirmed with its SMS code")
         }
-        switch transfer.state {
-        case .done: return try finish(transferID: transferID, userID: userID)
-        case .expired: throw AccountsError.expired
-        case .failed: throw AccountsError.conflict("this transfer failed; start a new one")
-        case .cancelled: throw AccountsError.conflict("a newer transfer replaced this one")
-        case .pending: break
-        }
-        if clock() >= transfer.expiresAt {
-            try store.markExpired(transferID: transferID)
-            metrics?.increment("transfers.expired")
-            throw AccountsError.expired
-        }
+        if let balances = try settledOrExpired(transfer, userID: userID) { return balances }
         guard challenge.deviceID == deviceID else {
             throw AccountsError.invalidParams(field: "device_id", message: "this transfer waits for another device's signature")
         }

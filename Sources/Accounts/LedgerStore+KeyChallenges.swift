@@ -47,15 +47,7 @@ extension SQLLedgerStore {
             }
             let from = try Self.account(c, userID: request.userID, name: request.from.rawValue, currency: request.currency, now: request.now)
             guard from.balance >= request.amountMinor else { return .insufficientFunds }
-            try c.run("""
-                INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
-                                       idempotency_key, request_id, created_at, expires_at, completed_at)
-                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, NULL, ?, ?, NULL)
-                """, [
-                    .text(request.id), .text(request.userID), .text(request.from.rawValue), .text(request.to.rawValue),
-                    .integer(request.amountMinor), .text(request.currency), .text(request.idempotencyKey),
-                    .integer(request.now), .integer(request.expiresAt),
-                ])
+            try Self.insertPendingTransfer(c, request)
             try c.run("INSERT INTO transfer_key_challenges (transfer_id, device_id, challenge, attempts_left) VALUES (?, ?, ?, ?)",
                       [.text(request.id), .text(deviceID), .blob(challenge), .integer(Int64(attempts))])
             guard let created = try Self.transfer(c, id: request.id, userID: request.userID),

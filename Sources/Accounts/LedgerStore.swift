@@ -140,6 +140,19 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
         id, user_id, from_account, to_account, amount, currency, state, idempotency_key, request_id, created_at, expires_at
         """
 
+    /// A pending transfer with no code yet (`request_id` NULL): what both confirmations start from.
+    static func insertPendingTransfer(_ c: Connection, _ request: NewTransfer) throws {
+        try c.run("""
+            INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
+                                   idempotency_key, request_id, created_at, expires_at, completed_at)
+            VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, NULL, ?, ?, NULL)
+            """, [
+                .text(request.id), .text(request.userID), .text(request.from.rawValue), .text(request.to.rawValue),
+                .integer(request.amountMinor), .text(request.currency), .text(request.idempotencyKey),
+                .integer(request.now), .integer(request.expiresAt),
+            ])
+    }
+
     static func transfer(_ c: Connection, id: String, userID: String) throws -> Transfer? {
         try c.queryOne(
             "SELECT \(transferColumns) FROM transfers WHERE id = ? AND user_id = ? AND kind = 'transfer'",
@@ -232,15 +245,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
             }
             let from = try Self.account(c, userID: request.userID, name: request.from.rawValue, currency: request.currency, now: request.now)
             guard from.balance >= request.amountMinor else { return .insufficientFunds }
-            try c.run("""
-                INSERT INTO transfers (id, user_id, kind, from_account, to_account, amount, currency, state,
-                                       idempotency_key, request_id, created_at, expires_at, completed_at)
-                VALUES (?, ?, 'transfer', ?, ?, ?, ?, 'pending', ?, NULL, ?, ?, NULL)
-                """, [
-                    .text(request.id), .text(request.userID), .text(request.from.rawValue), .text(request.to.rawValue),
-                    .integer(request.amountMinor), .text(request.currency), .text(request.idempotencyKey),
-                    .integer(request.now), .integer(request.expiresAt),
-                ])
+            try Self.insertPendingTransfer(c, request)
             guard let created = try Self.transfer(c, id: request.id, userID: request.userID) else {
                 throw StorageError.misuse("inserted transfer not found")
             }
