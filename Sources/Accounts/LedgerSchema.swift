@@ -44,61 +44,20 @@ public enum LedgerSchema {
             CREATE INDEX ledger_by_account ON ledger (account_id, id);
             CREATE INDEX transfers_by_request ON transfers (request_id);
             """),
-        Migration(version: 2, name: "transfer key challenges", sql: keyChallenges(bytes: "BLOB", integer: "INTEGER")),
+        Migration(version: 2, name: "transfer key challenges", sql: keyChallenges),
     ]
 
-    public static let postgres: [Migration] = [
-        Migration(version: 1, name: "accounts, transfers, ledger", sql: """
-            CREATE TABLE accounts (
-                id BIGSERIAL PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                name TEXT NOT NULL,
-                currency TEXT NOT NULL,
-                balance BIGINT NOT NULL,
-                created_at BIGINT NOT NULL,
-                UNIQUE (user_id, name),
-                CHECK (balance >= 0 OR name = 'external')
-            );
-            CREATE TABLE transfers (
-                id TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                kind TEXT NOT NULL CHECK (kind IN ('transfer', 'deposit')),
-                from_account TEXT NOT NULL,
-                to_account TEXT NOT NULL,
-                amount BIGINT NOT NULL CHECK (amount > 0),
-                currency TEXT NOT NULL,
-                state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'expired', 'failed', 'cancelled')),
-                idempotency_key TEXT NOT NULL,
-                request_id TEXT,
-                created_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                completed_at BIGINT,
-                UNIQUE (user_id, kind, idempotency_key)
-            );
-            CREATE TABLE ledger (
-                id BIGSERIAL PRIMARY KEY,
-                transfer_id TEXT NOT NULL REFERENCES transfers (id),
-                account_id BIGINT NOT NULL REFERENCES accounts (id),
-                amount BIGINT NOT NULL CHECK (amount <> 0),
-                balance_after BIGINT NOT NULL,
-                created_at BIGINT NOT NULL,
-                UNIQUE (transfer_id, account_id)
-            );
-            CREATE INDEX ledger_by_account ON ledger (account_id, id);
-            CREATE INDEX transfers_by_request ON transfers (request_id);
-            """),
-        Migration(version: 2, name: "transfer key challenges", sql: keyChallenges(bytes: "BYTEA", integer: "BIGINT")),
-    ]
+    /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
+    public static let postgres = PostgresDDL.migrations(fromSQLite: sqlite)
 
     /// The challenge of a transfer confirmed by a device key, and its attempts left.
-    private static func keyChallenges(bytes: String, integer: String) -> String {
+    private static let keyChallenges =
         """
         CREATE TABLE transfer_key_challenges (
             transfer_id TEXT PRIMARY KEY REFERENCES transfers (id),
             device_id TEXT NOT NULL,
-            challenge \(bytes) NOT NULL,
-            attempts_left \(integer) NOT NULL
+            challenge BLOB NOT NULL,
+            attempts_left INTEGER NOT NULL
         );
         """
-    }
 }

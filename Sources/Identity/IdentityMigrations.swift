@@ -101,111 +101,13 @@ public enum IdentityMigrations {
             );
             CREATE INDEX device_tokens_by_user ON device_tokens (user_id, device_id);
             """),
-        Migration(version: 4, name: "client budgets", sql: clientBudgets(real: "REAL")),
-        Migration(version: 5, name: "second factors", sql: secondFactors(integer: "INTEGER", bytes: "BLOB")),
+        Migration(version: 4, name: "client budgets", sql: clientBudgets),
+        Migration(version: 5, name: "second factors", sql: secondFactors),
         historyIndexes,
     ]
 
-    public static let postgres = [
-        Migration(version: 1, name: "identity", sql: """
-            CREATE TABLE users (
-                user_id TEXT PRIMARY KEY,
-                username TEXT NOT NULL UNIQUE,
-                email TEXT NOT NULL UNIQUE,
-                phone TEXT NOT NULL,
-                password_hash TEXT NOT NULL,
-                sms_verification BIGINT NOT NULL DEFAULT 0,
-                sitekey BYTEA,
-                created_at BIGINT NOT NULL
-            );
-            CREATE TABLE sessions (
-                session_id TEXT PRIMARY KEY,
-                token_hash BYTEA NOT NULL UNIQUE,
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                aal BIGINT NOT NULL,
-                aal2_at BIGINT,
-                created_at BIGINT NOT NULL,
-                last_seen_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                revoked_at BIGINT
-            );
-            CREATE INDEX sessions_by_user ON sessions (user_id, revoked_at);
-            CREATE TABLE devices (
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                first_seen_at BIGINT NOT NULL,
-                trusted_at BIGINT,
-                PRIMARY KEY (user_id, device_id)
-            );
-            CREATE TABLE device_keys (
-                key_id TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                public_key BYTEA NOT NULL,
-                protection TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                last_used_at BIGINT,
-                revoked_at BIGINT
-            );
-            CREATE INDEX device_keys_by_user ON device_keys (user_id, device_id, revoked_at);
-            CREATE TABLE challenges (
-                challenge_hash BYTEA PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                device_id TEXT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                used_at BIGINT
-            );
-            CREATE TABLE login_throttle (
-                username TEXT PRIMARY KEY,
-                failures BIGINT NOT NULL,
-                last_failure_at BIGINT NOT NULL,
-                locked_until BIGINT NOT NULL
-            );
-            CREATE TABLE audit_events (
-                event_id BIGSERIAL PRIMARY KEY,
-                user_id TEXT NOT NULL,
-                event TEXT NOT NULL,
-                outcome TEXT NOT NULL,
-                device_id TEXT,
-                client TEXT,
-                at BIGINT NOT NULL
-            );
-            CREATE INDEX audit_events_by_user ON audit_events (user_id, event_id);
-            CREATE INDEX login_throttle_by_age ON login_throttle (last_failure_at);
-            CREATE INDEX challenges_by_expiry ON challenges (expires_at);
-            """),
-        Migration(version: 2, name: "phone proofs", sql: """
-            CREATE TABLE phone_proofs (
-                user_id TEXT PRIMARY KEY REFERENCES users(user_id),
-                phone TEXT NOT NULL,
-                proven_at BIGINT NOT NULL
-            );
-            -- Users who already passed a code on a trusted device got it on this phone: proven.
-            INSERT INTO phone_proofs (user_id, phone, proven_at)
-                SELECT u.user_id, u.phone, MIN(d.trusted_at) FROM users u JOIN devices d ON d.user_id = u.user_id
-                WHERE d.trusted_at IS NOT NULL GROUP BY u.user_id, u.phone;
-            """),
-        Migration(version: 3, name: "login_budgets", sql: """
-            ALTER TABLE login_throttle ADD COLUMN consecutive BIGINT NOT NULL DEFAULT 0;
-            UPDATE login_throttle SET consecutive = failures;
-            CREATE TABLE device_tokens (
-                token_hash BYTEA PRIMARY KEY,
-                user_id TEXT NOT NULL REFERENCES users(user_id),
-                device_id TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                failures BIGINT NOT NULL DEFAULT 0,
-                consecutive BIGINT NOT NULL DEFAULT 0,
-                last_failure_at BIGINT NOT NULL DEFAULT 0,
-                locked_until BIGINT NOT NULL DEFAULT 0
-            );
-            CREATE INDEX device_tokens_by_user ON device_tokens (user_id, device_id);
-            """),
-        Migration(version: 4, name: "client budgets", sql: clientBudgets(real: "DOUBLE PRECISION")),
-        Migration(version: 5, name: "second factors", sql: secondFactors(integer: "BIGINT", bytes: "BYTEA")),
-        historyIndexes,
-    ]
+    /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
+    public static let postgres = PostgresDDL.migrations(fromSQLite: sqlite)
 
     /// Indexes for the paths that read a user's growing history: a login drops the user's audit
     /// events past retention by time (`at`) instead of reading the whole trail, and the session
@@ -218,47 +120,45 @@ public enum IdentityMigrations {
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);
     /// one SQLite process keeps them in memory, and the table stays empty there.
-    private static func clientBudgets(real: String) -> String {
+    private static let clientBudgets =
         """
         CREATE TABLE client_budgets (
             budget TEXT NOT NULL,
             address TEXT NOT NULL,
-            tokens \(real) NOT NULL,
-            updated_at \(real) NOT NULL,
+            tokens REAL NOT NULL,
+            updated_at REAL NOT NULL,
             PRIMARY KEY (budget, address)
         );
         CREATE INDEX client_budgets_by_age ON client_budgets (budget, updated_at);
         """
-    }
 
     /// Authenticator apps (the secret sealed under the identity key), recovery codes (hashed),
     /// and the one budget of wrong codes they share per user.
-    private static func secondFactors(integer: String, bytes: String) -> String {
+    private static let secondFactors =
         """
         CREATE TABLE totp_secrets (
             user_id TEXT PRIMARY KEY REFERENCES users(user_id),
-            sealed_secret \(bytes) NOT NULL,
+            sealed_secret BLOB NOT NULL,
             algorithm TEXT NOT NULL,
-            digits \(integer) NOT NULL,
-            period \(integer) NOT NULL,
-            created_at \(integer) NOT NULL,
-            activated_at \(integer),
-            last_step \(integer) NOT NULL DEFAULT 0
+            digits INTEGER NOT NULL,
+            period INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            activated_at INTEGER,
+            last_step INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE recovery_codes (
             user_id TEXT NOT NULL REFERENCES users(user_id),
-            code_hash \(bytes) NOT NULL,
-            created_at \(integer) NOT NULL,
-            used_at \(integer),
+            code_hash BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            used_at INTEGER,
             PRIMARY KEY (user_id, code_hash)
         );
         CREATE TABLE factor_throttle (
             user_id TEXT PRIMARY KEY,
-            failures \(integer) NOT NULL,
-            consecutive \(integer) NOT NULL,
-            last_failure_at \(integer) NOT NULL,
-            locked_until \(integer) NOT NULL
+            failures INTEGER NOT NULL,
+            consecutive INTEGER NOT NULL,
+            last_failure_at INTEGER NOT NULL,
+            locked_until INTEGER NOT NULL
         );
         """
-    }
 }

@@ -68,75 +68,11 @@ public enum VerificationSchema {
             CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
             """),
         claimsMigration,
-        sequencedSends(integer: "INTEGER", withoutRowID: " WITHOUT ROWID"),
+        sequencedSends,
     ]
 
-    public static let postgres = [
-        Migration(version: 1, name: "requests, events, send counters", sql: """
-            CREATE TABLE requests (
-                id TEXT PRIMARY KEY,
-                destination TEXT NOT NULL,
-                number TEXT,
-                email TEXT,
-                user_id TEXT,
-                purpose TEXT NOT NULL,
-                workflow TEXT NOT NULL,
-                step BIGINT NOT NULL,
-                brand TEXT NOT NULL,
-                locale TEXT NOT NULL,
-                code_length BIGINT NOT NULL,
-                code_expiry_s BIGINT NOT NULL,
-                next_event_wait_s BIGINT NOT NULL,
-                code_hash BYTEA NOT NULL,
-                code_channel TEXT,
-                payload_hash BYTEA,
-                payload_json TEXT,
-                status TEXT NOT NULL,
-                failures BIGINT NOT NULL,
-                created_at BIGINT NOT NULL,
-                code_expires_at BIGINT NOT NULL,
-                next_event_at BIGINT,
-                finished_at BIGINT,
-                client TEXT
-            );
-            CREATE INDEX requests_destination ON requests (destination, status);
-            CREATE INDEX requests_next_event ON requests (status, next_event_at);
-            CREATE INDEX requests_created ON requests (created_at);
-            CREATE TABLE request_events (
-                id BIGSERIAL PRIMARY KEY,
-                request_id TEXT NOT NULL,
-                at BIGINT NOT NULL,
-                kind TEXT NOT NULL,
-                channel TEXT,
-                detail TEXT
-            );
-            CREATE INDEX request_events_request ON request_events (request_id, id);
-            CREATE TABLE sends (
-                id BIGSERIAL PRIMARY KEY,
-                key TEXT NOT NULL,
-                at BIGINT NOT NULL
-            );
-            CREATE INDEX sends_key_at ON sends (key, at);
-            CREATE INDEX sends_at ON sends (at);
-            """),
-        Migration(version: 2, name: "delivery queue", sql: """
-            CREATE TABLE deliveries (
-                id TEXT PRIMARY KEY,
-                request_id TEXT NOT NULL,
-                step BIGINT NOT NULL,
-                channel TEXT NOT NULL,
-                trigger TEXT NOT NULL,
-                code_seed BYTEA NOT NULL,
-                state TEXT NOT NULL,
-                attempts BIGINT NOT NULL,
-                next_attempt_at BIGINT NOT NULL,
-                created_at BIGINT NOT NULL
-            );
-            CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
-            """),
-        claimsMigration,
-        sequencedSends(integer: "BIGINT", withoutRowID: ""),
-    ]
+    /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
+    public static let postgres = PostgresDDL.migrations(fromSQLite: sqlite)
 
     /// Who took a message and when, so a replica that starts again re-queues only its own
     /// interrupted sends, and a claim whose replica never came back is taken over once it is
@@ -152,19 +88,19 @@ public enum VerificationSchema {
     /// The old `sends` rows are numbered in time order and kept. The live-code lookup finds the
     /// newest pending request of a destination in its index order, without sorting. `send_heads` has no index on
     /// `at` on purpose: the hourly prune scans it, and no send pays for one more index.
-    static func sequencedSends(integer: String, withoutRowID: String) -> Migration {
+    static let sequencedSends =
         Migration(version: 4, name: "numbered sends", sql: """
             CREATE TABLE send_log (
                 key TEXT NOT NULL,
-                seq \(integer) NOT NULL,
-                at \(integer) NOT NULL,
+                seq INTEGER NOT NULL,
+                at INTEGER NOT NULL,
                 PRIMARY KEY (key, seq)
-            )\(withoutRowID);
+            ) WITHOUT ROWID;
             CREATE TABLE send_heads (
                 key TEXT PRIMARY KEY,
-                seq \(integer) NOT NULL,
-                at \(integer) NOT NULL
-            )\(withoutRowID);
+                seq INTEGER NOT NULL,
+                at INTEGER NOT NULL
+            ) WITHOUT ROWID;
             INSERT INTO send_log (key, seq, at)
                 SELECT key, ROW_NUMBER() OVER (PARTITION BY key ORDER BY at, id), at FROM sends;
             INSERT INTO send_heads (key, seq, at) SELECT key, MAX(seq), MAX(at) FROM send_log GROUP BY key;
@@ -173,5 +109,4 @@ public enum VerificationSchema {
             DROP INDEX requests_destination;
             CREATE INDEX requests_destination ON requests (destination, status, created_at);
             """)
-    }
 }

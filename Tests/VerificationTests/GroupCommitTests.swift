@@ -31,7 +31,16 @@ final class GroupCommitTests: XCTestCase {
             }
         }
         // The leader's transaction stays open until every start has queued behind it.
-        spawn { _ = try? store.write { _ in gate.wait() } }
+        let holding = DispatchSemaphore(value: 0)
+        spawn {
+            _ = try? store.write { _ in
+                holding.signal()
+                gate.wait()
+            }
+        }
+        // Only once the leader is inside its transaction do the starts begin: otherwise a start that
+        // ran first would lead, commit alone, and leave nothing to queue.
+        XCTAssertEqual(holding.wait(timeout: .now() + 20), .success)
         let outcomes = OutcomeBox()
         for index in 0..<16 {
             spawn {
