@@ -25,6 +25,18 @@ public struct StoredSession: Codable, Sendable, Equatable {
     }
 }
 
+/// A bearer token must not reach an app's logs or a crash report: printing, `dump` and the
+/// debugger show the session without it.
+extension StoredSession: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "StoredSession(token: <redacted>, sessionID: \(sessionID ?? "nil"), username: \(username), deviceID: \(deviceID))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["token": "<redacted>", "sessionID": sessionID as Any, "username": username, "deviceID": deviceID])
+    }
+}
+
 /// Keeps everything in memory: the session ends with the process. The default, and for tests.
 public final class InMemorySessionStore: SessionStore, @unchecked Sendable {
     // Guarded by `lock`.

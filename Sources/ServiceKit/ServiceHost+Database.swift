@@ -27,10 +27,10 @@ extension ServiceHost {
             logger.info("database", ["db.backend": "sqlite", "db.path": .string(path)])
         }
         let backend = database.dialect.rawValue
-        addHealthCheck { [database] in
-            let version = (try? database.schemaVersion()).map { JSON.int(Int64($0)) } ?? .null
-            return ("database", ["backend": .string(backend), "schema_version": version])
-        }
+        // Read once, here: health answers on the event loop, where a query could wait a whole
+        // connect timeout while PostgreSQL is away; the version only changes at a start anyway.
+        let version = try database.schemaVersion()
+        addHealthCheck { ("database", ["backend": .string(backend), "schema_version": .int(Int64(version))]) }
         return database
     }
 }

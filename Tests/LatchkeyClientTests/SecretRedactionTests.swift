@@ -24,4 +24,12 @@ final class SecretRedactionTests: XCTestCase {
         XCTAssertEqual(codes.codes.count, 2)
         for text in everyRendering(of: codes) { XCTAssertFalse(text.contains("6wawz") || text.contains("5nf38"), text) }
     }
+
+    func testAStoredSessionPrintsWithoutItsBearerToken() {
+        let session = StoredSession(token: "lks_abcdefghijklmnop", sessionID: "ses_1", username: "demo", deviceID: "phone")
+        for text in everyRendering(of: session) {
+            XCTAssertFalse(text.contains("lks_abcdef"), text)
+            XCTAssertTrue(text.contains("demo"), text)
+        }
+    }
 }
