@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers, bottom-up: C shims -> Secrets/Storage/LineProtocol -> TLS -> ServiceKit -> Delivery
-// -> one library per service -> thin executables. The wire contract is in protocol/.
+// Layers, bottom-up: C shims -> Platform/Secrets/Storage/LineProtocol -> TLS -> Runtime -> RPC/HTTP
+// -> ServiceKit (the service host) -> Delivery -> one library per service -> thin executables.
+// The wire contract is in protocol/.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
@@ -30,24 +31,40 @@ let package = Package(
         // Pure and leaf libraries.
         .target(name: "LineProtocol", swiftSettings: strict),
         .target(name: "Secrets", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "Storage", dependencies: ["CSQLite", "CPostgres"], swiftSettings: strict),
+        .target(name: "Storage", dependencies: ["Platform", "CSQLite", "CPostgres"], swiftSettings: strict),
         // One TLS layer (OpenSSL) for the gateway's doors and every client: contexts, sessions, peer verification.
-        .target(name: "TLS", dependencies: ["COpenSSL", "Secrets"], swiftSettings: strict),
+        .target(name: "TLS", dependencies: ["Platform", "COpenSSL", "Secrets"], swiftSettings: strict),
 
-        // Runtime: event loop, servers, clients, config, logging, lifecycle.
-        .target(name: "ServiceKit", dependencies: ["LineProtocol", "CLinux", "TLS", "Secrets", "Storage"], swiftSettings: strict),
+        // The one module that touches the C library directly (re-exported): system calls, sockets,
+        // addresses, clocks, threads, descriptor limits; where Linux and Darwin differ, it branches.
+        .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
+        // The non-blocking runtime: event loops over an epoll or poll backend, channels (plain or
+        // TLS), accepting listeners, the worker pool, logging and metrics.
+        .target(name: "Runtime", dependencies: ["Platform", "CLinux", "LineProtocol", "TLS"], swiftSettings: strict),
+        // JSON-RPC over the line protocol: the server and its connections, the method router and
+        // typed params, the non-blocking client between services, and a blocking client for tools.
+        .target(name: "RPC", dependencies: ["Runtime", "Platform", "LineProtocol", "Secrets"], swiftSettings: strict),
+        // HTTP/1.1: the server (parser, pipelined connections) and the blocking client the
+        // delivery providers use, both over the one TLS layer.
+        .target(name: "HTTP", dependencies: ["Runtime", "Platform", "TLS"], swiftSettings: strict),
+        // What every service process shares: options and configuration, the lifecycle that drains
+        // on SIGTERM, its database, storage errors as the wire sees them, and identity's sessions.
+        .target(name: "ServiceKit", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "Secrets", "Storage"], swiftSettings: strict),
         // Message delivery shared by verification and reset: outbox, SMTP, webhook, SMS providers.
-        .target(name: "Delivery", dependencies: ["ServiceKit", "Secrets", "TLS"], swiftSettings: strict),
+        .target(name: "Delivery", dependencies: ["ServiceKit", "HTTP", "RPC", "Runtime", "Platform", "Secrets", "TLS"], swiftSettings: strict),
 
         // Service logic, testable in-process.
-        .target(name: "Identity", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Verification", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Accounts", dependencies: ["ServiceKit", "Storage", "Secrets"], swiftSettings: strict),
-        .target(name: "Reset", dependencies: ["ServiceKit", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Gateway", dependencies: ["ServiceKit", "Secrets", "TLS"], swiftSettings: strict),
+        .target(name: "Identity", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Verification", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Accounts", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets"], swiftSettings: strict),
+        .target(name: "Reset", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Gateway", dependencies: ["ServiceKit", "RPC", "HTTP", "Runtime", "Platform", "Secrets", "TLS"], swiftSettings: strict),
 
         // The Swift client an app uses: the HTTP door through URLSession, typed calls, the seed flows.
         .target(name: "LatchkeyClient", exclude: ["README.md"], swiftSettings: strict),
+
+        // The whole stack as child processes, for `latchkey up`, the benches and end-to-end tests.
+        .target(name: "StackLauncher", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol"], swiftSettings: strict),
 
         // Thin executables.
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/Executables/gateway", swiftSettings: strict),
@@ -59,7 +76,7 @@ let package = Package(
             name: "LatchkeyMain",
             // The five executables are dependencies too: `swift run latchkey up` builds what it launches.
             dependencies: [
-                "ServiceKit", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway",
+                "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway",
                 "GatewayMain", "IdentityMain", "VerificationMain", "AccountsMain", "ResetMain",
             ],
             path: "Sources/Executables/latchkey", swiftSettings: strict),
@@ -72,18 +89,18 @@ let package = Package(
         // Certificates made with the openssl command line, a blocking TLS test server, a client socket.
         .target(name: "TLSTestSupport", dependencies: ["TLS"], path: "Tests/TLSTestSupport", swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"], swiftSettings: strict),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "TLS", "TLSTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPC", "HTTP", "Runtime", "Platform", "Gateway"], swiftSettings: strict),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport"], swiftSettings: strict),
         // Records SQLite's plan of every statement a store runs (hot paths read by index, not by scan).
         .target(name: "StoreTestSupport", dependencies: ["Storage"], path: "Tests/StoreTestSupport", swiftSettings: strict),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "TLS", "TLSTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTP", "RPC", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport"], swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
-        .testTarget(name: "EndToEndTests", dependencies: ["ServiceKit", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
-        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "ServiceKit", "Secrets", "LineProtocol"], swiftSettings: strict),
+        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol"], swiftSettings: strict),
     ]
 )

@@ -1,4 +1,5 @@
 import LineProtocol
+import RPC
 import ServiceKit
 
 /// The wire side of the methods: params in, JSON out. Sessions resolve through identity on every call.

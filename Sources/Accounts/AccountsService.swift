@@ -1,7 +1,9 @@
 import Foundation
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 import Secrets
-import ServiceKit
 
 /// What the service needs from the verification service (internal forms, see protocol/internal.md).
 public protocol VerificationPort: Sendable {

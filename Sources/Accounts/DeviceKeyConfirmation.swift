@@ -1,7 +1,7 @@
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 
 /// What accounts needs from identity to accept a device-key confirmation (internal
 /// `identity.verify_signature`): accounts never sees a key, and trusts no client claim.

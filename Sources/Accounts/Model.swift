@@ -1,5 +1,5 @@
 import LineProtocol
-import ServiceKit
+import RPC
 
 /// The two accounts every user has. `external` is the ledger's counterpart for money
 /// entering from outside (deposits); it belongs to no user and is never named by clients.

@@ -1,6 +1,6 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
 
 /// `VerificationPort` over the wire: internal `verification.start` / `check` / `status`,
 /// check and status pinned to the replica named in the request id (`vr_<replica>_<random>`),

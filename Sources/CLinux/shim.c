@@ -1,3 +1,5 @@
+// Linux only: on other platforms the module is empty and Platform/Runtime take their #else branches.
+#ifdef __linux__
 #define _GNU_SOURCE
 #include "CLinux.h"
 #include <sys/epoll.h>
@@ -39,3 +41,5 @@ int lk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int capacity, in
     }
     return count;
 }
+
+#endif

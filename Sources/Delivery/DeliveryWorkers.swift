@@ -1,5 +1,6 @@
 import Foundation
-import ServiceKit
+import Platform
+import Runtime
 
 /// Runs a durable delivery queue on its own bounded set of threads, apart from the request
 /// workers: a slow provider holds at most `workerCount` delivery threads and never an answer.

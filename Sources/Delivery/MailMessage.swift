@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Platform
 import Secrets
 
 /// A mailbox: `Display Name <local@domain>`.

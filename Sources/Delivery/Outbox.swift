@@ -1,6 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import Runtime
 import ServiceKit
 
 /// The development provider: appends every message as one JSON line to a file

@@ -1,4 +1,6 @@
+import HTTP
 import LineProtocol
+import Runtime
 import ServiceKit
 
 /// Which provider carries each channel. Built once per process by `ProviderFactory`.

@@ -1,7 +1,6 @@
 import Foundation
-import Glibc
+import Platform
 import Secrets
-import ServiceKit
 import TLS
 
 /// Why a send failed. `transient` (4xx replies, timeouts, dropped connections) is retried with
@@ -307,25 +306,10 @@ final class SMTPPlainTransport: SMTPTransport {
     }
 
     private static func connect(_ address: SocketAddress, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
-        let family = address.description.hasPrefix("[") ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw SMTPError(.transient, "socket: errno \(errno)") }
+        let fd: Int32
+        do { fd = try Socket.openStream(family: address.family, nonBlocking: true) } catch { throw SMTPError(.transient, "\(error)") }
         let transport = SMTPPlainTransport(fd: fd)
-        var rc: Int32 = -1
-        let host = address.host
-        if family == AF_INET6 {
-            var raw = sockaddr_in6()
-            raw.sin6_family = sa_family_t(AF_INET6)
-            raw.sin6_port = in_port_t(UInt16(address.port).bigEndian)
-            inet_pton(AF_INET6, host, &raw.sin6_addr)
-            rc = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
-        } else {
-            var raw = sockaddr_in()
-            raw.sin_family = sa_family_t(AF_INET)
-            raw.sin_port = in_port_t(UInt16(address.port).bigEndian)
-            inet_pton(AF_INET, host, &raw.sin_addr)
-            rc = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        }
+        let rc = address.withSockaddr { raw, length in LibC.connect(fd, raw, length) }
         if rc != 0 {
             guard errno == EINPROGRESS else {
                 transport.close()
@@ -353,7 +337,7 @@ final class SMTPPlainTransport: SMTPTransport {
 
     func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int {
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { LibC.recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 { return count }
             if count == 0 { throw SMTPError(.transient, "the server closed the connection") }
             if errno == EINTR { continue }
@@ -365,7 +349,7 @@ final class SMTPPlainTransport: SMTPTransport {
     func write(_ bytes: [UInt8]) throws(SMTPError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let written = bytes.withUnsafeBytes { LibC.send(fd, $0.baseAddress! + offset, bytes.count - offset, Socket.sendFlags) }
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK { throw SMTPError(.transient, "the server did not take data in time") }
@@ -378,7 +362,7 @@ final class SMTPPlainTransport: SMTPTransport {
     func close() {
         guard !closed else { return }
         closed = true
-        Glibc.close(fd)
+        LibC.close(fd)
     }
 
     deinit { close() }

@@ -1,4 +1,5 @@
 import LineProtocol
+import Runtime
 import ServiceKit
 
 /// Options of the SMTP e-mail provider. `--smtp-url` itself is in `DeliveryOptions`.

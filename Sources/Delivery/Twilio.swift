@@ -1,6 +1,6 @@
+import HTTP
 import LineProtocol
 import Secrets
-import ServiceKit
 
 /// SMS through Twilio's Programmable Messaging API:
 /// `POST https://api.twilio.com/2010-04-01/Accounts/{AccountSid}/Messages.json`, HTTP Basic auth
@@ -32,7 +32,7 @@ public final class TwilioProvider: DeliveryProvider, @unchecked Sendable {
             throw DeliveryError(provider: name, detail: "only SMS goes through Twilio", permanent: true)
         }
         let sender = from.hasPrefix("MG") ? ("MessagingServiceSid", from) : ("From", from)
-        let request = HTTPRequest(
+        let request = HTTPClient.Request(
             method: "POST", url: baseURL.appending(path: "/2010-04-01/Accounts/\(FormEncoding.escape(accountSID))/Messages.json"),
             headers: [
                 ("Authorization", "Basic " + Base64.encode(Array("\(accountSID):\(authToken)".utf8))),
@@ -40,7 +40,7 @@ public final class TwilioProvider: DeliveryProvider, @unchecked Sendable {
             ],
             body: FormEncoding.encode([("To", message.to), sender, ("Body", message.text)]))
         try retry.run(provider: name) { () throws(DeliveryError) in
-            let response: HTTPResponse
+            let response: HTTPClient.Response
             do {
                 response = try client.send(request)
             } catch {

@@ -1,5 +1,5 @@
+import HTTP
 import LineProtocol
-import ServiceKit
 
 /// SMS through the Vonage (Nexmo) SMS API: `POST https://rest.nexmo.com/sms/json` with a form
 /// body `api_key, api_secret, from, to, text` (+ `type=unicode` when the text is not plain
@@ -33,12 +33,12 @@ public final class VonageProvider: DeliveryProvider, @unchecked Sendable {
         var fields = [("api_key", apiKey), ("api_secret", apiSecret), ("from", from), ("to", Self.vonageNumber(message.to)), ("text", message.text)]
         if !message.text.unicodeScalars.allSatisfy(\.isASCII) { fields.append(("type", "unicode")) }
         if let requestID = message.requestID, requestID.utf8.count <= 100 { fields.append(("client-ref", requestID)) }
-        let request = HTTPRequest(
+        let request = HTTPClient.Request(
             method: "POST", url: baseURL.appending(path: "/sms/json"),
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
             body: FormEncoding.encode(fields))
         try retry.run(provider: name) { () throws(DeliveryError) in
-            let response: HTTPResponse
+            let response: HTTPClient.Response
             do {
                 response = try client.send(request)
             } catch {

@@ -1,7 +1,8 @@
 import Foundation
+import HTTP
 import LineProtocol
+import Platform
 import Secrets
-import ServiceKit
 
 /// Retries with exponential back-off: waits `initialBackoffMilliseconds`, then twice that, ...
 /// Transient failures only (network, timeouts, 408, 429, 5xx); a permanent one stops at once.
@@ -88,12 +89,12 @@ public final class WebhookProvider: DeliveryProvider, @unchecked Sendable {
         try retry.run(provider: name) { () throws(DeliveryError) in
             // Each try is signed afresh so a receiver's replay window keeps working across back-off.
             let now = clock()
-            let request = HTTPRequest(method: "POST", url: url, headers: [
+            let request = HTTPClient.Request(method: "POST", url: url, headers: [
                 ("Content-Type", "application/json"), ("User-Agent", "latchkey-verification"),
                 (Self.timestampHeader, String(now)), (Self.signatureHeader, Self.signature(secret: secret, timestamp: now, body: body)),
                 (Self.deliveryHeader, deliveryID),
             ], body: body)
-            let response: HTTPResponse
+            let response: HTTPClient.Response
             do {
                 response = try client.send(request)
             } catch {

@@ -1,7 +1,6 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
 
 /// One structured line per request (the same shape as `Logger` lines: `ts`, `level`, `msg`,
 /// `service`, `replica`, `rpc.*`, `net.client`), never params or tokens. Lines are built
@@ -47,7 +46,7 @@ public final class AccessLog: @unchecked Sendable {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let written = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
+                let written = LibC.write(2, raw.baseAddress! + offset, raw.count - offset)
                 if written <= 0 { return }
                 offset += written
             }

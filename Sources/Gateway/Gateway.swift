@@ -1,5 +1,8 @@
 import Foundation
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 import ServiceKit
 
 /// The gateway's tunables, each with its unit. Read from configuration in `GatewayProcess`.

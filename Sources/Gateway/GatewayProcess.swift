@@ -1,4 +1,7 @@
 import Foundation
+import Platform
+import RPC
+import Runtime
 import ServiceKit
 import TLS
 

@@ -1,5 +1,5 @@
 import Foundation
-import ServiceKit
+import Platform
 
 /// Rate and burst of one method group: `rate_per_s` tokens a second, up to `burst` saved.
 /// A rate of 0 means unlimited.

@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import Runtime
 
 /// One replica as the gateway sees it.
 public struct ReplicaStatus: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import Platform
 import Secrets
 import ServiceKit
 

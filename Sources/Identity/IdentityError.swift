@@ -1,4 +1,5 @@
 import LineProtocol
+import RPC
 import ServiceKit
 
 /// Everything that can go wrong in the identity service, mapped to wire reasons in one place

@@ -1,5 +1,5 @@
 import LineProtocol
-import ServiceKit
+import RPC
 
 /// The method table of the factors identity checks itself: authenticator apps (TOTP), recovery
 /// codes, and device-key signatures over another service's bytes (internal). The router

@@ -1,7 +1,7 @@
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 
 /// The method table: reads typed params, calls `IdentityService`, shapes the JSON answer.
 /// Nothing here decides what a method means.

@@ -1,5 +1,5 @@
 import LineProtocol
-import ServiceKit
+import RPC
 
 /// The operator's internal methods (`latchkey unlock`, `sessions`, `revoke-session`, `keys`,
 /// `revoke-key`, `activity`, and the username lookup `latchkey deposit` needs). Never in the

@@ -1,6 +1,6 @@
 import Foundation
+import Runtime
 import Secrets
-import ServiceKit
 
 /// What `identity.login` and `identity.key_login` give back.
 public struct LoginResult: Sendable, Equatable {

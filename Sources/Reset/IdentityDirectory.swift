@@ -1,5 +1,5 @@
 import LineProtocol
-import ServiceKit
+import RPC
 
 /// What reset needs from identity (protocol/internal.md). A seam: the service calls identity
 /// over TCP in production; unit tests answer in-process.

@@ -1,7 +1,8 @@
 import Delivery
 import LineProtocol
+import Platform
+import RPC
 import Secrets
-import ServiceKit
 
 /// The work after the answer: the mail workers take jobs from the durable queue and do them.
 /// At-least-once: a job a stop cut short is done again after the restart. A reset link redone

@@ -1,5 +1,7 @@
 import Delivery
 import Foundation
+import Platform
+import Runtime
 import ServiceKit
 
 /// Options of the reset service (documented in protocol/reset.md).

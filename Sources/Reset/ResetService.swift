@@ -1,7 +1,9 @@
 import Delivery
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 import Secrets
-import ServiceKit
 
 public struct ResetConfigurationError: Error, Sendable, CustomStringConvertible {
     public let description: String

@@ -1,3 +1,6 @@
+import RPC
+import Runtime
+
 /// Options every Latchkey process understands. Their names are a contract with operators
 /// (compose files, `.env`): rename one only with a deprecation.
 public enum CommonOptions {
@@ -15,7 +18,7 @@ public enum CommonOptions {
         help: "postgres://user:password@host:port/db?sslmode=... (anything libpq accepts): the service's tables in its own schema; unset: SQLite in the data directory")
 
     public static let eventBackend = ConfigOption(
-        "event-backend", default: "epoll", help: "how event loops wait for sockets: epoll (Linux) or poll (portable)")
+        "event-backend", default: EventBackendKind.platformDefault.rawValue, help: "how event loops wait for sockets: epoll (Linux) or poll (portable)")
 
     public static let eventLoops = ConfigOption(
         "event-loops", help: "event-loop threads per process, connections spread over them round-robin (default: the number of cores)")
@@ -41,23 +44,10 @@ public enum CommonOptions {
     ]
 }
 
-/// The limits of the line protocol server, each named with its unit.
-public struct ServerLimits: Sendable {
-    public var maxLineBytes = 64 * 1024
-    public var maxConnections = 4096
-    /// Open connections from one peer host; set by the gateway (services trust their callers).
-    public var maxConnectionsPerAddress = Int.max
-    public var maxInflightPerConnection = 64
-    public var maxBatchSize = 100
-    public var idleTimeoutMilliseconds: Int64 = 300_000
-    public var lineTimeoutMilliseconds: Int64 = 10_000
-    public var writeTimeoutMilliseconds: Int64 = 10_000
-    public var requestTimeoutMilliseconds: Int64 = 10_000
-    public var outboundHighWaterBytes = 1 << 20
-
-    public init() {}
-
+extension ServerLimits {
+    /// The limits from the command line and environment (`CommonOptions`).
     public init(_ configuration: Configuration) throws(ConfigurationError) {
+        self.init()
         maxLineBytes = try configuration.int(CommonOptions.maxLineBytes, range: 256...(16 << 20))
         maxConnections = try configuration.int(CommonOptions.maxConnections, range: 1...1_000_000)
         maxInflightPerConnection = try configuration.int(CommonOptions.maxInflightPerConnection, range: 1...100_000)

@@ -1,3 +1,5 @@
+import Platform
+
 /// One setting, read from `--name VALUE` (or `--name=VALUE`) or the `LATCHKEY_NAME`
 /// environment variable; the flag wins. Declared once, so the operator's table of
 /// variables is generated from the code and cannot drift from it.

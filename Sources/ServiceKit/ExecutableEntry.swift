@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Platform
 
 /// Thrown when `--help` (or `-h`) is on the command line: the caller prints `usage` to stdout
 /// and exits 0, before anything else is read or started.

@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Platform
 import Secrets
 
 /// A service's own secret key (for keyed hashes): the configured text when given (64+ hex

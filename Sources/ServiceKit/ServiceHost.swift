@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 
 /// Everything one service process needs: configuration, logger, event loops, worker pool,
 /// metrics, its method table, clients for the services it calls, and a lifecycle that
@@ -52,7 +54,7 @@ public final class ServiceHost: @unchecked Sendable {
         workers = WorkerPool(
             threadCount: try configuration.int(CommonOptions.workerThreads, range: 1...512),
             maxQueued: try configuration.int(CommonOptions.workerQueueDepth, range: 1...1_000_000), name: name)
-        guard let backend = EventBackendKind(rawValue: configuration.string(CommonOptions.eventBackend) ?? "epoll") else {
+        guard let backend = EventBackendKind(rawValue: configuration.string(CommonOptions.eventBackend) ?? EventBackendKind.platformDefault.rawValue) else {
             throw ConfigurationError("--event-backend must be one of \(EventBackendKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         EventBackendKind.processDefault = backend

@@ -1,4 +1,5 @@
 import LineProtocol
+import RPC
 
 /// Who a session token belongs to, as identity's `introspect` says.
 public struct SessionInfo: Sendable, Equatable {

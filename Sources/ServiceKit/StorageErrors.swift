@@ -1,4 +1,5 @@
 import LineProtocol
+import RPC
 import Storage
 
 /// Storage failures as the wire sees them, in one place: conditions an operator must fix

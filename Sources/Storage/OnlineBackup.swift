@@ -1,5 +1,5 @@
 import CSQLite
-import Glibc
+import Platform
 
 extension Database {
     /// A consistent copy of the SQLite file at `source`, which another process may be writing,

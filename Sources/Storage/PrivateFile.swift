@@ -1,4 +1,4 @@
-import Glibc
+import Platform
 
 /// Database files hold password hashes, e-mail addresses and phone numbers: readable and
 /// writable by their owner only (0600), whatever the process's umask.

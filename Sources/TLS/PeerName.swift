@@ -1,4 +1,4 @@
-import Glibc
+import Platform
 
 /// Who a client expects at the other end: a host name (checked against the certificate's DNS
 /// names, and sent as SNI) or an IP address (checked against its IP addresses; RFC 6066 §3

@@ -1,4 +1,4 @@
-import Glibc
+import Platform
 
 /// For blocking sockets with send and receive timeouts (SO_SNDTIMEO / SO_RCVTIMEO), as the
 /// provider and SMTP clients use them: "wants the socket" can only mean the timeout ran out

@@ -1,5 +1,5 @@
 import COpenSSL
-import Glibc
+import Platform
 
 /// What a handshake, read or write did: moved this many bytes (0: the handshake finished, or a
 /// read met the peer's close_notify), or needs the socket readable or writable before it can go on

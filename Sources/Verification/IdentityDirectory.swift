@@ -1,4 +1,5 @@
 import LineProtocol
+import RPC
 import ServiceKit
 
 /// What verification asks identity (protocol/internal.md): who holds a session (also one that

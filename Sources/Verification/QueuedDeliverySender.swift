@@ -1,8 +1,8 @@
 import Delivery
 import Foundation
 import LineProtocol
+import Runtime
 import Secrets
-import ServiceKit
 
 /// How the delivery queue retries a message whose provider failed transiently.
 public struct DeliveryQueueSettings: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import LineProtocol
-import ServiceKit
+import RPC
 
 /// Every way a verification call can fail, mapped to the wire in one place (`rpcError`).
 /// Messages never carry a code, a payload or a number.

@@ -1,5 +1,6 @@
 import Delivery
 import LineProtocol
+import RPC
 import ServiceKit
 
 /// The method table: reads params, picks the public form (with `session`) or the internal one,

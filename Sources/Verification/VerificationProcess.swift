@@ -1,6 +1,7 @@
 import Delivery
 import Foundation
 import LineProtocol
+import Platform
 import ServiceKit
 import Storage
 

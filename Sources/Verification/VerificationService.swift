@@ -1,8 +1,9 @@
 import Delivery
 import Foundation
 import LineProtocol
+import Platform
+import Runtime
 import Secrets
-import ServiceKit
 
 /// Wall time in Unix milliseconds; tests inject a clock they move by hand.
 public protocol VerificationClock: Sendable {

@@ -1,10 +1,10 @@
+@testable import Accounts
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 import XCTest
 
-@testable import Accounts
 
 /// Identity's key check in memory, with real ECDSA: the keys the test's "iPhones" hold.
 final class FakeDeviceKeys: DeviceKeyPort, @unchecked Sendable {

@@ -1,10 +1,10 @@
-import StoreTestSupport
+@testable import Accounts
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StoreTestSupport
 import XCTest
 
-@testable import Accounts
 
 /// Verification in memory: codes bound to payloads, single use, attempts counted.
 final class FakeVerification: VerificationPort, @unchecked Sendable {

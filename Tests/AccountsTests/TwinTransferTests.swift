@@ -1,10 +1,10 @@
-import StoreTestSupport
+@testable import Accounts
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StoreTestSupport
 import XCTest
 
-@testable import Accounts
 
 /// Twins: the same `accounts.transfer` (same idempotency key) sent many times at once, as a
 /// client retrying over a flaky network does. Real SQLite file (or PostgreSQL schema), real threads, and a verification

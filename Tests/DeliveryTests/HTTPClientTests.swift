@@ -1,4 +1,5 @@
 import Delivery
+import HTTP
 import XCTest
 
 final class HTTPClientTests: XCTestCase {
@@ -11,7 +12,7 @@ final class HTTPClientTests: XCTestCase {
         server.script([.init(status: 201, body: #"{"ok":true}"#)])
         let client = try HTTPClient(timeoutMilliseconds: 2000)
         let url = try HTTPURL(server.url + "/hook?x=1")
-        let response = try client.send(HTTPRequest(method: "POST", url: url, headers: [("X-Test", "yes")], body: Array("hello".utf8)))
+        let response = try client.send(HTTPClient.Request(method: "POST", url: url, headers: [("X-Test", "yes")], body: Array("hello".utf8)))
         XCTAssertEqual(response.status, 201)
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self), #"{"ok":true}"#)
         let received = try XCTUnwrap(server.received.first)
@@ -26,18 +27,18 @@ final class HTTPClientTests: XCTestCase {
     func testChunkedAnswerIsReassembled() throws {
         let body = String(repeating: "0123456789", count: 50)
         server.script([.init(status: 200, body: body, chunkSize: 7)])
-        let response = try HTTPClient().send(HTTPRequest(method: "GET", url: try HTTPURL(server.url + "/")))
+        let response = try HTTPClient().send(HTTPClient.Request(method: "GET", url: try HTTPURL(server.url + "/")))
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self), body)
     }
 
     func testOversizedAnswerIsRefused() throws {
         server.script([.init(status: 200, body: String(repeating: "x", count: 5000))])
-        XCTAssertThrowsError(try HTTPClient(maxResponseBytes: 1000).send(HTTPRequest(method: "GET", url: try HTTPURL(server.url + "/"))))
+        XCTAssertThrowsError(try HTTPClient(maxResponseBytes: 1000).send(HTTPClient.Request(method: "GET", url: try HTTPURL(server.url + "/"))))
     }
 
     func testTLSToAPlainServerFailsClearly() throws {
         let url = try HTTPURL("https://127.0.0.1:\(server.port)/")
-        XCTAssertThrowsError(try HTTPClient(timeoutMilliseconds: 300).send(HTTPRequest(method: "GET", url: url))) { error in
+        XCTAssertThrowsError(try HTTPClient(timeoutMilliseconds: 300).send(HTTPClient.Request(method: "GET", url: url))) { error in
             XCTAssertTrue(String(describing: error).contains("TLS"), "\(error)")
         }
     }
@@ -45,7 +46,7 @@ final class HTTPClientTests: XCTestCase {
     func testConnectionRefusedIsAnError() throws {
         let port = server.port
         server.stop()
-        XCTAssertThrowsError(try HTTPClient(timeoutMilliseconds: 500).send(HTTPRequest(method: "GET", url: try HTTPURL("http://127.0.0.1:\(port)/"))))
+        XCTAssertThrowsError(try HTTPClient(timeoutMilliseconds: 500).send(HTTPClient.Request(method: "GET", url: try HTTPURL("http://127.0.0.1:\(port)/"))))
         server = try HTTPTestServer()
     }
 

@@ -1,6 +1,7 @@
 import Delivery
 import Foundation
-import Glibc
+import HTTP
+import Platform
 import XCTest
 
 /// TLS against `openssl s_server -www` with a throwaway self-signed certificate for `localhost`:
@@ -81,14 +82,14 @@ final class HTTPSTests: XCTestCase {
 
     func testTrustedCertificateWorks() throws {
         let client = try HTTPClient(timeoutMilliseconds: 3000, caFile: directory + "/cert.pem")
-        let response = try client.send(HTTPRequest(method: "GET", url: try HTTPURL("https://localhost:\(port)/")))
+        let response = try client.send(HTTPClient.Request(method: "GET", url: try HTTPURL("https://localhost:\(port)/")))
         XCTAssertEqual(response.status, 200)
         XCTAssertFalse(response.body.isEmpty)
     }
 
     func testUntrustedCertificateIsRefused() throws {
         let client = try HTTPClient(timeoutMilliseconds: 3000)
-        XCTAssertThrowsError(try client.send(HTTPRequest(method: "GET", url: try HTTPURL("https://localhost:\(port)/")))) { error in
+        XCTAssertThrowsError(try client.send(HTTPClient.Request(method: "GET", url: try HTTPURL("https://localhost:\(port)/")))) { error in
             XCTAssertTrue(String(describing: error).contains("TLS handshake") || String(describing: error).contains("not trusted"), "\(error)")
         }
     }
@@ -96,12 +97,12 @@ final class HTTPSTests: XCTestCase {
     func testAnIPAddressURLIsVerifiedAgainstTheCertificatesIPAddress() throws {
         try startServer(subjectAltName: "IP:127.0.0.1")
         let client = try HTTPClient(timeoutMilliseconds: 3000, caFile: directory + "/cert.pem")
-        let response = try client.send(HTTPRequest(method: "GET", url: try HTTPURL("https://127.0.0.1:\(port)/")))
+        let response = try client.send(HTTPClient.Request(method: "GET", url: try HTTPURL("https://127.0.0.1:\(port)/")))
         XCTAssertEqual(response.status, 200)
     }
 
     func testHostNameMismatchIsRefused() throws {
         let client = try HTTPClient(timeoutMilliseconds: 3000, caFile: directory + "/cert.pem")
-        XCTAssertThrowsError(try client.send(HTTPRequest(method: "GET", url: try HTTPURL("https://127.0.0.1:\(port)/"))), "the certificate names localhost, not 127.0.0.1")
+        XCTAssertThrowsError(try client.send(HTTPClient.Request(method: "GET", url: try HTTPURL("https://127.0.0.1:\(port)/"))), "the certificate names localhost, not 127.0.0.1")
     }
 }

@@ -1,4 +1,5 @@
 import Delivery
+import HTTP
 import TLS
 import TLSTestSupport
 import XCTest
@@ -16,18 +17,18 @@ final class HTTPSVerificationTests: XCTestCase {
     /// One GET against a TLS server presenting `pair`; the server's handshakes come back too.
     private func get(
         _ host: String, serving pair: TestCertificates.Pair, address: String = "127.0.0.1", trusting trusted: String?
-    ) throws -> (outcome: Result<HTTPResponse, HTTPError>, handshakes: [TLSTestServer.Handshake]) {
+    ) throws -> (outcome: Result<HTTPClient.Response, HTTPError>, handshakes: [TLSTestServer.Handshake]) {
         let context = try TLSServerContext(certificateChainFile: pair.certificate, privateKeyFile: pair.key)
         let server = try TLSTestServer(context: context, address: address) { connection in
             guard connection.startTLS() else { return }
             while let line = connection.readLine(), !line.isEmpty {}
             connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         }
-        let attempt = Result { () throws -> Result<HTTPResponse, HTTPError> in
+        let attempt = Result { () throws -> Result<HTTPClient.Response, HTTPError> in
             let client = try HTTPClient(timeoutMilliseconds: 5000, caFile: trusted)
             let url = try HTTPURL("https://\(host.contains(":") ? "[\(host)]" : host):\(server.port)/hook")
             do {
-                return .success(try client.send(HTTPRequest(method: "GET", url: url)))
+                return .success(try client.send(HTTPClient.Request(method: "GET", url: url)))
             } catch let error as HTTPError {
                 return .failure(error)
             }
@@ -50,7 +51,7 @@ final class HTTPSVerificationTests: XCTestCase {
     }
 
     func testAnIPv6AddressURLIsVerified() throws {
-        let result: (outcome: Result<HTTPResponse, HTTPError>, handshakes: [TLSTestServer.Handshake])
+        let result: (outcome: Result<HTTPClient.Response, HTTPError>, handshakes: [TLSTestServer.Handshake])
         do {
             result = try get("::1", serving: certificates.valid, address: "::1", trusting: certificates.authority)
         } catch {

@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Platform
 import XCTest
 
 /// A tiny HTTP/1.1 server for tests: one thread, one connection at a time, records exactly what

@@ -1,8 +1,9 @@
+@testable import Delivery
 import Foundation
+import Runtime
 import ServiceKit
 import XCTest
 
-@testable import Delivery
 
 final class SMTPClientTests: XCTestCase {
     private func client(_ server: SMTPFakeServer, query: String = "?starttls=never", user: String = "", attempts: Int = 3, timeoutMilliseconds: Int = 5000) throws -> SMTPClient {

@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Platform
 import Secrets
 
 /// A tiny scripted SMTP server on 127.0.0.1 (plain TCP, one thread per connection) that records

@@ -1,9 +1,9 @@
+@testable import Delivery
 import Foundation
 import LineProtocol
-import ServiceKit
+import Runtime
 import XCTest
 
-@testable import Delivery
 
 /// Sends through the SMTP client to a real server (`interop/smtp_server.py`, aiosmtpd) in every
 /// mode. Skipped unless `LATCHKEY_SMTP_INTEROP=1` and `LATCHKEY_SMTP_INTEROP_DIR` points at the

@@ -1,4 +1,5 @@
 import Delivery
+import HTTP
 import LineProtocol
 import Secrets
 import XCTest

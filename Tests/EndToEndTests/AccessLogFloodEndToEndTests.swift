@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
 /// Issue 13.5: one client sending junk as fast as it can must not fill the disk through the

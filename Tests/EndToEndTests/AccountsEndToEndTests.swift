@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
 final class AccountsEndToEndTests: XCTestCase {

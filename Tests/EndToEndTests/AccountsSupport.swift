@@ -1,7 +1,10 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 import ServiceKit
+import StackLauncher
 import XCTest
 
 /// identity and verification stand-ins served in the test process, on one ephemeral port:

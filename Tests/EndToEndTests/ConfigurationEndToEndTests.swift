@@ -1,7 +1,9 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
 import ServiceKit
+import StackLauncher
 import XCTest
 
 /// Configuration fails closed, on the real executables: a `LATCHKEY_*` name no Latchkey

@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// The verification executable with `--delivery webhook` pointed at a provider that holds every

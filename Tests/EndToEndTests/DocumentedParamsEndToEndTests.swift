@@ -1,6 +1,6 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import StackLauncher
 import XCTest
 
 /// protocol/methods.json against the running stack: every public method, called through the

@@ -1,7 +1,7 @@
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 import XCTest
 
 /// Issue 18 through the gateway with every real executable: a transfer confirmed by the

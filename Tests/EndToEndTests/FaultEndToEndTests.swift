@@ -1,7 +1,8 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import StackLauncher
 import XCTest
 
 /// Crashes and faults with the real executables: a `kill -9` in the middle of a transfer

@@ -1,7 +1,8 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import StackLauncher
 import XCTest
 
 /// Issue 13.3: the gateway started under a low `RLIMIT_NOFILE`. It caps its connections to what

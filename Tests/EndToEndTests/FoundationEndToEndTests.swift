@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
 /// The walking skeleton over real TCP: five processes, the gateway forwarding, the

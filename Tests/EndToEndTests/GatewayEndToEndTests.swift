@@ -1,7 +1,8 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import StackLauncher
 import XCTest
 
 /// The gateway executable in front of the real service executables.

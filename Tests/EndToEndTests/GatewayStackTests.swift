@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// The gateway's session cache and step-up against the real identity and verification

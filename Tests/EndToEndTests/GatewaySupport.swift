@@ -1,7 +1,9 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import Runtime
+import StackLauncher
 import XCTest
 
 /// One real executable started by a gateway test, on an ephemeral port, killed in `stop`.

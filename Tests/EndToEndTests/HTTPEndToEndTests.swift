@@ -1,7 +1,8 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
 import ServiceKit
+import StackLauncher
 import XCTest
 
 /// The gateway's HTTP door against the running stack, driven by curl (a real client): the seed's

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
 import XCTest
 
 /// A slow SMS provider: a real HTTP server on 127.0.0.1 that reads each webhook POST, records

@@ -1,6 +1,5 @@
 import Foundation
 import LineProtocol
-import ServiceKit
 import XCTest
 
 /// Random and hostile bytes against a live gateway: it never crashes, every line it sends

@@ -1,7 +1,7 @@
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 import XCTest
 
 /// The seed app's login flow against the real executables over TCP, through the gateway:

@@ -1,6 +1,7 @@
 import Foundation
-import Glibc
-import ServiceKit
+import Platform
+import RPC
+import StackLauncher
 import XCTest
 
 /// The operator's first ten minutes with the real `latchkey` binary: `up` on a chosen base port,

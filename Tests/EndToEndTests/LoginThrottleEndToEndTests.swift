@@ -1,7 +1,7 @@
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 import XCTest
 
 /// The login throttle against the real executables: a burst of guesses pipelined on one

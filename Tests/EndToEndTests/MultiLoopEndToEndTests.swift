@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
 /// Real executables with several event loops (`--event-loops`): bursts through the gateway on

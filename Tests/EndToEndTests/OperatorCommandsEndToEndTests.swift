@@ -1,8 +1,9 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
 import Secrets
-import ServiceKit
+import StackLauncher
 import XCTest
 
 /// The operator commands of the real `latchkey` binary against a real stack whose internal

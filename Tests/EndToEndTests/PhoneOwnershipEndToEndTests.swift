@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// Issue 14 §5 with every real process behind the gateway: Mallory registers with Alice's phone

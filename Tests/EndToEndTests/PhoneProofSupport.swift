@@ -1,6 +1,6 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
 import XCTest
 
 /// A phone number is a factor only once its owner proved it. Tests that are about something else

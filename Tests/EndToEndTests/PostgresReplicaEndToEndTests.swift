@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// Identity and reset as several replicas on one PostgreSQL database, with real processes: 3

@@ -1,9 +1,10 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
+@testable import Storage
 import XCTest
 
-@testable import Storage
 
 /// Issue 16 on a real PostgreSQL server with real processes: identity, 3 verification and 3
 /// accounts replicas sharing one database, 2 gateways. A transfer storm over every replica

@@ -1,11 +1,12 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
 import Secrets
-import ServiceKit
+import StackLauncher
+@testable import Storage
 import XCTest
 
-@testable import Storage
 
 /// A database of its own on the test server (`LATCHKEY_TEST_DATABASE_URL`, started by
 /// `.ci/postgres.sh`), so the services' schemas (`verification`, `accounts`, ...) start empty

@@ -1,8 +1,11 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 import Secrets
 import ServiceKit
+import StackLauncher
 import XCTest
 
 /// Runs the real `reset` executable against an in-process stand-in for identity's internal

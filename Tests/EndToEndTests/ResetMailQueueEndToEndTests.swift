@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
 /// `reset.request` answers `ok` before the lookup and the mail; the promise is kept through a

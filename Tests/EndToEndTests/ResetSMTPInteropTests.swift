@@ -1,6 +1,6 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
 import XCTest
 
 /// The real `reset` executable mailing through a real SMTP server (`interop/smtp_server.py`)

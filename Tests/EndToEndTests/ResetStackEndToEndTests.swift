@@ -1,7 +1,6 @@
 import Foundation
 import LineProtocol
 import Secrets
-import ServiceKit
 import XCTest
 
 /// The seed's reset flow through the gateway with every real executable (`Stack`): request ->

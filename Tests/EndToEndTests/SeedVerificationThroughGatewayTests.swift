@@ -1,7 +1,8 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import StackLauncher
 import XCTest
 
 /// The seed app's one-time-code flows through the gateway with every real service and two

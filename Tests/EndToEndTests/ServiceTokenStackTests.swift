@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import StackLauncher
 import XCTest
 
 /// The whole stack with `LATCHKEY_SERVICE_TOKEN` set: every internal client carries the token

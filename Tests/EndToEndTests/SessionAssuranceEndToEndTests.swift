@@ -1,7 +1,7 @@
 import Foundation
 import LineProtocol
+import RPC
 import Secrets
-import ServiceKit
 import XCTest
 
 /// Issue 14, points 3, 4 and 7 (c, d), attacked as an attacker would, through the gateway with

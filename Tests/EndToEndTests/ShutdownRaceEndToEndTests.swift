@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
 /// SIGTERM lands while a burst is being worked on, in every executable: each run must end with

@@ -1,5 +1,5 @@
 import LineProtocol
-import ServiceKit
+import RPC
 import XCTest
 
 extension StackTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// A test case that runs the real executables (gateway + four services) on ephemeral ports

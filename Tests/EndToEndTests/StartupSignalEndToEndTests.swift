@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
-import ServiceKit
+import Platform
+import StackLauncher
 import XCTest
 
 /// A stop request can come at any moment, also while a process is still starting (an

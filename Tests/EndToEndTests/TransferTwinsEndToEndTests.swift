@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// Issue 14 §6 with every real process behind the gateway: 20 `accounts.transfer` twins (same

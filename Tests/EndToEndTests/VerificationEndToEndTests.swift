@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// The verification service as a real process: codes go to the outbox, the test reads them

@@ -1,6 +1,6 @@
 import Foundation
 import LineProtocol
-import ServiceKit
+import RPC
 import XCTest
 
 /// The public form with the real identity service: a session's login factor by SMS lifts the

@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import StackLauncher
 import XCTest
 
 /// Records HTTP requests on 127.0.0.1 and answers each with one fixed reply. For checking what the

@@ -1,10 +1,9 @@
 import Foundation
-import Glibc
+@testable import Gateway
 import LineProtocol
-import ServiceKit
+import Platform
 import XCTest
 
-@testable import Gateway
 
 /// Issue 13.5: junk spends the sender's tokens like any request, and what anyone can send
 /// without limit (pings, refusals, rate-limited requests) is summarised, not logged line by line.

@@ -1,8 +1,9 @@
+@testable import Gateway
 import LineProtocol
-import ServiceKit
+import Platform
+import Runtime
 import XCTest
 
-@testable import Gateway
 
 /// The policy table, enforced for every public method through a real listener and fake services.
 final class PolicyTests: XCTestCase {

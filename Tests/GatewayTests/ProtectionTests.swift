@@ -1,10 +1,10 @@
 import Foundation
-import Glibc
+@testable import Gateway
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import XCTest
 
-@testable import Gateway
 
 /// Connection caps and slow clients: each is cut off without hurting anyone else.
 final class ProtectionTests: XCTestCase {

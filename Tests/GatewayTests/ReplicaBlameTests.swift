@@ -1,9 +1,8 @@
 import Foundation
+@testable import Gateway
 import LineProtocol
-import ServiceKit
 import XCTest
 
-@testable import Gateway
 
 /// Only a failure of the gateway's own link to a replica marks it down or moves a call: an
 /// error the replica answered (even `unavailable`, even one that carries `sent: false` from the

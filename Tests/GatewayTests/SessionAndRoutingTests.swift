@@ -1,9 +1,11 @@
 import Foundation
+@testable import Gateway
 import LineProtocol
+import Platform
+import RPC
 import ServiceKit
 import XCTest
 
-@testable import Gateway
 
 final class SessionAndRoutingTests: XCTestCase {
     private var loopThread: LoopThread!

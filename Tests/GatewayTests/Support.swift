@@ -1,10 +1,11 @@
 import Foundation
-import Glibc
+@testable import Gateway
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import Runtime
 import XCTest
 
-@testable import Gateway
 
 /// A blocking line client over a plain socket, with a receive timeout. Test-only.
 final class TestLineClient {

@@ -1,11 +1,11 @@
 import Foundation
+@testable import Gateway
 import LineProtocol
-import ServiceKit
+import Platform
 import TLS
 import TLSTestSupport
 import XCTest
 
-@testable import Gateway
 
 /// The gateway's line door (non-blocking, on the event loop) as a client of the TLS layer sees
 /// it: its chain verifies by host name and by IP address, certificates that are wrong for the

@@ -1,10 +1,11 @@
 import Foundation
+@testable import Gateway
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 import TLS
 import XCTest
 
-@testable import Gateway
 
 /// TLS on the public listener, with a self-signed certificate made here, spoken to by OpenSSL clients.
 final class TLSTests: XCTestCase {

@@ -1,11 +1,10 @@
-import StoreTestSupport
 import Foundation
+@testable import Identity
 import LineProtocol
 import Secrets
-import ServiceKit
+import StoreTestSupport
 import XCTest
 
-@testable import Identity
 
 extension IdentityService {
     /// scrypt runs so far (`identity.password_checks`).

@@ -1,11 +1,13 @@
 import Dispatch
 import Foundation
+@testable import Identity
 import LineProtocol
+import Platform
+import RPC
+import Runtime
 import Secrets
-import ServiceKit
 import XCTest
 
-@testable import Identity
 
 /// The JSON face of the service: params in, results and error objects out, through the Router.
 final class MethodTableTests: IdentityTestCase {

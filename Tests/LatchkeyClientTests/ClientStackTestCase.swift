@@ -1,7 +1,8 @@
 import Foundation
 import LatchkeyClient
 import LineProtocol
-import ServiceKit
+import RPC
+import StackLauncher
 import XCTest
 
 /// Runs the real stack (gateway with its HTTP door + four services) on ephemeral ports with the

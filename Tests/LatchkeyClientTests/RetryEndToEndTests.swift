@@ -1,6 +1,6 @@
 import Foundation
-import ServiceKit
 import LatchkeyClient
+import StackLauncher
 import XCTest
 
 /// Retry-After honoured where retrying is safe, never for a call that is not idempotent. The

@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyClient
-import ServiceKit
+import StackLauncher
 import XCTest
 
 /// Examples/SignInDemo, built as a program of its own against the client's public surface,

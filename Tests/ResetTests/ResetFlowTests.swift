@@ -2,12 +2,14 @@ import Delivery
 import Dispatch
 import Foundation
 import LineProtocol
+import Platform
+@testable import Reset
+import RPC
+import Runtime
 import Secrets
-import ServiceKit
 import Storage
 import XCTest
 
-@testable import Reset
 
 final class ResetRequestTests: ResetTestCase {
     func testKnownAndUnknownAddressesGetTheSameAnswerWithoutWaitingForTheLookup() throws {

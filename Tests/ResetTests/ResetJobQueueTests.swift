@@ -1,10 +1,11 @@
 import Delivery
 import Dispatch
 import Foundation
-import ServiceKit
+import Platform
+@testable import Reset
+import Runtime
 import XCTest
 
-@testable import Reset
 
 /// The durable job queue behind `reset.request` and `reset.complete`.
 final class ResetJobQueueTests: ResetTestCase {

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
-import ServiceKit
+@testable import Reset
+import Runtime
 import XCTest
 
-@testable import Reset
 
 /// Rate limits and the job queue when reset replicas share one database. Each replica here is
 /// a service with its own store (its own connections) over the same data; every mail goes to

@@ -1,12 +1,14 @@
-import StoreTestSupport
 import Delivery
 import Foundation
 import LineProtocol
+import Platform
+@testable import Reset
+import RPC
+import Runtime
 import Secrets
-import ServiceKit
+import StoreTestSupport
 import XCTest
 
-@testable import Reset
 
 /// Identity's internal methods, in memory: users by e-mail, passwords, live sessions, audit events.
 final class FakeIdentity: IdentityDirectory, @unchecked Sendable {

@@ -1,8 +1,10 @@
 import Foundation
 import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
 
-@testable import ServiceKit
 
 /// A caller that stops waiting bounds the work it asked for: the gateway gives up on a login
 /// after its upstream timeout, and identity must then never start the hash. The budget travels

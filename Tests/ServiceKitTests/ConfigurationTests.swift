@@ -1,5 +1,6 @@
-import XCTest
+@testable import Platform
 @testable import ServiceKit
+import XCTest
 
 final class ConfigurationTests: XCTestCase {
     let port = ConfigOption("port-number", default: "7", help: "a number")

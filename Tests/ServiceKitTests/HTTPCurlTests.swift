@@ -1,4 +1,5 @@
 import Foundation
+@testable import Gateway
 import LineProtocol
 import XCTest
 @testable import ServiceKit

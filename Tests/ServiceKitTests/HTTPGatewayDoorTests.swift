@@ -1,7 +1,10 @@
 import Foundation
+@testable import Gateway
+@testable import HTTP
 import LineProtocol
-import XCTest
+@testable import Platform
 @testable import ServiceKit
+import XCTest
 
 /// The gateway door's routes over real TCP, against a fake dispatcher standing in for the gateway.
 final class HTTPGatewayDoorTests: XCTestCase {

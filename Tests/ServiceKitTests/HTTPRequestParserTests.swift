@@ -1,5 +1,5 @@
+@testable import HTTP
 import XCTest
-@testable import ServiceKit
 
 /// The HTTP/1.1 request parser without sockets: bytes in, events out; fed whole, byte by byte
 /// and in random chunks; and every hostile framing the smuggling rules forbid.

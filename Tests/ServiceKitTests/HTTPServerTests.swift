@@ -1,8 +1,11 @@
 import Foundation
-import Glibc
+@testable import Gateway
+@testable import HTTP
 import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
-@testable import ServiceKit
 
 /// The HTTP server over real TCP on port 0, in-process, with the gateway door over a fake dispatcher.
 final class HTTPServerTests: XCTestCase {

@@ -1,7 +1,10 @@
 import Foundation
-import Glibc
+@testable import Gateway
+@testable import HTTP
 import LineProtocol
-@testable import ServiceKit
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 
 /// Stands in for the gateway's dispatcher: a few methods, and a record of what it was called with.
 final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {

@@ -1,8 +1,10 @@
 import Foundation
-import Glibc
+@testable import HTTP
 import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
-@testable import ServiceKit
 
 /// Issue 13.1: a connection idle for longer than the write timeout must not be taken for a
 /// stalled reader when its next answer is queued in the same loop turn as the timeout check.

@@ -1,7 +1,9 @@
 import Foundation
 import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
-@testable import ServiceKit
 
 /// One server over several event loops (`--event-loops N`): connections are spread over every
 /// loop and stay on theirs, every request is answered exactly once and in order where the

@@ -1,6 +1,7 @@
 import LineProtocol
+@testable import RPC
+@testable import Runtime
 import XCTest
-@testable import ServiceKit
 
 final class ParamsTests: XCTestCase {
     func testMissingAndWrongTypesNameTheFieldButNeverTheValue() throws {

@@ -1,7 +1,9 @@
 import Foundation
 import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
-@testable import ServiceKit
 
 /// Answers given during dispatch (inline methods, the gateway's own refusals) to a long pipeline
 /// on one connection: each must not start another pass over the input from inside the last one,

@@ -1,8 +1,9 @@
 import Foundation
-import Glibc
 import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
-@testable import ServiceKit
 
 /// The server over real TCP on port 0, in-process.
 final class RPCServerTests: XCTestCase {

@@ -1,6 +1,8 @@
 import Foundation
 import LineProtocol
-@testable import ServiceKit
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 
 /// A real server on 127.0.0.1:0 in the test process: its own event loop thread, a router
 /// with whatever methods the test registers, shut down gracefully by `stop()`.

@@ -1,6 +1,8 @@
 import Foundation
 import LineProtocol
-@testable import ServiceKit
+@testable import Platform
+@testable import RPC
+@testable import Runtime
 import XCTest
 
 /// Load shedding and joining in `WorkerPool` (a worker never runs work whose caller has gone, and every thread is joined). Work is counted, never

@@ -1,8 +1,8 @@
 import Foundation
-import Glibc
+import Platform
+@testable import Storage
 import XCTest
 
-@testable import Storage
 
 /// Service databases hold password hashes, e-mail addresses and phone numbers: the file and its
 /// WAL and shared-memory companions are readable by their owner only, whatever the umask.

@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Platform
 import TLS
 
 /// A blocking test server on a loopback address (port 0): one thread per connection, each

@@ -1,4 +1,4 @@
-import Glibc
+import Platform
 
 /// A blocking TCP connection to a loopback test server, with send and receive timeouts, for
 /// driving `TLSConnection` as the clients do. Call `close()` when done: it also keeps the socket

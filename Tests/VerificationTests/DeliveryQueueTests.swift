@@ -1,10 +1,11 @@
 import Delivery
 import Foundation
 import LineProtocol
-import ServiceKit
+import Platform
+import Runtime
+@testable import Verification
 import XCTest
 
-@testable import Verification
 
 /// Fails the first `transientFailures` tries with a transient error, then records; or blocks
 /// every send until `open()` while counting how many are under way at once.

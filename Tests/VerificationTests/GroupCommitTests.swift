@@ -1,10 +1,10 @@
 import Delivery
 import Foundation
-import ServiceKit
+import Runtime
 import Storage
+@testable import Verification
 import XCTest
 
-@testable import Verification
 
 /// On SQLite, writes that arrive while a transaction is committing share the next one (one
 /// fsync for the group), each still answered only once committed, each rolled back alone.

@@ -1,10 +1,12 @@
 import Delivery
 import Foundation
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import Runtime
+@testable import Verification
 import XCTest
 
-@testable import Verification
 
 /// A fake identity on a real socket: what `identity.introspect`, `user`, `elevate`, `logout`,
 /// `record` and `prove_phone` would answer for three users, and a log of what it saw. Alice and

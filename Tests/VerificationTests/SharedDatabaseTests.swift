@@ -1,11 +1,11 @@
 import Delivery
 import Foundation
 import LineProtocol
-import ServiceKit
+import Runtime
 import Storage
+@testable import Verification
 import XCTest
 
-@testable import Verification
 
 /// Several replicas over one database, as on PostgreSQL (and, for these rules, two handles on
 /// one SQLite file): each replica is its own `VerificationService` with its own connections.

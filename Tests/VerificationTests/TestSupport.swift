@@ -1,12 +1,12 @@
-import StoreTestSupport
 import Delivery
 import Foundation
 import LineProtocol
-import ServiceKit
+import Runtime
 import Storage
+import StoreTestSupport
+@testable import Verification
 import XCTest
 
-@testable import Verification
 
 /// A clock the test moves by hand.
 final class ManualClock: VerificationClock, @unchecked Sendable {

@@ -1,6 +1,9 @@
 import Foundation
 import LineProtocol
+import Platform
+import Runtime
 import ServiceKit
+import StackLauncher
 
 /// `latchkey bench SCENARIO`: measures throughput and latency. Starts its own stack on
 /// ephemeral ports in a temporary directory unless `--address` names a running gateway.

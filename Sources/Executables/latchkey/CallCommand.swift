@@ -1,5 +1,6 @@
-import Glibc
 import LineProtocol
+import Platform
+import RPC
 import ServiceKit
 
 /// `latchkey call METHOD '{params}'`: one request to the gateway, the answer on stdout.

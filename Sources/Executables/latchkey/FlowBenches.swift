@@ -2,6 +2,8 @@ import Accounts
 import Foundation
 import Identity
 import LineProtocol
+import Platform
+import RPC
 import Secrets
 import ServiceKit
 import Storage

@@ -1,5 +1,7 @@
 import Foundation
 import LineProtocol
+import Platform
+import RPC
 import ServiceKit
 
 /// What one measurement found.

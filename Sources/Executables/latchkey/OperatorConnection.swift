@@ -1,5 +1,6 @@
-import Glibc
 import LineProtocol
+import Platform
+import RPC
 import ServiceKit
 
 /// How the operator commands reach the services: straight to identity and accounts (their

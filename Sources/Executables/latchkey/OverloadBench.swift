@@ -1,7 +1,8 @@
 import Foundation
 import Identity
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
 
 /// `overload`: logins offered straight to identity at 3x what this machine's scrypt can verify
 /// (measured first, all cores, same run), open loop: requests leave on schedule whatever the

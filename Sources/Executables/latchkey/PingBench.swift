@@ -1,4 +1,4 @@
-import ServiceKit
+import StackLauncher
 
 /// `ping`: the protocol's own cost. Direct to a service is the baseline; through the gateway
 /// adds one hop (the gateway forwards `identity.ping`); `gateway.ping` is answered by the gateway

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
-import ServiceKit
+import Platform
+import RPC
 
 /// The peer `bench ping` is held to: Redis answering `PING_INLINE` to redis-benchmark with the
 /// same connections and pipeline depth, on the same machine, in the same run. Runs only when

@@ -1,4 +1,4 @@
-import Glibc
+import Platform
 
 /// One self-overwriting status line on stderr while long work runs, only when stderr is a
 /// terminal: piped or logged output stays clean.
@@ -12,6 +12,6 @@ struct TerminalProgress {
     private func write(_ text: String) {
         guard enabled else { return }
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeBytes { LibC.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

@@ -1,8 +1,10 @@
 import Foundation
-import Glibc
 import LineProtocol
+import Platform
+import RPC
 import Secrets
 import ServiceKit
+import StackLauncher
 import Storage
 
 /// `latchkey up [--demo] [--base-port P] [--postgres URL] [--replicas N]`: the whole stack on

@@ -1,0 +1,31 @@
+#if canImport(Darwin)
+import Darwin
+#else
+import Glibc
+#endif
+
+/// The C library's calls that types above Platform shadow with methods of the same name
+/// (`close`, `read`, `write`, `connect`...): `LibC.close(fd)` names the C call on Linux and on
+/// Darwin alike, where `Glibc.close` would tie the caller to one platform.
+public enum LibC {
+    @inline(__always) @discardableResult public static func close(_ fd: Int32) -> Int32 { closeCall(fd) }
+    @inline(__always) public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { readCall(fd, buffer, count) }
+    @inline(__always) public static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { writeCall(fd, buffer, count) }
+    @inline(__always) public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int { sendCall(fd, buffer, count, flags) }
+    @inline(__always) public static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ flags: Int32) -> Int { recvCall(fd, buffer, count, flags) }
+    @inline(__always) @discardableResult public static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 { connectCall(fd, address, length) }
+    @inline(__always) @discardableResult public static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdownCall(fd, how) }
+    @inline(__always) public static func poll(_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 { pollCall(fds, count, timeout) }
+    @inline(__always) @discardableResult public static func kill(_ pid: pid_t, _ signal: Int32) -> Int32 { killCall(pid, signal) }
+}
+
+// At file scope the C names are the C library's; inside `LibC` they would be its own members.
+@inline(__always) private func closeCall(_ fd: Int32) -> Int32 { close(fd) }
+@inline(__always) private func readCall(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+@inline(__always) private func writeCall(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
+@inline(__always) private func sendCall(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int { send(fd, buffer, count, flags) }
+@inline(__always) private func recvCall(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ flags: Int32) -> Int { recv(fd, buffer, count, flags) }
+@inline(__always) private func connectCall(_ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 { connect(fd, address, length) }
+@inline(__always) private func shutdownCall(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }
+@inline(__always) private func pollCall(_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 { poll(fds, count, timeout) }
+@inline(__always) private func killCall(_ pid: pid_t, _ signal: Int32) -> Int32 { kill(pid, signal) }

@@ -1,0 +1,48 @@
+import LineProtocol
+import Platform
+import Runtime
+
+/// Who is calling and until when: what a handler may know about the request
+/// beyond its parameters. Never holds the parameters themselves.
+public struct CallContext: Sendable {
+    public let method: String
+    public let requestID: String
+    /// The end client's address: the peer's, or the one the gateway vouched for in `meta`.
+    public let client: String?
+    public var logger: Logger
+    public let deadlineMilliseconds: Int64
+
+    public init(method: String, requestID: String, client: String?, logger: Logger, deadlineMilliseconds: Int64) {
+        self.method = method
+        self.requestID = requestID
+        self.client = client
+        self.logger = logger
+        self.deadlineMilliseconds = deadlineMilliseconds
+    }
+
+    /// Time left before the caller gives up, for bounding calls to other services.
+    public var remainingMilliseconds: Int64 { max(0, deadlineMilliseconds - MonotonicClock.nowMilliseconds()) }
+
+    /// `meta` to pass along when this handler calls another service.
+    public var forwardedMeta: [String: JSON] {
+        var meta: [String: JSON] = ["request_id": .string(requestID)]
+        if let client { meta["client"] = .string(client) }
+        return meta
+    }
+}
+
+/// Turns a request into an answer, on whatever thread it likes. The server owns framing,
+/// ids, batches, limits and timeouts; the dispatcher owns what a method means.
+public protocol RPCDispatcher: AnyObject, Sendable {
+    func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void)
+
+    /// A line the server refused before any method (not JSON, not a request, too long), with its
+    /// error's reason, from `client`: counted like a request. Returns an error to answer instead
+    /// (`rate_limited`), or nil to answer the refusal.
+    func refusedLine(reason: String, client: String?) -> RPCError?
+}
+
+extension RPCDispatcher {
+    /// Services trust their callers: nothing counted, the refusal is answered.
+    public func refusedLine(reason: String, client: String?) -> RPCError? { nil }
+}

@@ -1,0 +1,117 @@
+import LineProtocol
+import Platform
+
+/// A blocking line-protocol client: one request, one answer. For `latchkey call`, tests
+/// and tools; services use the non-blocking `RPCClient`.
+public final class LineClient {
+    public let endpoint: Endpoint
+    private let fd: Int32
+    private var framer = LineFramer(maxLineBytes: 64 << 20)
+    private var nextID: Int64 = 0
+
+    public init(_ endpoint: Endpoint, timeoutMilliseconds: Int = 10_000) throws {
+        self.endpoint = endpoint
+        guard let address = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port).first else {
+            throw SystemError(call: "resolve(\(endpoint))", errno: ENOENT)
+        }
+        fd = try Socket.openStream(family: address.family, nonBlocking: false)
+        var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var noDelay: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        let status = address.withSockaddr { raw, length in connect(fd, raw, length) }
+        if status != 0 {
+            let code = errno
+            LibC.close(fd)
+            throw SystemError(call: "connect(\(endpoint))", errno: code)
+        }
+    }
+
+    deinit { LibC.close(fd) }
+
+    /// Sends one request and waits for its answer.
+    public func call(_ method: String, _ params: JSON? = nil) throws -> RPCResponse {
+        nextID += 1
+        try send(RPCRequest(method: method, params: params, id: .int(nextID)).encoded())
+        guard let line = try readLine() else { throw SystemError(call: "read", errno: ECONNRESET) }
+        let json = try JSONParser.parse(line, limits: JSONLimits(maxDepth: 64, maxBytes: 64 << 20, maxStringBytes: 64 << 20))
+        guard let response = RPCResponse.decode(json) else { throw SystemError(call: "decode", errno: EPROTO) }
+        return response
+    }
+
+    /// Calls and returns the result, or throws the error answer.
+    public func result(_ method: String, _ params: JSON? = nil) throws -> JSON {
+        try call(method, params).outcome.get()
+    }
+
+    /// Writes raw bytes followed by `\n`.
+    public func send(_ line: [UInt8]) throws {
+        try sendRaw(line + [UInt8(ascii: "\n")])
+    }
+
+    /// Writes raw bytes as they are (for hostile-input tests).
+    public func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { LibC.send(fd, $0.baseAddress! + offset, bytes.count - offset, Socket.sendFlags) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "send", errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    /// The next answer line, or nil when the server closed the connection.
+    public func readLine() throws -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            if let framed = framer.next(), case .line(let line) = framed { return line }
+            let count = buffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return nil }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "read", errno: errno)
+            }
+            framer.append(buffer[0..<count])
+        }
+    }
+
+    /// Waits for input once and hands every complete line it holds to `body` (without copying
+    /// each line: for the bench's load generator). Returns false when the server closed.
+    public func readAvailableLines(_ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Bool {
+        var handed = false
+        while let framed = framer.next() {
+            if case .line(let line) = framed { try line.withUnsafeBufferPointer(body) }
+            handed = true
+        }
+        if handed { return true }
+        if pendingInput.count == pendingInput.capacity { pendingInput.reserveCapacity(max(64 * 1024, pendingInput.count * 2)) }
+        let kept = pendingInput.count
+        pendingInput.append(contentsOf: repeatElement(0, count: 64 * 1024))
+        var count = 0
+        repeat {
+            count = pendingInput.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress! + kept, 64 * 1024) }
+        } while count < 0 && errno == EINTR
+        pendingInput.removeLast(64 * 1024 - max(0, count))
+        if count == 0 { return false }
+        if count < 0 { throw SystemError(call: "read", errno: errno) }
+        let consumed = try pendingInput.withUnsafeBufferPointer { all -> Int in
+            var lineStart = 0
+            for index in kept..<all.count where all[index] == 0x0A {
+                try body(UnsafeBufferPointer(rebasing: all[lineStart..<index]))
+                lineStart = index + 1
+            }
+            return lineStart
+        }
+        pendingInput.removeFirst(consumed)
+        return true
+    }
+
+    /// Bytes after the last complete line, for `readAvailableLines`.
+    private var pendingInput: [UInt8] = []
+
+    /// Half-closes: tells the server no more requests will come.
+    public func finishSending() { _ = LibC.shutdown(fd, Int32(SHUT_WR)) }
+}

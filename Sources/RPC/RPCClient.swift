@@ -1,0 +1,401 @@
+import Dispatch
+import Foundation
+import LineProtocol
+import Platform
+import Runtime
+
+/// How a call ended, as this client saw it. Only `linkFailure` speaks about the link to the
+/// replica; an error in `result` without one is the replica's own answer (perhaps about a
+/// dependency of its own) and never a reason to mark the replica down or to send again.
+public struct CallOutcome: Sendable {
+    public let result: Result<JSON, RPCError>
+    /// The replica tried; nil when none could be.
+    public let address: SocketAddress?
+    public let linkFailure: LinkFailure?
+}
+
+/// A failure of this client's own link to a replica: no answer came back.
+public enum LinkFailure: Sendable, Equatable {
+    /// Never written to a connection (no replica, refused, closed before sending): it did not run.
+    case notSent
+    /// The connection ended after the request was written: it may have run.
+    case lostAfterSending
+    /// No answer before the deadline: it may have run.
+    case timedOut
+}
+
+/// A client for one service's replicas: a few multiplexed connections per address, ids
+/// rewritten so any number of callers share them, deadlines on every call, and a short
+/// back-off on an address that refuses or drops connections.
+///
+/// Callbacks run on the loop thread. `callAndWait` is for worker threads only.
+public final class RPCClient: @unchecked Sendable {
+    public let loop: EventLoop
+    public let service: String
+    private let endpoints: [Endpoint]
+    private let connectionsPerAddress: Int
+    /// Sent as `meta.token` on every call when set (`--service-token`).
+    public let serviceToken: String?
+    private let logger: Logger
+    // Loop-confined state.
+    private var targets: [UpstreamTarget] = []
+    private var roundRobin = 0
+    private var nextCallID: Int64 = 0
+
+    public init(loop: EventLoop, service: String, endpoints: [Endpoint], connectionsPerAddress: Int = 2, serviceToken: String? = nil, logger: Logger) {
+        precondition(!endpoints.isEmpty && connectionsPerAddress > 0)
+        self.loop = loop
+        self.service = service
+        self.endpoints = endpoints
+        self.connectionsPerAddress = connectionsPerAddress
+        self.serviceToken = serviceToken
+        self.logger = logger
+        let resolved = Self.resolveAll(endpoints)
+        loop.execute { [self] in self.replaceTargets(resolved) }
+        loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
+    }
+
+    /// Resolves names again (Docker Compose scaling adds and removes addresses). Blocks: call off the loop.
+    public func refreshAddresses() {
+        let resolved = Self.resolveAll(endpoints)
+        guard !resolved.isEmpty else { return }
+        loop.execute { [self] in self.replaceTargets(resolved) }
+    }
+
+    private static func resolveAll(_ endpoints: [Endpoint]) -> [SocketAddress] {
+        var addresses: [SocketAddress] = []
+        for endpoint in endpoints {
+            for address in (try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)) ?? [] where !addresses.contains(address) {
+                addresses.append(address)
+            }
+        }
+        return addresses
+    }
+
+    private func replaceTargets(_ addresses: [SocketAddress]) {
+        var kept: [UpstreamTarget] = []
+        for address in addresses {
+            kept.append(targets.first { $0.address == address } ?? UpstreamTarget(address: address, client: self))
+        }
+        for target in targets where !addresses.contains(target.address) { target.retire() }
+        targets = kept
+        learnReplicaIDs()
+    }
+
+    /// The addresses currently known, and whether each is taking calls.
+    public func addressStates(completion: @escaping @Sendable ([(address: SocketAddress, up: Bool)]) -> Void) {
+        loop.execute { [self] in
+            let now = MonotonicClock.nowMilliseconds()
+            completion(targets.map { ($0.address, $0.downUntilMilliseconds <= now) })
+        }
+    }
+
+    // MARK: Calling
+
+    /// Calls `method`; `completion` runs on the loop thread exactly once.
+    /// `address` or `replicaID` pins the call to one replica (state that lives in one replica,
+    /// like a verification request); `excluding` skips replicas (for a safe retry).
+    public func call(
+        _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
+        address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
+        completion: @escaping @Sendable (CallOutcome) -> Void
+    ) {
+        // On the loop thread (the gateway forwarding) go straight on; elsewhere hop to the loop.
+        let start: @Sendable () -> Void = { [self] in
+            let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
+            if replicaID != nil && pinned == nil {
+                learnReplicaIDs()
+                let error = RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])
+                completion(CallOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+                return
+            }
+            guard let target = pickTarget(address: pinned, excluding: excluding) else {
+                let error = RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])
+                completion(CallOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+                return
+            }
+            let callID = takeCallID()
+            // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
+            // two processes do not compare), so it never starts work after the caller gave up.
+            var sentMeta = meta ?? [:]
+            sentMeta["budget_ms"] = .int(timeoutMilliseconds)
+            let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
+            let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
+            target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
+                completion(CallOutcome(result: result, address: target.address, linkFailure: linkFailure))
+            }
+        }
+        if loop.isInLoopThread { start() } else { loop.execute(start) }
+    }
+
+    /// Blocking form for handlers on worker threads. Never call it on the loop thread.
+    public func callAndWait(
+        _ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
+    ) throws(RPCError) -> JSON {
+        // On any loop thread it would stall that loop (on its own loop: deadlock it).
+        precondition(EventLoop.current == nil, "callAndWait blocks; never call it on an event loop thread")
+        let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
+        let box = OutcomeBox()
+        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
+            box.set(outcome.result)
+        }
+        return try box.wait().get()
+    }
+
+    /// Asks every known address for its `replica_id` (`<service>.health`), so calls can be
+    /// pinned by replica. Runs on its own when an address is first seen; loop thread.
+    private func learnReplicaIDs() {
+        for target in targets where target.replicaID == nil { target.learnReplicaID() }
+    }
+
+    /// The replica ids learned so far, by address. For health pages and tests.
+    public func replicaIDs(completion: @escaping @Sendable ([SocketAddress: String]) -> Void) {
+        loop.execute { [self] in
+            var known: [SocketAddress: String] = [:]
+            for target in targets { if let id = target.replicaID { known[target.address] = id } }
+            completion(known)
+        }
+    }
+
+    fileprivate func takeCallID() -> Int64 {
+        nextCallID &+= 1
+        return nextCallID
+    }
+
+    private func pickTarget(address: SocketAddress?, excluding: Set<SocketAddress>) -> UpstreamTarget? {
+        if let address { return targets.first { $0.address == address } }
+        let now = MonotonicClock.nowMilliseconds()
+        let candidates = targets.filter { !excluding.contains($0.address) }
+        guard !candidates.isEmpty else { return nil }
+        for offset in 0..<candidates.count {
+            let target = candidates[(roundRobin + offset) % candidates.count]
+            if target.downUntilMilliseconds <= now {
+                roundRobin = (roundRobin + offset + 1) % candidates.count
+                return target
+            }
+        }
+        return nil
+    }
+
+    private func checkDeadlines() {
+        let now = MonotonicClock.nowMilliseconds()
+        for target in targets { target.checkDeadlines(nowMilliseconds: now) }
+    }
+
+    var connectionCount: Int { connectionsPerAddress }
+    var clientLogger: Logger { logger }
+}
+
+/// One replica address: its connections and its back-off state. Loop-confined.
+final class UpstreamTarget {
+    let address: SocketAddress
+    unowned let client: RPCClient
+    private var connections: [UpstreamConnection] = []
+    private var nextConnection = 0
+    var downUntilMilliseconds: Int64 = 0
+    private var consecutiveFailures = 0
+    /// The replica's own name, learned from its health answer; it survives restarts on the same address.
+    var replicaID: String?
+    private var learning = false
+
+    init(address: SocketAddress, client: RPCClient) {
+        self.address = address
+        self.client = client
+    }
+
+    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
+        connections.removeAll { $0.isFinished }
+        let connection: UpstreamConnection
+        if connections.count < client.connectionCount {
+            connection = UpstreamConnection(target: self)
+            connections.append(connection)
+            connection.start()
+        } else {
+            nextConnection = (nextConnection + 1) % connections.count
+            connection = connections[nextConnection]
+        }
+        var request = request
+        if let token = client.serviceToken { request.meta = (request.meta ?? [:]).merging(["token": .string(token)]) { _, new in new } }
+        connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
+    }
+
+    func learnReplicaID() {
+        guard !learning else { return }
+        learning = true
+        let request = RPCRequest(method: "\(client.service).health", params: nil, id: .int(client.takeCallID()))
+        let deadline = MonotonicClock.nowMilliseconds() + 2000
+        let callID = request.id!.intValue!
+        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome, _ in
+            learning = false
+            if case .success(let health) = outcome, let id = health["replica_id"]?.stringValue { replicaID = id }
+        }
+    }
+
+    func connectionSucceeded() {
+        consecutiveFailures = 0
+        downUntilMilliseconds = 0
+    }
+
+    func connectionFailed() {
+        consecutiveFailures += 1
+        // 100 ms, 200 ms, ... up to 2 s: a dead replica is skipped fast, a returning one is found soon.
+        let backoff = min(2000, 100 << min(consecutiveFailures - 1, 5))
+        downUntilMilliseconds = MonotonicClock.nowMilliseconds() + Int64(backoff)
+    }
+
+    func checkDeadlines(nowMilliseconds now: Int64) {
+        for connection in connections { connection.checkDeadlines(nowMilliseconds: now) }
+    }
+
+    func retire() {
+        for connection in connections { connection.closeWhenIdle() }
+    }
+}
+
+/// The end of one call inside the client: the answer (or a link error) and, for a link error, which.
+typealias UpstreamCompletion = (Result<JSON, RPCError>, LinkFailure?) -> Void
+
+/// One TCP connection to a replica, carrying many calls at once. Loop-confined.
+final class UpstreamConnection: EventHandler, ChannelDelegate {
+    private enum State { case idle, connecting, connected, closed }
+
+    private struct Call {
+        let deadlineMilliseconds: Int64
+        let completion: UpstreamCompletion
+        var sent: Bool
+    }
+
+    private unowned let target: UpstreamTarget
+    private var state: State = .idle
+    private var socket: Socket?
+    private var channel: Channel?
+    private var calls: [Int64: Call] = [:]
+    private var queued: [[UInt8]] = []
+    private var framer = LineFramer(maxLineBytes: 16 << 20)
+    private var retiring = false
+
+    init(target: UpstreamTarget) { self.target = target }
+
+    var isFinished: Bool { state == .closed }
+
+    func start() {
+        state = .connecting
+        do {
+            let socket = try Socket.connect(to: target.address)
+            self.socket = socket
+            try target.client.loop.register(socket.fd, readable: false, writable: true, handler: self)
+        } catch {
+            fail(reason: "connect failed")
+        }
+    }
+
+    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
+        guard state != .closed else {
+            completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])), .notSent)
+            return
+        }
+        if let channel, state == .connected {
+            calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
+            channel.write { buffer in
+                request.append(to: &buffer)
+                buffer.append(UInt8(ascii: "\n"))
+            }
+        } else {
+            calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
+            var line = request.encoded()
+            line.append(UInt8(ascii: "\n"))
+            queued.append(line)
+        }
+    }
+
+    // Connect completion (EventHandler while connecting).
+    func handle(_ readiness: Readiness) {
+        guard state == .connecting, let socket else { return }
+        target.client.loop.unregister(socket.fd)
+        guard socket.pendingError() == 0 else {
+            socket.close()
+            self.socket = nil
+            fail(reason: "connect refused")
+            return
+        }
+        let channel = Channel(loop: target.client.loop, socket: socket, peer: target.address)
+        channel.delegate = self
+        do {
+            try channel.activate()
+        } catch {
+            socket.close()
+            fail(reason: "register failed")
+            return
+        }
+        self.channel = channel
+        state = .connected
+        target.connectionSucceeded()
+        for key in calls.keys { calls[key]?.sent = true }
+        for line in queued { channel.write(line) }
+        queued.removeAll()
+    }
+
+    func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer) {
+        framer.append(bytes)
+        while let framed = framer.next() {
+            guard case .line(let line) = framed, !line.isEmpty else { continue }
+            guard let response = RPCResponse.decode(line: line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
+                let callID = response.id.intValue,
+                let call = calls.removeValue(forKey: callID)
+            else { continue }
+            call.completion(response.outcome, nil)
+        }
+        if retiring && calls.isEmpty { channel.close() }
+    }
+
+    func channelDidDrain(_ channel: Channel) {}
+
+    func channelDidReadEndOfInput(_ channel: Channel) { channel.close() }
+
+    func channelDidClose(_ channel: Channel) {
+        fail(reason: "connection lost")
+    }
+
+    private func fail(reason: String) {
+        let wasConnected = state == .connected
+        state = .closed
+        if !wasConnected { target.connectionFailed() }
+        let failed = calls
+        calls.removeAll()
+        queued.removeAll()
+        for (_, call) in failed {
+            // `data.sent` is for `callAndWait` callers, who see only the error: `false` means a
+            // retry elsewhere cannot run the request twice. `call` callers read `linkFailure`.
+            let error = RPCError(.unavailable, "\(target.client.service) \(reason)", extra: ["sent": .bool(call.sent)])
+            call.completion(.failure(error), call.sent ? .lostAfterSending : .notSent)
+        }
+    }
+
+    func checkDeadlines(nowMilliseconds now: Int64) {
+        for (callID, call) in calls where call.deadlineMilliseconds <= now {
+            calls.removeValue(forKey: callID)
+            call.completion(.failure(RPCError(.timeout, "\(target.client.service) did not answer in time")), .timedOut)
+        }
+    }
+
+    func closeWhenIdle() {
+        retiring = true
+        if calls.isEmpty { channel?.close() }
+    }
+}
+
+/// Hands one outcome from the loop thread to a waiting worker thread.
+private final class OutcomeBox: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var outcome: Result<JSON, RPCError>?
+
+    func set(_ value: Result<JSON, RPCError>) {
+        outcome = value
+        semaphore.signal()
+    }
+
+    func wait() -> Result<JSON, RPCError> {
+        semaphore.wait()
+        return outcome!
+    }
+}

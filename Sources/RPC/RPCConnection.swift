@@ -1,0 +1,226 @@
+import LineProtocol
+import Platform
+import Runtime
+
+/// The line protocol on one server-side connection: frames lines, decodes JSON-RPC,
+/// dispatches each request, writes answers as they come (possibly out of order), and
+/// applies the per-connection limits. Confined to the loop thread.
+final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendable {
+    private struct Pending {
+        let id: JSON?
+        let method: String
+        let deadlineMilliseconds: Int64
+        let batch: Int?
+    }
+
+    let channel: Channel
+    private let server: RPCServer
+    private var framer: LineFramer
+    private var pending: [Int: Pending] = [:]
+    private var batches: [Int: BatchCollector] = [:]
+    private var nextToken = 0
+    private var partialLineSinceMilliseconds: Int64?
+    private var draining = false
+    /// True while `processLines` runs: an answer given inline (during dispatch) must not start
+    /// another pass, or pipelined requests answered at once recurse until the stack overflows.
+    private var processing = false
+
+    /// The peer's address as text: every request names its client, and `inet_ntop` is not free.
+    private let peerHost: String?
+
+    init(channel: Channel, server: RPCServer) {
+        self.channel = channel
+        self.server = server
+        self.peerHost = channel.peer?.host
+        self.framer = LineFramer(maxLineBytes: server.limits.maxLineBytes)
+    }
+
+    var inflightCount: Int { pending.count }
+    var isQuiet: Bool { pending.isEmpty && !framer.hasPartialLine && channel.pendingOutboundBytes == 0 }
+
+    // MARK: ChannelDelegate
+
+    func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer) {
+        framer.append(bytes)
+        processLines()
+    }
+
+    func channelDidDrain(_ channel: Channel) { processLines() }
+
+    func channelDidReadEndOfInput(_ channel: Channel) {
+        processLines()
+        closeIfFinished()
+    }
+
+    func channelDidClose(_ channel: Channel) {
+        pending.removeAll()
+        batches.removeAll()
+        server.connectionClosed(self)
+    }
+
+    // MARK: Lines
+
+    private func processLines() {
+        guard !processing else { return }
+        processing = true
+        defer { processing = false }
+        // While draining, complete lines already received are still answered; nothing more is read.
+        while channel.state == .open && pending.count < server.limits.maxInflightPerConnection && !channel.isAboveHighWater {
+            guard let framed = framer.next() else { break }
+            switch framed {
+            case .oversized:
+                let error = RPCError(.lineTooLong, "line longer than \(server.limits.maxLineBytes) bytes; it was discarded")
+                send(refused(RPCResponse(id: .null, error: error)))
+            case .line(let bytes):
+                if bytes.isEmpty { continue }
+                handleLine(bytes)
+            }
+        }
+        let saturated = pending.count >= server.limits.maxInflightPerConnection || channel.isAboveHighWater
+        if saturated || draining { channel.pauseReading() } else { channel.resumeReading() }
+        partialLineSinceMilliseconds = framer.hasPartialLine ? (partialLineSinceMilliseconds ?? MonotonicClock.nowMilliseconds()) : nil
+    }
+
+    private func handleLine(_ bytes: [UInt8]) {
+        let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: server.limits.maxLineBytes)
+        switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
+        case .failure(let response):
+            send(refused(response))
+        case .single(let entry):
+            handleEntry(entry, batch: nil)
+        case .batch(let entries):
+            let expected = entries.filter(\.expectsAnswer).count
+            var batchToken: Int?
+            if expected > 0 {
+                batchToken = takeToken()
+                batches[batchToken!] = BatchCollector(expecting: expected)
+            }
+            for entry in entries { handleEntry(entry, batch: batchToken) }
+        }
+    }
+
+    /// The dispatcher counts a refused line like a request, and may answer `rate_limited` instead.
+    private func refused(_ response: RPCResponse) -> RPCResponse {
+        guard case .failure(let error) = response.outcome else { return response }
+        guard let replacement = server.dispatcher.refusedLine(reason: error.reason ?? "invalid_request", client: peerHost) else {
+            return response
+        }
+        return RPCResponse(id: response.id, error: replacement)
+    }
+
+    private func handleEntry(_ entry: RPCEntry, batch: Int?) {
+        switch entry {
+        case .invalid(let response):
+            answer(refused(response), batch: batch)
+        case .request(let request):
+            dispatch(request, batch: batch)
+        }
+    }
+
+    private func dispatch(_ request: RPCRequest, batch: Int?) {
+        let token = takeToken()
+        let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
+        pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
+        guard server.carriesServiceToken(request) else {
+            complete(token: token, outcome: .failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only")))
+            return
+        }
+        let context = server.makeContext(for: request, peerHost: peerHost, deadlineMilliseconds: deadline)
+        let loop = channel.loop
+        server.dispatcher.dispatch(request, context: context) { [weak self] outcome in
+            guard let connection = self else { return }
+            if loop.isInLoopThread {
+                connection.complete(token: token, outcome: outcome)
+            } else {
+                loop.execute { connection.complete(token: token, outcome: outcome) }
+            }
+        }
+    }
+
+    private func complete(token: Int, outcome: Result<JSON, RPCError>) {
+        // A late answer (after a timeout was sent) finds nothing pending and is dropped.
+        guard let entry = pending.removeValue(forKey: token) else { return }
+        if let id = entry.id {
+            answer(RPCResponse(id: id, outcome: outcome), batch: entry.batch)
+        }
+        processLines()
+        closeIfFinished()
+    }
+
+    private func answer(_ response: RPCResponse, batch: Int?) {
+        guard let batch else {
+            send(response)
+            return
+        }
+        if let line = batches[batch]?.add(response) {
+            batches.removeValue(forKey: batch)
+            channel.write { buffer in
+                buffer.append(contentsOf: line)
+                buffer.append(UInt8(ascii: "\n"))
+            }
+        }
+    }
+
+    /// Encodes the answer and its `\n` straight into the channel's output buffer.
+    private func send(_ response: RPCResponse) {
+        channel.write { buffer in
+            response.append(to: &buffer)
+            buffer.append(UInt8(ascii: "\n"))
+        }
+    }
+
+    private func takeToken() -> Int {
+        nextToken &+= 1
+        return nextToken
+    }
+
+    private func closeIfFinished() {
+        if (channel.endOfInput || draining) && pending.isEmpty && channel.state == .open {
+            if framer.hasPartialLine && !draining {
+                // The peer ended in the middle of a line: nothing more can complete it.
+                send(RPCResponse(id: .null, error: .parseError("input ended inside a line")))
+            }
+            channel.closeAfterFlush()
+        }
+    }
+
+    // MARK: Timers
+
+    /// Called by the server's tick: request deadlines, slow lines, idle and stalled peers.
+    func checkTimeouts(nowMilliseconds now: Int64) {
+        let limits = server.limits
+        for (token, entry) in pending where entry.deadlineMilliseconds <= now {
+            complete(token: token, outcome: .failure(RPCError(.timeout, "\(entry.method) took longer than \(limits.requestTimeoutMilliseconds) ms")))
+        }
+        guard channel.state == .open else { return }
+        if channel.transport.isHandshaking && now - channel.lastReadMilliseconds > limits.lineTimeoutMilliseconds {
+            server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "handshake_timeout"])
+            channel.close()
+        } else if let since = partialLineSinceMilliseconds, now - since > limits.lineTimeoutMilliseconds {
+            server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "line_timeout"])
+            channel.close()
+        } else if channel.isWriteStalled(nowMilliseconds: now, limitMilliseconds: limits.writeTimeoutMilliseconds) {
+            server.logger.info("closing slow client", ["net.peer": .string(channel.peer?.description ?? "?"), "net.reason": "write_timeout"])
+            channel.close()
+        } else if isQuiet && now - channel.lastReadMilliseconds > limits.idleTimeoutMilliseconds {
+            channel.close()
+        }
+    }
+
+    /// During shutdown: finish what is in flight, then close.
+    func drain() {
+        draining = true
+        channel.readAlreadyReceived()
+        processLines()
+        closeIfFinished()
+    }
+}
+
+extension RPCEntry {
+    public var expectsAnswer: Bool {
+        switch self {
+        case .invalid: return true
+        case .request(let request): return !request.isNotification
+        }
+    }
+}

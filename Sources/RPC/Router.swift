@@ -1,0 +1,104 @@
+import Foundation
+import LineProtocol
+import Platform
+import Runtime
+
+/// The method table of a service: `service.method` -> a handler with typed params.
+/// Handlers run on the worker pool (they may block on SQLite, scrypt or other services);
+/// trivial ones (ping, health, metrics) may run inline on the loop. Pool work carries the
+/// request's deadline: the pool refuses what cannot finish in time (`overloaded`, at once) and
+/// never runs what waited past it (see `WorkerPool`).
+public final class Router: RPCDispatcher, @unchecked Sendable {
+    public typealias Handler = @Sendable (Params, CallContext) throws -> JSON
+
+    public enum Execution: Sendable { case inline, pool }
+
+    private struct Route {
+        let execution: Execution
+        let handler: Handler
+    }
+
+    private var routes: [String: Route] = [:]
+    private let workers: WorkerPool
+    public let metrics: Metrics
+
+    public init(workers: WorkerPool, metrics: Metrics) {
+        self.workers = workers
+        self.metrics = metrics
+    }
+
+    /// Registers a method. Call during setup only, before the server starts.
+    public func register(_ method: String, execution: Execution = .pool, _ handler: @escaping Handler) {
+        precondition(routes[method] == nil, "\(method) registered twice")
+        routes[method] = Route(execution: execution, handler: handler)
+    }
+
+    public var methods: [String] { routes.keys.sorted() }
+
+    public func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void) {
+        guard let route = routes[request.method] else {
+            metrics.record(method: "unknown", microseconds: 0, errorReason: Reason.methodNotFound.rawValue)
+            reply(.failure(.methodNotFound(request.method)))
+            return
+        }
+        let started = MonotonicClock.nowMicroseconds()
+        let metrics = self.metrics
+        let work: @Sendable () -> Void = {
+            let outcome = Self.invoke(route.handler, request, context)
+            let elapsed = MonotonicClock.nowMicroseconds() - started
+            let reason = outcome.failureReason
+            metrics.record(method: request.method, microseconds: elapsed, errorReason: reason)
+            if route.execution == .pool {
+                // Per-request lines are debug here: the gateway writes the access log.
+                context.logger.debug("request", [
+                    "rpc.method": .string(request.method), "rpc.duration_us": .int(elapsed),
+                    "rpc.reason": reason.map(JSON.string) ?? .null,
+                ])
+            }
+            reply(outcome)
+        }
+        switch route.execution {
+        case .inline:
+            work()
+        case .pool:
+            // Work that can no longer finish by its deadline is dropped unrun: the caller gets (or
+            // already got) `timeout`.
+            let expired: @Sendable () -> Void = {
+                metrics.record(method: request.method, microseconds: 0, errorReason: Reason.timeout.rawValue)
+                metrics.increment("workers.expired")
+                reply(.failure(RPCError(.timeout, "\(request.method) could not finish before its deadline and was not run")))
+            }
+            let admission = workers.submit(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
+            if admission != .accepted {
+                metrics.record(method: request.method, microseconds: 0, errorReason: Reason.overloaded.rawValue)
+                metrics.increment(admission == .cannotFinishInTime ? "workers.refused_late" : "workers.refused_full")
+                reply(.failure(RPCError(.overloaded, "server busy, try again")))
+            }
+        }
+    }
+
+    private static func invoke(_ handler: Handler, _ request: RPCRequest, _ context: CallContext) -> Result<JSON, RPCError> {
+        do {
+            let params = try Params(request.params)
+            return .success(try handler(params, context))
+        } catch let error as RPCError {
+            return .failure(error)
+        } catch let error as RPCErrorConvertible {
+            return .failure(error.rpcError)
+        } catch {
+            // Unknown errors stay in the log (type only); the client sees a bare `internal`.
+            // Our error types never carry secrets in their descriptions (bound values stay out).
+            context.logger.error("handler failed", [
+                "rpc.method": .string(request.method), "error": .string(String(describing: error)),
+            ])
+            return .failure(.internalError())
+        }
+    }
+}
+
+extension Result where Failure == RPCError {
+    var failureReason: String? {
+        if case .failure(let error) = self { return error.reason ?? "error" }
+        return nil
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Platform
+
+/// Readiness of a registered file descriptor, as the loop reports it.
+public struct Readiness: Sendable {
+    public let readable: Bool
+    public let writable: Bool
+    public let hangup: Bool
+}
+
+/// Something registered on the loop. Called on the loop thread only.
+public protocol EventHandler: AnyObject {
+    func handle(_ readiness: Readiness)
+}
+
+/// One thread, one set of watched descriptors (an `EventBackend`: epoll or poll). Sockets and
+/// timers are confined to the loop thread; other threads hand work to it with `execute`, which
+/// wakes the loop through an eventfd.
+///
+/// Marked `@unchecked Sendable` because its mutable state is either guarded by `taskLock`
+/// (the task queue) or touched only on the loop thread (handlers and timers).
+public final class EventLoop: @unchecked Sendable {
+    public let backendKind: EventBackendKind
+    private let backend: EventBackend
+    private let wakeup: WakeupSignal
+    /// Each registration's token and handler. An event whose token is not the fd's current one
+    /// belongs to a descriptor closed earlier in this turn (its number may already be reused).
+    private var handlers: [Int32: (token: UInt64, handler: EventHandler)] = [:]
+    private var fdsByToken: [UInt64: Int32] = [:]
+    private var nextToken: UInt64 = 1
+    private static let wakeToken: UInt64 = 0
+    private var timers: [RepeatingTimer] = []
+    private let taskLock = NSLock()
+    private var tasks: [() -> Void] = []
+    private var wakePending = false
+    private var stopRequested = false
+    /// Channels with output queued during this iteration; flushed once at its end, so many
+    /// answers to one peer leave in one `send`.
+    private var channelsToFlush: [Channel] = []
+    /// One read buffer per loop: channels read into it and hand the bytes on at once.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    private struct RepeatingTimer {
+        let intervalMilliseconds: Int64
+        var nextMilliseconds: Int64
+        let action: () -> Void
+    }
+
+    public init(backend kind: EventBackendKind = .processDefault) throws(SystemError) {
+        backendKind = kind
+        backend = try kind.make()
+        wakeup = try WakeupSignal()
+        do {
+            try backend.add(wakeup.fd, readable: true, writable: false, token: Self.wakeToken)
+        } catch {
+            wakeup.close()
+            throw error
+        }
+    }
+
+    deinit {
+        wakeup.close()
+        readBuffer.deallocate()
+    }
+
+    /// True on the thread running `run()`. Safe from any thread, and cheap (a thread-local read):
+    /// every answer asks it to decide whether to hop threads.
+    public var isInLoopThread: Bool { EventLoop.current === self }
+
+    /// The loop whose `run()` is on the calling thread's stack; nil on other threads (workers).
+    public static var current: EventLoop? {
+        guard let pointer = pthread_getspecific(currentLoopKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// The thread-local slot behind `current` (unretained: `run()` clears it before it returns).
+    private static let currentLoopKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    // MARK: Registration (loop thread)
+
+    public func register(_ fd: Int32, readable: Bool, writable: Bool, handler: EventHandler) throws(SystemError) {
+        precondition(handlers[fd] == nil, "fd \(fd) registered twice")
+        let token = nextToken
+        nextToken += 1
+        try backend.add(fd, readable: readable, writable: writable, token: token)
+        handlers[fd] = (token, handler)
+        fdsByToken[token] = fd
+    }
+
+    public func reregister(_ fd: Int32, readable: Bool, writable: Bool) {
+        guard let registration = handlers[fd] else { return }
+        backend.modify(fd, readable: readable, writable: writable, token: registration.token)
+    }
+
+    public func unregister(_ fd: Int32) {
+        guard let registration = handlers.removeValue(forKey: fd) else { return }
+        fdsByToken.removeValue(forKey: registration.token)
+        backend.remove(fd)
+    }
+
+    /// Runs `action` on the loop thread every `intervalMilliseconds`, first after one interval.
+    public func scheduleRepeating(everyMilliseconds intervalMilliseconds: Int64, _ action: @escaping () -> Void) {
+        precondition(intervalMilliseconds > 0)
+        let timer = RepeatingTimer(
+            intervalMilliseconds: intervalMilliseconds,
+            nextMilliseconds: MonotonicClock.nowMilliseconds() + intervalMilliseconds, action: action)
+        if isInLoopThread {
+            timers.append(timer)
+        } else {
+            nonisolatedExecute { self.timers.append(timer) }
+        }
+    }
+
+    // MARK: Cross-thread
+
+    /// Queues `task` to run on the loop thread soon. Safe from any thread.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        nonisolatedExecute(task)
+    }
+
+    private func nonisolatedExecute(_ task: @escaping () -> Void) {
+        taskLock.lock()
+        tasks.append(task)
+        let needsWake = !wakePending
+        wakePending = true
+        taskLock.unlock()
+        if needsWake { wakeup.signal() }
+    }
+
+    /// Asks `run()` to return after the current iteration. Safe from any thread.
+    public func stop() {
+        nonisolatedExecute { self.stopRequested = true }
+    }
+
+    // MARK: Running
+
+    /// Runs the loop on the calling thread until `stop()`.
+    public func run() {
+        precondition(EventLoop.current == nil, "an event loop is already running on this thread")
+        pthread_setspecific(Self.currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.currentLoopKey, nil) }
+        var ready = [ReadyEvent](repeating: ReadyEvent(token: 0, readable: false, writable: false, hangup: false), count: 256)
+        while !stopRequested {
+            let count = backend.wait(timeoutMilliseconds: Int32(millisecondsUntilNextTimer()), into: &ready)
+            if count < 0 {
+                if errno == EINTR { continue }
+                fatalError("\(backendKind.rawValue) wait failed: errno \(errno)")
+            }
+            for event in ready.prefix(count) {
+                if event.token == Self.wakeToken {
+                    wakeup.drain()
+                    continue
+                }
+                // A handler may close its fd, and an accept may reuse the number, within this turn.
+                guard let fd = fdsByToken[event.token], let registration = handlers[fd], registration.token == event.token else { continue }
+                registration.handler.handle(Readiness(readable: event.readable, writable: event.writable, hangup: event.hangup))
+            }
+            runTasks()
+            runDueTimers()
+            flushChannels()
+        }
+        runTasks()
+        flushChannels()
+        // A stopped loop lets go of everything registered on it, so handlers and timers that
+        // point back at the loop do not keep each other alive.
+        for fd in Array(handlers.keys) { unregister(fd) }
+        timers.removeAll()
+        channelsToFlush.removeAll()
+    }
+
+    /// Called by a channel the first time it queues output in an iteration.
+    func scheduleFlush(_ channel: Channel) {
+        channelsToFlush.append(channel)
+    }
+
+    private func flushChannels() {
+        // Bounded: flushing cannot schedule more flushes (a channel flushes all it has).
+        let pending = channelsToFlush
+        channelsToFlush.removeAll(keepingCapacity: true)
+        for channel in pending { channel.flushScheduled() }
+    }
+
+    private func runTasks() {
+        // Bounded: tasks queued while these run wait for the next iteration, so sockets keep being served.
+        taskLock.lock()
+        let batch = tasks
+        tasks.removeAll(keepingCapacity: true)
+        wakePending = false
+        taskLock.unlock()
+        for task in batch { task() }
+    }
+
+    private func millisecondsUntilNextTimer() -> Int64 {
+        guard let next = timers.map(\.nextMilliseconds).min() else { return 1000 }
+        return max(0, min(1000, next - MonotonicClock.nowMilliseconds()))
+    }
+
+    private func runDueTimers() {
+        let now = MonotonicClock.nowMilliseconds()
+        for index in timers.indices where timers[index].nextMilliseconds <= now {
+            timers[index].nextMilliseconds = now + timers[index].intervalMilliseconds
+            timers[index].action()
+        }
+    }
+}
