@@ -28,16 +28,16 @@ let package = Package(
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
-        // Pure and leaf libraries.
+        // The platform, then pure and leaf libraries.
+        // The one module that touches the C library directly (re-exported): system calls, sockets,
+        // addresses, clocks, threads, descriptor limits; where Linux and Darwin differ, it branches.
+        .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "LineProtocol", swiftSettings: strict),
         .target(name: "Secrets", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["Platform", "CSQLite", "CPostgres"], swiftSettings: strict),
         // One TLS layer (OpenSSL) for the gateway's doors and every client: contexts, sessions, peer verification.
         .target(name: "TLS", dependencies: ["Platform", "COpenSSL", "Secrets"], swiftSettings: strict),
 
-        // The one module that touches the C library directly (re-exported): system calls, sockets,
-        // addresses, clocks, threads, descriptor limits; where Linux and Darwin differ, it branches.
-        .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
         // The non-blocking runtime: event loops over an epoll or poll backend, channels (plain or
         // TLS), accepting listeners, the worker pool, logging and metrics.
         .target(name: "Runtime", dependencies: ["Platform", "CLinux", "LineProtocol", "TLS"], swiftSettings: strict),
