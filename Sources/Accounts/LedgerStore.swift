@@ -225,8 +225,11 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
     /// unique key backs it): records a pending transfer without a code, or answers what is there.
     /// A reservation older than `staleBefore` whose code never came (its process died between the
     /// two steps) is taken over, with fresh times, by the caller.
+    /// Not durable on its own: nobody is told of a reservation, and `attachCode` (durable, same
+    /// file, later in the WAL) makes it durable before the transfer is answered. One lost to a
+    /// power cut in between is what a crash in between leaves today: a code no transfer names.
     public func reserveTransfer(_ request: NewTransfer, staleBefore: Int64) throws -> ReserveOutcome {
-        try writer.write { c in
+        try writer.write(durable: false) { c in
             if let existing = try Self.transfer(c, userID: request.userID, idempotencyKey: request.idempotencyKey) {
                 guard Self.sameRequest(existing, request) else { return .conflict("this idempotency_key was used for a different transfer") }
                 guard existing.requestID == nil, existing.state == .pending else { return .existing(existing) }

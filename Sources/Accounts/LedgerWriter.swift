@@ -7,13 +7,19 @@ import Storage
 /// server already groups concurrent commits into one WAL flush and a shared transaction would
 /// let one conflict sink every write batched with it.
 protocol LedgerWriter: Sendable {
+    /// `durable` false: the commit may skip the wait for the disk (`Database.write(durable:)`).
     @discardableResult
-    func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T
+    func write<T>(durable: Bool, _ body: @escaping (Connection) throws -> T) throws -> T
     /// (transactions, writes) committed so far, for metrics.
     var statistics: (batches: Int, jobs: Int) { get }
 }
 
 extension GroupCommitter: LedgerWriter {}
+
+extension LedgerWriter {
+    @discardableResult
+    func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T { try write(durable: true, body) }
+}
 
 final class TransactionPerWrite: LedgerWriter, @unchecked Sendable {
     let database: any SQLDatabase
@@ -22,8 +28,9 @@ final class TransactionPerWrite: LedgerWriter, @unchecked Sendable {
 
     init(database: any SQLDatabase) { self.database = database }
 
+    /// Every write waits for the server's commit: PostgreSQL already groups concurrent ones.
     @discardableResult
-    func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T {
+    func write<T>(durable: Bool, _ body: @escaping (Connection) throws -> T) throws -> T {
         let value = try database.write(body)
         lock.lock()
         count += 1

@@ -77,6 +77,24 @@ public final class Database: SQLDatabase, @unchecked Sendable {
         return try writer.transaction("BEGIN IMMEDIATE") { try body($0) }
     }
 
+    /// `write`, but with `durable` false the commit does not wait for the disk when the file is
+    /// `synchronous=FULL` (this one transaction runs at NORMAL): an application crash or kill -9
+    /// still loses nothing, a power loss may lose it, and the next durable commit makes it durable
+    /// too (the WAL is synced in order). Only for writes whose loss nobody was told about, or
+    /// whose loss only repeats work (a message sent again under its key).
+    @discardableResult
+    public func write<T>(durable: Bool, _ body: (Connection) throws -> T) throws -> T {
+        guard !durable && options.synchronous == .full else { return try write(body) }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        try writer.execute("PRAGMA synchronous = NORMAL")
+        defer {
+            // Every later write must wait for the disk again: a writer that cannot be set back stops the process.
+            do { try writer.execute("PRAGMA synchronous = FULL") } catch { fatalError("cannot restore synchronous=FULL: \(error)") }
+        }
+        return try writer.transaction("BEGIN IMMEDIATE") { try body($0) }
+    }
+
     /// Runs `body` on a reader inside a deferred `BEGIN` ... `COMMIT`: every query in `body` sees the
     /// same snapshot (taken at its first read), whatever the writer commits meanwhile. Writes fail
     /// with `.readOnly`. Waits for a free reader when all are busy.

@@ -8,14 +8,20 @@ import Foundation
 /// back alone, the others commit), wakes each member with its result, and hands leadership to
 /// the oldest waiting job. A caller returns only after the transaction holding its job has
 /// committed, so an answer always means durable. `maxBatch == 1` is one transaction per job.
+/// A job may be marked not `durable` (see `Database.write(durable:)`): a batch of only such jobs
+/// commits without waiting for the disk; one durable member makes the whole batch wait for it.
 /// For SQLite only: on PostgreSQL a shared transaction would let one conflict sink its batch.
 public final class GroupCommitter: @unchecked Sendable {
     private final class Job {
         let body: (Connection) throws -> Any
+        let durable: Bool
         let wake = DispatchSemaphore(value: 0)
         var outcome: Result<Any, Error>?  // set by the leader while it runs the batch
         var result: Result<Any, Error>?  // published under `lock` after the commit
-        init(_ body: @escaping (Connection) throws -> Any) { self.body = body }
+        init(durable: Bool, _ body: @escaping (Connection) throws -> Any) {
+            self.durable = durable
+            self.body = body
+        }
     }
 
     public let database: any SQLDatabase
@@ -35,9 +41,10 @@ public final class GroupCommitter: @unchecked Sendable {
 
     /// Runs `body` inside a write transaction shared with other callers and returns its value
     /// once committed. Throws what `body` threw (its writes undone), or the commit's error.
+    /// `durable` false: the write may skip the wait for the disk (only when its whole batch may).
     @discardableResult
-    public func write<T>(_ body: @escaping (Connection) throws -> T) throws -> T {
-        let job = Job { connection in try body(connection) }
+    public func write<T>(durable: Bool = true, _ body: @escaping (Connection) throws -> T) throws -> T {
+        let job = Job(durable: durable) { connection in try body(connection) }
         lock.lock()
         queue.append(job)
         let leads = !leaderActive
@@ -88,8 +95,9 @@ public final class GroupCommitter: @unchecked Sendable {
 
     /// Runs one batch; returns the error that sank the whole transaction, if any.
     private func run(_ batch: [Job]) -> Error? {
+        let durable = batch.contains { $0.durable }
         do {
-            try database.write { connection in
+            try write(durable: durable) { connection in
                 for job in batch {
                     try connection.execute("SAVEPOINT job")
                     do {
@@ -105,6 +113,14 @@ public final class GroupCommitter: @unchecked Sendable {
             return nil
         } catch {
             return error
+        }
+    }
+
+    private func write(durable: Bool, _ body: (Connection) throws -> Void) throws {
+        if !durable, let sqlite = database as? Database {
+            try sqlite.write(durable: false, body)
+        } else {
+            try database.write(body)
         }
     }
 }

@@ -86,9 +86,15 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
 }
 
 /// Where requests live. `write` bodies run in one serialized transaction and roll back on throw.
+/// `durable` false: the commit may skip the wait for the disk (`Database.write(durable:)`), for
+/// writes whose loss in a power cut only repeats work.
 public protocol VerificationStore: Sendable {
-    func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T
+    func write<T>(durable: Bool, _ body: @escaping (VerificationTransaction) throws -> T) throws -> T
     func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T
+}
+
+extension VerificationStore {
+    public func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T { try write(durable: true, body) }
 }
 
 /// Requests in a SQL database: the embedded SQLite file (the default), or the `verification`
@@ -113,9 +119,13 @@ public final class SQLVerificationStore: VerificationStore, @unchecked Sendable 
         self.init(database: try Database(path: path, options: options, migrations: VerificationSchema.sqlite))
     }
 
-    public func write<T>(_ body: @escaping (VerificationTransaction) throws -> T) throws -> T {
-        guard let committer else { return try database.write { connection in try body(SQLTransaction(connection: connection)) } }
-        return try committer.write { connection in try body(SQLTransaction(connection: connection)) }
+    /// PostgreSQL commits every write durably (the server groups concurrent commits itself).
+    public func write<T>(durable: Bool, _ body: @escaping (VerificationTransaction) throws -> T) throws -> T {
+        if let committer { return try committer.write(durable: durable) { connection in try body(SQLTransaction(connection: connection)) } }
+        if !durable, let sqlite = database as? Database {
+            return try sqlite.write(durable: false) { connection in try body(SQLTransaction(connection: connection)) }
+        }
+        return try database.write { connection in try body(SQLTransaction(connection: connection)) }
     }
 
     /// (transactions, writes) committed through the group committer so far.

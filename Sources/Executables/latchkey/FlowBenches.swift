@@ -45,7 +45,8 @@ enum VerifyBench {
             settings: BenchSettings(connections: settings.connections, inflight: 1, seconds: settings.seconds, asJSON: settings.asJSON))
         report.row("ping direct verification c=\(settings.connections)", ping)
         guard let outboxPath = environment.outboxPath else { throw ConfigurationError("verify needs the bench's own stack") }
-        let outbox = OutboxReader(path: outboxPath)
+        let outbox = try OutboxReader(path: outboxPath)
+        defer { outbox.stop() }
         let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in (try LineClient(endpoint), index) }) { state, iteration in
             let (client, index) = state
             // A fresh, valid US number per connection and iteration: +1 555 (200+index) xxxx.
@@ -92,7 +93,8 @@ enum TransferBench {
         let gateway = stack.gateway
         let accounts = stack.endpoint("accounts")
         let identity = stack.endpoint("identity")
-        let outbox = OutboxReader(path: stack.outboxPath)
+        let outbox = try OutboxReader(path: stack.outboxPath)
+        defer { outbox.stop() }
         let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
             try BenchUser.fundedSession(index: index, gateway: gateway, accounts: accounts, identity: identity)
         }) { user, iteration in

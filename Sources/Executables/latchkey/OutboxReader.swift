@@ -1,40 +1,100 @@
 import Foundation
+import Glibc
 import LineProtocol
+import ServiceKit
 
 /// Follows the outbox file and remembers the code each verification message carried, by
-/// request id: how the bench plays a user reading an SMS. Shared by all bench threads. Each
-/// poll reads only what was appended since the last one (one open handle, one pass over the
-/// new bytes), and a code is forgotten once taken, so the cost per code stays flat however
-/// long the run.
+/// request id: how the bench plays a user reading an SMS. Shared by all bench threads.
+///
+/// The bench shares the machine's cores with the stack it measures, so reading must cost next
+/// to nothing: one follower thread sleeps in `poll` on an inotify watch of the file and reads
+/// only what was appended since its last pass; a bench thread waiting for a code sleeps on a
+/// condition until the follower has seen it (no polling of the file by every thread). A code
+/// is forgotten once taken, so the cost per code stays flat however long the run.
 final class OutboxReader: @unchecked Sendable {
+    /// How often the follower looks at `stopping` while no message comes.
+    private static let stopCheckMilliseconds: Int32 = 100
+
     private let path: String
-    private let lock = NSLock()
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var codes: [String: String] = [:]
+    private var stopping = false
+    private var failure: String?
+    // The follower's own.
     private var handle: FileHandle?
     private var partial: [UInt8] = []
-    private var codes: [String: String] = [:]
+    private var follower: JoinableThread?
 
-    init(path: String) { self.path = path }
+    /// Creates the file when the stack has not yet (so it can be watched) and starts following it.
+    init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw OutboxError(message: "cannot open the outbox \(path) (errno \(errno))") }
+        close(fd)
+        let watch = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard watch >= 0 else { throw OutboxError(message: "inotify_init1 failed (errno \(errno))") }
+        guard inotify_add_watch(watch, path, UInt32(IN_MODIFY)) >= 0 else {
+            close(watch)
+            throw OutboxError(message: "cannot watch the outbox (errno \(errno))")
+        }
+        handle = FileHandle(forReadingAtPath: path)
+        follower = JoinableThread(name: "outbox-reader") { [self] in follow(watch: watch) }
+    }
 
-    deinit { try? handle?.close() }
+    /// Stops the follower and joins it. Call once, after the last `code(for:)`.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.unlock()
+        follower?.join()
+        follower = nil
+        try? handle?.close()
+    }
 
     /// The code sent for `requestID`, waiting for the message up to `timeoutSeconds`.
     func code(for requestID: String, timeoutSeconds: Double = 5) throws -> String {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
+        condition.lock()
+        defer { condition.unlock() }
         while true {
-            lock.lock()
-            if codes[requestID] == nil { readNewLines() }
-            let code = codes.removeValue(forKey: requestID)
-            lock.unlock()
-            if let code { return code }
-            if Date() > deadline { throw OutboxError(message: "no message for \(requestID) in the outbox") }
-            usleep(200)
+            if let code = codes.removeValue(forKey: requestID) { return code }
+            if let failure { throw OutboxError(message: failure) }
+            guard condition.wait(until: deadline) || codes[requestID] != nil else {
+                throw OutboxError(message: "no message for \(requestID) in the outbox")
+            }
+        }
+    }
+
+    /// The follower: a pass over what was appended, then sleep until the file changes again.
+    /// The first pass runs before the first sleep, so nothing appended before the watch is missed.
+    private func follow(watch: Int32) {
+        defer { close(watch) }
+        var events = [UInt8](repeating: 0, count: 4096)
+        while true {
+            readNewLines()
+            condition.lock()
+            let stop = stopping
+            condition.unlock()
+            if stop { return }
+            var descriptor = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Self.stopCheckMilliseconds)
+            if ready > 0 {
+                // Drain the events; which ones came does not matter, only that the file grew.
+                while events.withUnsafeMutableBytes({ read(watch, $0.baseAddress, $0.count) }) > 0 {}
+            } else if ready < 0 && errno != EINTR {
+                fail("poll on the outbox watch failed (errno \(errno))")
+                return
+            }
         }
     }
 
     private func readNewLines() {
-        if handle == nil { handle = FileHandle(forReadingAtPath: path) }
         guard let handle else { return }
-        partial += handle.availableData
+        let appended = handle.availableData
+        guard !appended.isEmpty else { return }
+        partial += appended
+        var found: [(String, String)] = []
         var start = 0
         while let newline = partial[start...].firstIndex(of: UInt8(ascii: "\n")) {
             let line = partial[start..<newline]
@@ -42,9 +102,21 @@ final class OutboxReader: @unchecked Sendable {
             guard let message = try? JSONParser.parse(Array(line)), let text = message["text"]?.stringValue,
                 let requestID = message["request_id"]?.stringValue, let code = Self.firstCode(in: text)
             else { continue }
-            codes[requestID] = code
+            found.append((requestID, code))
         }
         partial.removeFirst(start)
+        guard !found.isEmpty else { return }
+        condition.lock()
+        for (requestID, code) in found { codes[requestID] = code }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func fail(_ message: String) {
+        condition.lock()
+        failure = message
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// The first run of 4 to 10 digits: the code (amounts like "50.00" come after it).
