@@ -1,7 +1,8 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
+import RPC
+import StackLauncher
 import XCTest
 
 /// The confirmed-transfer flow with verification killed (-9) mid-storm: its delivery claims and

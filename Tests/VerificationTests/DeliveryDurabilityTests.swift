@@ -1,11 +1,11 @@
 import Delivery
 import Foundation
 import LineProtocol
-import ServiceKit
+import Runtime
 import Storage
+@testable import Verification
 import XCTest
 
-@testable import Verification
 
 /// What waits for the disk in a code's life: the start (it answers a request id) and the check
 /// (a code is single use) commit at `synchronous=FULL`; the delivery's claim and its outcome do

@@ -1,7 +1,6 @@
 import Foundation
-import Glibc
 import LineProtocol
-import ServiceKit
+import Platform
 
 /// Follows the outbox file and remembers the code each verification message carried, by
 /// request id: how the bench plays a user reading an SMS. Shared by all bench threads.
