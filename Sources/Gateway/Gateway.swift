@@ -212,10 +212,12 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         return nil
     }
 
+    private static let pong: JSON = ["pong": true]
+
     private func answerLocally(_ method: String) -> Result<JSON, RPCError> {
         switch method {
         case "gateway.ping":
-            return .success(["pong": true])
+            return .success(Self.pong)
         case "gateway.health":
             return .success(healthJSON)
         case "gateway.metrics":
@@ -348,7 +350,8 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     ) {
         let timeout = min(settings.upstreamTimeoutMilliseconds, max(1, context.remainingMilliseconds))
         let meta: [String: JSON] = ["client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID)]
-        let skip = excluded.union(pool.addressesOutOfRotation())
+        let outOfRotation = pool.addressesOutOfRotation()
+        let skip = outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
         pool.clientForCurrentLoop.forward(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
             [self] outcome in
             guard let failure = outcome.linkFailure else {
