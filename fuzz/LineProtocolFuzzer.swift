@@ -2,6 +2,8 @@
 // client controls. Built by fuzz/run.sh with `swiftc -sanitize=fuzzer,address`.
 // Beyond "no crash", it checks three properties on every input:
 //  - the fast paths for request and response lines answer exactly as the general parser does;
+//  - a result kept as bytes for passing through (RawResponse, RawJSON) is accepted exactly when
+//    the parser accepts it, decodes to the same value and never holds a newline;
 //  - a parsed JSON value re-encodes to text that parses back to the same value;
 //  - the framer never hands out a line longer than its limit.
 
@@ -21,12 +23,35 @@ public func lineProtocolFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
         precondition(
             RPCResponse.decode(line: line, limits: .default) == RPCResponse.decodeInGeneral(line: line, limits: .default),
             "the response fast path disagrees")
+        checkPassThrough(line)
         if let value = try? JSONParser.parse(line) {
             let again = try? JSONParser.parse(value.encoded())
             precondition(again == value || containsNaNOrNegativeZero(value), "JSON round trip changed the value")
         }
     }
     return 0
+}
+
+/// The gateway's pass-through reading of an answer line against the general parser.
+private func checkPassThrough(_ line: [UInt8]) {
+    let kept = RawResponse.decode(line: line, limits: .default)
+    let general = RawResponse.decodeInGeneral(line: line, limits: .default)
+    precondition((kept == nil) == (general == nil), "the pass-through reading accepts a different set of lines")
+    if let kept, let general {
+        precondition(kept.id == general.id, "the pass-through reading found another id")
+        switch (kept.outcome, general.outcome) {
+        case (.success(let bytes), .success(let encoded)):
+            precondition(!bytes.bytes.contains(0x0A) && !bytes.bytes.contains(0x0D), "a passed-through result spans lines")
+            precondition(bytes.decoded() == encoded.decoded() || containsNaNOrNegativeZero(encoded.decoded()), "a passed-through result means another value")
+        case (.failure(let left), .failure(let right)):
+            precondition(left == right, "the pass-through reading decoded another error")
+        default:
+            preconditionFailure("the pass-through reading disagrees on result or error")
+        }
+    }
+    if let checked = RawJSON(validating: line[...]) {
+        precondition((try? JSONParser.parse(line)) == checked.decoded(), "the checker accepted what the parser reads otherwise")
+    }
 }
 
 /// Doubles like -0.0 compare equal after a round trip but NaN never does; the parser cannot make NaN.

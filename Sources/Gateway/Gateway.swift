@@ -109,42 +109,55 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     // MARK: Dispatch
 
+    /// For doors that read the answer (HTTP): a result passed through is decoded here.
     public func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void) {
+        dispatch(request, context: context) { (answer: RPCReply) in
+            switch answer {
+            case .outcome(let outcome): reply(outcome)
+            case .encodedResult(let result): reply(.success(result.decoded()))
+            }
+        }
+    }
+
+    /// The line door: a service's result goes back to the client as the bytes the service wrote
+    /// (checked by the parser's rules when they arrived), only the `id` rewritten.
+    public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
         let started = MonotonicClock.nowMicroseconds()
         let policy = PolicyTable.policy(for: request.method)
         let metrics = self.metrics
         let accessLog = self.accessLog
-        let finish: @Sendable (Result<JSON, RPCError>) -> Void = { outcome in
+        let finish: @Sendable (RPCReply) -> Void = { answer in
             let elapsed = MonotonicClock.nowMicroseconds() - started
-            let reason: String? = if case .failure(let error) = outcome { error.reason ?? "error" } else { nil }
+            let reason = answer.failure.map { $0.reason ?? "error" }
             let method = policy == nil ? "unknown" : request.method
             metrics.record(method: method, microseconds: elapsed, errorReason: reason)
             // The access log: never params, never the session token; what anyone can send
             // without limit is counted for the summary line instead.
-            if let kind = Self.summaryKind(method: method, reason: reason) {
+            if let kind = Self.summaryKind(method: method, group: policy?.group, reason: reason) {
                 accessLog.summarise(kind)
             } else {
                 accessLog.record(requestID: context.requestID, method: method, reason: reason, durationMicroseconds: elapsed, client: context.client)
             }
-            reply(outcome)
+            reply(answer)
         }
+        let fail: @Sendable (RPCError) -> Void = { finish(.outcome(.failure($0))) }
         // Every request spends a token before anything else, an unknown method too.
         if let wait = limiter.take(client: context.client ?? "unknown", group: policy?.group ?? PolicyTable.Group.standard) {
-            finish(.failure(Self.rateLimited(retryAfterSeconds: wait)))
+            fail(Self.rateLimited(retryAfterSeconds: wait))
             return
         }
         guard let policy else {
-            finish(.failure(.methodNotFound(request.method)))
+            fail(.methodNotFound(request.method))
             return
         }
         if policy.isLocal {
             do throws(RPCError) {
                 try AcceptedParams.none.check(try Params(request.params), method: request.method)
             } catch {
-                finish(.failure(error))
+                fail(error)
                 return
             }
-            finish(answerLocally(request.method))
+            finish(.outcome(answerLocally(request.method)))
             return
         }
         let members = request.params?.objectValue ?? [:]
@@ -153,16 +166,16 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             return
         }
         guard let token = members["session"]?.stringValue, !token.isEmpty, token.utf8.count <= 1024 else {
-            finish(.failure(Self.unauthenticated))
+            fail(Self.unauthenticated)
             return
         }
         let decide: @Sendable (Result<SessionInfo, RPCError>) -> Void = { [self] outcome in
             switch outcome {
             case .failure(let error):
-                finish(.failure(error))
+                fail(error)
             case .success(let info):
                 if let refusal = PolicyTable.refusal(policy.access, info, nowSeconds: WallClock.nowSeconds()) {
-                    finish(.failure(refusal))
+                    fail(refusal)
                 } else {
                     forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
                 }
@@ -181,9 +194,11 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         RPCError(.rateLimited, "too many requests; retry later", extra: ["retry_after": .int(retryAfterSeconds)])
     }
 
-    /// Answers the gateway gives without work for the caller are summarised, not logged one by one.
-    static func summaryKind(method: String, reason: String?) -> String? {
-        if method == "gateway.ping" && reason == nil { return "ping" }
+    /// Answers anyone may ask for without limit are summarised, not logged one by one: pings (the
+    /// gateway's own and those it forwards, all in the unlimited `ping` group), unknown methods
+    /// and rate-limited requests.
+    static func summaryKind(method: String, group: String?, reason: String?) -> String? {
+        if group == PolicyTable.Group.ping && reason == nil { return method == "gateway.ping" ? "ping" : "forwarded_ping" }
         guard let reason, reason == Reason.rateLimited.rawValue || reason == Reason.methodNotFound.rawValue else { return nil }
         return reason
     }
@@ -200,10 +215,12 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         return nil
     }
 
+    private static let pong: JSON = ["pong": true]
+
     private func answerLocally(_ method: String) -> Result<JSON, RPCError> {
         switch method {
         case "gateway.ping":
-            return .success(["pong": true])
+            return .success(Self.pong)
         case "gateway.health":
             return .success(healthJSON)
         case "gateway.metrics":
@@ -258,7 +275,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             let resolved: Result<SessionInfo, RPCError>
             switch outcome {
             case .success(let result):
-                if let info = SessionInfo(introspection: result) {
+                if let info = SessionInfo(introspection: result.decoded()) {
                     sessions.store(token: token, info: info)
                     resolved = .success(info)
                 } else {
@@ -282,10 +299,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     private func forward(
         _ request: RPCRequest, policy: MethodPolicy, members: [String: JSON], token: String?, context: CallContext,
-        finish: @escaping @Sendable (Result<JSON, RPCError>) -> Void
+        finish: @escaping @Sendable (RPCReply) -> Void
     ) {
         guard let pool = pools[policy.service] else {
-            finish(.failure(RPCError(.unavailable, "\(policy.service) is not configured")))
+            finish(.outcome(.failure(RPCError(.unavailable, "\(policy.service) is not configured"))))
             return
         }
         var pinned: SocketAddress?
@@ -305,12 +322,15 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let effect = policy.cacheEffect
         call(pool, request, retrySafe: retrySafe, pinned: pinned, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { outcome in
             Self.applyCacheEffect(effect, outcome: outcome, token: token, members: members, sessions: sessions)
-            finish(outcome)
+            switch outcome {
+            case .success(let result): finish(.encodedResult(result))
+            case .failure(let error): finish(.outcome(.failure(error)))
+            }
         }
     }
 
     private static func applyCacheEffect(
-        _ effect: MethodPolicy.CacheEffect, outcome: Result<JSON, RPCError>, token: String?, members: [String: JSON], sessions: SessionCache
+        _ effect: MethodPolicy.CacheEffect, outcome: Result<RawJSON, RPCError>, token: String?, members: [String: JSON], sessions: SessionCache
     ) {
         switch effect {
         case .none:
@@ -329,12 +349,13 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// one of its own dependencies, is its answer: passed through, never resent, nobody blamed.
     private func call(
         _ pool: ServicePool, _ request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext,
-        attemptsLeft: Int, excluded: Set<SocketAddress>, completion: @escaping @Sendable (Result<JSON, RPCError>) -> Void
+        attemptsLeft: Int, excluded: Set<SocketAddress>, completion: @escaping @Sendable (Result<RawJSON, RPCError>) -> Void
     ) {
         let timeout = min(settings.upstreamTimeoutMilliseconds, max(1, context.remainingMilliseconds))
         let meta: [String: JSON] = ["client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID)]
-        let skip = excluded.union(pool.addressesOutOfRotation())
-        pool.clientForCurrentLoop.call(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
+        let outOfRotation = pool.addressesOutOfRotation()
+        let skip = outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
+        pool.clientForCurrentLoop.forward(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
             [self] outcome in
             guard let failure = outcome.linkFailure else {
                 completion(outcome.result)
@@ -342,6 +363,12 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             }
             if failure == .timedOut {
                 completion(.failure(RPCError(.timeout, "\(pool.service) did not answer in time")))
+                return
+            }
+            if failure == .malformedAnswer {
+                // It answered, badly: never passed on, never resent; out of rotation until a probe answers well.
+                if let address = outcome.address { pool.markFailed(address, reason: "malformed answer") }
+                completion(.failure(RPCError(.unavailable, "\(pool.service) answered a malformed response")))
                 return
             }
             let address = outcome.address

@@ -26,13 +26,49 @@ extension JSON {
             buffer.append(0x5D)
         case .object(let members):
             buffer.append(0x7B)
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { buffer.append(0x2C) }
-                JSON.appendString(key, to: &buffer)
-                buffer.append(0x3A)
-                members[key]!.append(to: &buffer)
+            if members.count <= JSON.smallObjectCount {
+                JSON.appendSmallObjectMembers(members, to: &buffer)
+            } else {
+                for (index, key) in members.keys.sorted().enumerated() {
+                    if index > 0 { buffer.append(0x2C) }
+                    JSON.appendString(key, to: &buffer)
+                    buffer.append(0x3A)
+                    members[key]!.append(to: &buffer)
+                }
             }
             buffer.append(0x7D)
+        }
+    }
+
+    /// Objects up to this many members are written without sorting their keys into an array.
+    static let smallObjectCount = 8
+
+    /// The members in key order, sorted as `sorted()` sorts the keys but in a buffer on the stack,
+    /// with no second lookup per key (answers and envelopes are small objects).
+    private static func appendSmallObjectMembers(_ members: [String: JSON], to buffer: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: Dictionary<String, JSON>.Index.self, capacity: members.count) { order in
+            order.initialize(repeating: members.startIndex)
+            defer { order.deinitialize() }
+            var count = 0
+            var index = members.startIndex
+            while index != members.endIndex {
+                // Insertion sort: a handful of keys.
+                var slot = count
+                while slot > 0 && members[index].key < members[order[slot - 1]].key {
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = index
+                count += 1
+                index = members.index(after: index)
+            }
+            for position in 0..<count {
+                let (key, value) = members[order[position]]
+                if position > 0 { buffer.append(0x2C) }
+                appendString(key, to: &buffer)
+                buffer.append(0x3A)
+                value.append(to: &buffer)
+            }
         }
     }
 

@@ -86,11 +86,21 @@ extension JSONParser {
     static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: [String], limits: JSONLimits) -> [JSON?]? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
-        return parser.parseEnvelope(keys: keys)
+        return parser.parseEnvelope(keys: keys)?.values
+    }
+
+    /// The same, with the member `keys[rawSlot]` checked but not built: its byte range when
+    /// present (nil values stand for it).
+    static func parseEnvelope(
+        _ bytes: UnsafeBufferPointer<UInt8>, keys: [String], rawSlot: Int, limits: JSONLimits
+    ) -> (values: [JSON?], raw: Range<Int>?)? {
+        guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
+        var parser = Parser(bytes: bytes, limits: limits)
+        return parser.parseEnvelope(keys: keys, rawSlot: rawSlot)
     }
 }
 
-private enum ASCII {
+enum ASCII {
     static let quote: UInt8 = 0x22
     static let backslash: UInt8 = 0x5C
     static let slash: UInt8 = 0x2F
@@ -109,10 +119,12 @@ private enum ASCII {
     static let upperE: UInt8 = 0x45
 }
 
-private struct Parser {
+struct Parser {
     let bytes: UnsafeBufferPointer<UInt8>
     let limits: JSONLimits
     var position = 0
+    /// Set when `skipWhitespace` passes any: a value read for passing through must be compact.
+    var skippedWhitespace = false
 
     init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) {
         self.bytes = bytes
@@ -130,9 +142,13 @@ private struct Parser {
         }
     }
 
-    /// See `JSONParser.parseEnvelope`. Strings, values and depth are checked by the same code as `parseDocument`.
-    mutating func parseEnvelope(keys: [String]) -> [JSON?]? {
+    /// See `JSONParser.parseEnvelope`. Strings, values and depth are checked by the same code as
+    /// `parseDocument`. The member at `rawSlot`, if any, is checked without being built
+    /// (`skipValue`) and handed back as its byte range; it must be compact, or the line goes the
+    /// general way (which re-encodes it).
+    mutating func parseEnvelope(keys: [String], rawSlot: Int? = nil) -> (values: [JSON?], raw: Range<Int>?)? {
         var values = [JSON?](repeating: nil, count: keys.count)
+        var raw: Range<Int>?
         skipWhitespace()
         guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }
         position += 1
@@ -146,10 +162,18 @@ private struct Parser {
                 skipWhitespace()
                 guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
                 position += 1
-                guard let value = try? parseValue(depth: 1) else { return nil }
                 // Another member, or one twice: the general path answers.
-                guard let slot = keys.firstIndex(of: key), values[slot] == nil else { return nil }
-                values[slot] = value
+                guard let slot = keys.firstIndex(of: key), values[slot] == nil, slot != rawSlot || raw == nil else { return nil }
+                if slot == rawSlot {
+                    skipWhitespace()
+                    skippedWhitespace = false
+                    let start = position
+                    guard (try? skipValue(depth: 1)) != nil, !skippedWhitespace else { return nil }
+                    raw = start..<position
+                } else {
+                    guard let value = try? parseValue(depth: 1) else { return nil }
+                    values[slot] = value
+                }
                 skipWhitespace()
                 guard position < bytes.count else { return nil }
                 if bytes[position] == ASCII.comma {
@@ -163,17 +187,19 @@ private struct Parser {
             }
         }
         skipWhitespace()
-        return position == bytes.count ? values : nil
+        return position == bytes.count ? (values, raw) : nil
     }
 
-    private func fail(_ message: String) -> JSONParseError {
+    func fail(_ message: String) -> JSONParseError {
         JSONParseError(message: message, offset: position)
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
-            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            case 0x20, 0x09, 0x0A, 0x0D:
+                position += 1
+                skippedWhitespace = true
             default: return
             }
         }
@@ -207,7 +233,7 @@ private struct Parser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         guard bytes.count - position >= count else { throw fail("invalid literal") }
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
@@ -275,7 +301,7 @@ private struct Parser {
 
     // MARK: Strings
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         position += 1  // opening quote
         let contentStart = position
         // Fast path: no escapes, so the string is a slice of the input.
@@ -324,7 +350,7 @@ private struct Parser {
 
     /// Validates one multi-byte UTF-8 sequence starting at `start` (Unicode table 3-7: no overlong
     /// forms, no surrogates, nothing above U+10FFFF) and returns the index just after it.
-    private func validateUTF8Sequence(at start: Int) throws(JSONParseError) -> Int {
+    func validateUTF8Sequence(at start: Int) throws(JSONParseError) -> Int {
         let lead = bytes[start]
         let length: Int
         var secondLow: UInt8 = 0x80
@@ -350,7 +376,7 @@ private struct Parser {
         return start + length
     }
 
-    private mutating func parseEscape(into scratch: inout [UInt8]) throws(JSONParseError) {
+    mutating func parseEscape(into scratch: inout [UInt8]) throws(JSONParseError) {
         guard position + 1 < bytes.count else { throw fail("unterminated string") }
         let escaped = bytes[position + 1]
         switch escaped {
@@ -429,7 +455,7 @@ private struct Parser {
         index < bytes.count && bytes[index] >= ASCII.zero && bytes[index] <= ASCII.nine
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> JSON {
+    mutating func parseNumber() throws(JSONParseError) -> JSON {
         let start = position
         let negative = bytes[position] == ASCII.minus
         if negative { position += 1 }

@@ -251,9 +251,18 @@ public struct BatchCollector: Sendable {
 
     /// Adds one answer; returns the encoded array (no trailing newline) once all have arrived.
     public mutating func add(_ response: RPCResponse) -> [UInt8]? {
+        add { response.append(to: &$0) }
+    }
+
+    /// Adds the answer `reply` for `id` (a result passed through is written as it came).
+    public mutating func add(id: JSON, reply: RPCReply) -> [UInt8]? {
+        add { reply.append(id: id, to: &$0) }
+    }
+
+    private mutating func add(appending answer: (inout [UInt8]) -> Void) -> [UInt8]? {
         precondition(receivedCount < expectedCount, "more answers than requests in a batch")
         if receivedCount > 0 { buffer.append(0x2C) }
-        response.append(to: &buffer)
+        answer(&buffer)
         receivedCount += 1
         guard receivedCount == expectedCount else { return nil }
         buffer.append(0x5D)

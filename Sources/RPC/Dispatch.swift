@@ -40,9 +40,17 @@ public protocol RPCDispatcher: AnyObject, Sendable {
     /// error's reason, from `client`: counted like a request. Returns an error to answer instead
     /// (`rate_limited`), or nil to answer the refusal.
     func refusedLine(reason: String, client: String?) -> RPCError?
+
+    /// `dispatch`, answered as an `RPCReply`: what the line server calls. A dispatcher that can
+    /// pass a result on as the bytes it received (the gateway) implements it; others get the default.
+    func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void)
 }
 
 extension RPCDispatcher {
+    public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
+        dispatch(request, context: context) { reply(.outcome($0)) }
+    }
+
     /// Services trust their callers: nothing counted, the refusal is answered.
     public func refusedLine(reason: String, client: String?) -> RPCError? { nil }
 }

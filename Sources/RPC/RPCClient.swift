@@ -7,12 +7,17 @@ import Runtime
 /// How a call ended, as this client saw it. Only `linkFailure` speaks about the link to the
 /// replica; an error in `result` without one is the replica's own answer (perhaps about a
 /// dependency of its own) and never a reason to mark the replica down or to send again.
-public struct CallOutcome: Sendable {
-    public let result: Result<JSON, RPCError>
+public struct UpstreamOutcome<Answer: Sendable>: Sendable {
+    public let result: Result<Answer, RPCError>
     /// The replica tried; nil when none could be.
     public let address: SocketAddress?
     public let linkFailure: LinkFailure?
 }
+
+/// A call's outcome with its result decoded.
+public typealias CallOutcome = UpstreamOutcome<JSON>
+/// A call's outcome with its result as the replica's bytes, checked but not decoded (`RawJSON`).
+public typealias ForwardOutcome = UpstreamOutcome<RawJSON>
 
 /// A failure of this client's own link to a replica: no answer came back.
 public enum LinkFailure: Sendable, Equatable {
@@ -22,6 +27,10 @@ public enum LinkFailure: Sendable, Equatable {
     case lostAfterSending
     /// No answer before the deadline: it may have run.
     case timedOut
+    /// The replica answered a line that is not a well-formed answer (not JSON, a broken result,
+    /// no valid id): it may have run. The line is never passed on; every call on that
+    /// connection ends with this and the connection closes.
+    case malformedAnswer
 }
 
 /// A client for one service's replicas: a few multiplexed connections per address, ids
@@ -100,18 +109,30 @@ public final class RPCClient: @unchecked Sendable {
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (CallOutcome) -> Void
     ) {
+        forward(method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID, excluding: excluding) {
+            outcome in
+            completion(CallOutcome(result: outcome.result.map { $0.decoded() }, address: outcome.address, linkFailure: outcome.linkFailure))
+        }
+    }
+
+    /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it on.
+    public func forward(
+        _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
+        address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
+        completion: @escaping @Sendable (ForwardOutcome) -> Void
+    ) {
         // On the loop thread (the gateway forwarding) go straight on; elsewhere hop to the loop.
         let start: @Sendable () -> Void = { [self] in
             let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
             if replicaID != nil && pinned == nil {
                 learnReplicaIDs()
                 let error = RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])
-                completion(CallOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+                completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
                 return
             }
             guard let target = pickTarget(address: pinned, excluding: excluding) else {
                 let error = RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])
-                completion(CallOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+                completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
                 return
             }
             let callID = takeCallID()
@@ -122,7 +143,7 @@ public final class RPCClient: @unchecked Sendable {
             let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
             let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
             target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
-                completion(CallOutcome(result: result, address: target.address, linkFailure: linkFailure))
+                completion(ForwardOutcome(result: result, address: target.address, linkFailure: linkFailure))
             }
         }
         if loop.isInLoopThread { start() } else { loop.execute(start) }
@@ -227,7 +248,7 @@ final class UpstreamTarget {
         let callID = request.id!.intValue!
         send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome, _ in
             learning = false
-            if case .success(let health) = outcome, let id = health["replica_id"]?.stringValue { replicaID = id }
+            if case .success(let health) = outcome, let id = health.decoded()["replica_id"]?.stringValue { replicaID = id }
         }
     }
 
@@ -253,7 +274,7 @@ final class UpstreamTarget {
 }
 
 /// The end of one call inside the client: the answer (or a link error) and, for a link error, which.
-typealias UpstreamCompletion = (Result<JSON, RPCError>, LinkFailure?) -> Void
+typealias UpstreamCompletion = (Result<RawJSON, RPCError>, LinkFailure?) -> Void
 
 /// One TCP connection to a replica, carrying many calls at once. Loop-confined.
 final class UpstreamConnection: EventHandler, ChannelDelegate {
@@ -339,13 +360,33 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         framer.append(bytes)
         while let framed = framer.next() {
             guard case .line(let line) = framed, !line.isEmpty else { continue }
-            guard let response = RPCResponse.decode(line: line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20)),
-                let callID = response.id.intValue,
-                let call = calls.removeValue(forKey: callID)
-            else { continue }
+            guard let response = RawResponse.decode(line: line, limits: Self.answerLimits) else {
+                refuseMalformedAnswer(channel)
+                return
+            }
+            // An id no call waits for is a late answer (its call timed out): dropped.
+            guard let callID = response.id.intValue, let call = calls.removeValue(forKey: callID) else { continue }
             call.completion(response.outcome, nil)
         }
         if retiring && calls.isEmpty { channel.close() }
+    }
+
+    private static let answerLimits = JSONLimits(maxDepth: 64, maxBytes: 16 << 20)
+
+    /// Which call a malformed line meant cannot be known and nothing after it can be trusted: every
+    /// call on this connection ends now (not at its deadline), the connection closes, and the
+    /// bytes go nowhere (never into a log: they may hold a secret).
+    private func refuseMalformedAnswer(_ channel: Channel) {
+        let service = target.client.service
+        target.client.clientLogger.warning("upstream answered a malformed line", [
+            "upstream.service": .string(service), "upstream.address": .string(target.address.description),
+        ])
+        let failed = calls
+        calls.removeAll()
+        for (_, call) in failed {
+            call.completion(.failure(RPCError(.unavailable, "\(service) answered a malformed response", extra: ["sent": true])), .malformedAnswer)
+        }
+        channel.close()
     }
 
     func channelDidDrain(_ channel: Channel) {}

@@ -122,37 +122,45 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
         pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
         guard server.carriesServiceToken(request) else {
-            complete(token: token, outcome: .failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only")))
+            complete(token: token, reply: .outcome(.failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only"))))
             return
         }
         let context = server.makeContext(for: request, peerHost: peerHost, deadlineMilliseconds: deadline)
         let loop = channel.loop
-        server.dispatcher.dispatch(request, context: context) { [weak self] outcome in
+        server.dispatcher.dispatch(request, context: context) { [weak self] (reply: RPCReply) in
             guard let connection = self else { return }
             if loop.isInLoopThread {
-                connection.complete(token: token, outcome: outcome)
+                connection.complete(token: token, reply: reply)
             } else {
-                loop.execute { connection.complete(token: token, outcome: outcome) }
+                loop.execute { connection.complete(token: token, reply: reply) }
             }
         }
     }
 
-    private func complete(token: Int, outcome: Result<JSON, RPCError>) {
+    private func complete(token: Int, reply: RPCReply) {
         // A late answer (after a timeout was sent) finds nothing pending and is dropped.
         guard let entry = pending.removeValue(forKey: token) else { return }
         if let id = entry.id {
-            answer(RPCResponse(id: id, outcome: outcome), batch: entry.batch)
+            answer(id: id, reply: reply, batch: entry.batch)
         }
         processLines()
         closeIfFinished()
     }
 
     private func answer(_ response: RPCResponse, batch: Int?) {
+        answer(id: response.id, reply: .outcome(response.outcome), batch: batch)
+    }
+
+    /// Encodes the answer straight into the channel's output buffer, or adds it to its batch.
+    private func answer(id: JSON, reply: RPCReply, batch: Int?) {
         guard let batch else {
-            send(response)
+            channel.write { buffer in
+                reply.append(id: id, to: &buffer)
+                buffer.append(UInt8(ascii: "\n"))
+            }
             return
         }
-        if let line = batches[batch]?.add(response) {
+        if let line = batches[batch]?.add(id: id, reply: reply) {
             batches.removeValue(forKey: batch)
             channel.write { buffer in
                 buffer.append(contentsOf: line)
@@ -190,7 +198,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     func checkTimeouts(nowMilliseconds now: Int64) {
         let limits = server.limits
         for (token, entry) in pending where entry.deadlineMilliseconds <= now {
-            complete(token: token, outcome: .failure(RPCError(.timeout, "\(entry.method) took longer than \(limits.requestTimeoutMilliseconds) ms")))
+            complete(token: token, reply: .outcome(.failure(RPCError(.timeout, "\(entry.method) took longer than \(limits.requestTimeoutMilliseconds) ms"))))
         }
         guard channel.state == .open else { return }
         if channel.transport.isHandshaking && now - channel.lastReadMilliseconds > limits.lineTimeoutMilliseconds {

@@ -45,6 +45,12 @@ public final class Metrics: @unchecked Sendable {
         var count: Int64 = 0
         var errors: [String: Int64] = [:]
         var latency = LatencyHistogram()
+
+        mutating func record(microseconds: Int64, errorReason: String?) {
+            count += 1
+            if let errorReason { errors[errorReason, default: 0] += 1 }
+            latency.record(microseconds: microseconds)
+        }
     }
 
     private let lock = NSLock()
@@ -57,11 +63,8 @@ public final class Metrics: @unchecked Sendable {
     public func record(method: String, microseconds: Int64, errorReason: String?) {
         lock.lock()
         defer { lock.unlock() }
-        var figures = methods[method] ?? MethodFigures()
-        figures.count += 1
-        if let errorReason { figures.errors[errorReason, default: 0] += 1 }
-        figures.latency.record(microseconds: microseconds)
-        methods[method] = figures
+        // In place: a copy taken out and stored back would copy the histogram's buckets per request.
+        methods[method, default: MethodFigures()].record(microseconds: microseconds, errorReason: errorReason)
     }
 
     /// A named event counter (`reset.refused`, `delivery.failed`, ...).
