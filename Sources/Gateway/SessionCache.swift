@@ -4,45 +4,6 @@ import Platform
 import Secrets
 import ServiceKit
 
-/// What `identity.introspect` said about a session.
-public struct SessionInfo: Sendable, Equatable {
-    public let userID: String
-    public let sessionID: String
-    public let deviceID: String?
-    public let aal: Int64
-    public let expiresAt: Int64?
-    /// Factors the session still owes (see `MethodPolicy.Access`).
-    public let requiredFactors: [String]
-    /// Until when (unix seconds) its aal 2 counts as recent; nil when it never reached aal 2.
-    public let stepUpUntil: Int64?
-
-    public init(
-        userID: String, sessionID: String, deviceID: String?, aal: Int64, expiresAt: Int64?, requiredFactors: [String] = [],
-        stepUpUntil: Int64? = nil
-    ) {
-        self.userID = userID
-        self.sessionID = sessionID
-        self.deviceID = deviceID
-        self.aal = aal
-        self.expiresAt = expiresAt
-        self.requiredFactors = requiredFactors
-        self.stepUpUntil = stepUpUntil
-    }
-
-    /// Reads an introspection result; nil when it lacks what the gateway needs (`required_factors`
-    /// included: a session whose assurance is unknown is trusted with nothing).
-    public init?(introspection json: JSON) {
-        guard let sessionID = json["session_id"]?.stringValue ?? json["session_id"]?.intValue.map(String.init),
-            let aal = json["aal"]?.intValue, let required = json["required_factors"]?.arrayValue
-        else { return nil }
-        let userID = json["user_id"]?.stringValue ?? json["user_id"]?.intValue.map(String.init) ?? ""
-        self.init(
-            userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue, aal: aal,
-            expiresAt: json["expires_at"]?.intValue, requiredFactors: required.compactMap(\.stringValue),
-            stepUpUntil: json["step_up_until"]?.intValue)
-    }
-}
-
 /// Introspection answers keyed by SHA-256 of the session token (the token itself is never
 /// kept), each for at most `ttlMilliseconds`, bounded in size. Thread-safe.
 public final class SessionCache: @unchecked Sendable {
@@ -70,7 +31,7 @@ public final class SessionCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let entry = entries[key] else { return nil }
-        let expiredBySession = entry.info.expiresAt.map { $0 <= WallClock.nowSeconds() } ?? false
+        let expiredBySession = entry.info.expiresAt <= WallClock.nowSeconds()
         if nowMilliseconds - entry.storedMilliseconds >= ttlMilliseconds || expiredBySession {
             entries.removeValue(forKey: key)
             return nil

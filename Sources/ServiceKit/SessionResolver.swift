@@ -1,18 +1,25 @@
 import LineProtocol
 import RPC
 
-/// Who a session token belongs to, as identity's `introspect` says.
+/// Who a session token belongs to, as identity's `introspect` says: one reading for the gateway
+/// (its policy and cache) and for the services that resolve sessions themselves.
 public struct SessionInfo: Sendable, Equatable {
     public let userID: String
     public let sessionID: String
+    /// Empty when the session is bound to no device.
     public let deviceID: String
-    public let aal: Int
+    public let aal: Int64
     public let aal2At: Int64?
     public let expiresAt: Int64
     /// Factors the session still owes: while not empty it may only complete them and log out.
     public let requiredFactors: [String]
+    /// Until when (unix seconds) its aal 2 counts as recent; nil when it never reached aal 2.
+    public let stepUpUntil: Int64?
 
-    public init(userID: String, sessionID: String, deviceID: String, aal: Int, aal2At: Int64?, expiresAt: Int64, requiredFactors: [String] = []) {
+    public init(
+        userID: String, sessionID: String, deviceID: String, aal: Int64, aal2At: Int64? = nil, expiresAt: Int64,
+        requiredFactors: [String] = [], stepUpUntil: Int64? = nil
+    ) {
         self.userID = userID
         self.sessionID = sessionID
         self.deviceID = deviceID
@@ -20,6 +27,7 @@ public struct SessionInfo: Sendable, Equatable {
         self.aal2At = aal2At
         self.expiresAt = expiresAt
         self.requiredFactors = requiredFactors
+        self.stepUpUntil = stepUpUntil
     }
 
     public var owesFactors: Bool { !requiredFactors.isEmpty }
@@ -32,8 +40,9 @@ public struct SessionInfo: Sendable, Equatable {
             let required = json["required_factors"]?.arrayValue
         else { return nil }
         self.init(
-            userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue ?? "",
-            aal: Int(aal), aal2At: json["aal2_at"]?.intValue, expiresAt: expiresAt, requiredFactors: required.compactMap(\.stringValue))
+            userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue ?? "", aal: aal,
+            aal2At: json["aal2_at"]?.intValue, expiresAt: expiresAt, requiredFactors: required.compactMap(\.stringValue),
+            stepUpUntil: json["step_up_until"]?.intValue)
     }
 }
 

@@ -101,7 +101,7 @@ final class SessionAndRoutingTests: XCTestCase {
 
     func testSessionCacheKeepsOnlyHashes() {
         let cache = SessionCache(ttlMilliseconds: 1000)
-        cache.store(token: "lks_secret", info: SessionInfo(userID: "u", sessionID: "s", deviceID: nil, aal: 1, expiresAt: nil))
+        cache.store(token: "lks_secret", info: SessionInfo(userID: "u", sessionID: "s", deviceID: "", aal: 1, expiresAt: 4_000_000_000))
         XCTAssertEqual(SessionCache.key(forToken: "lks_secret").count, 32)
         XCTAssertEqual(cache.lookup(token: "lks_secret")?.sessionID, "s")
         XCTAssertNil(cache.lookup(token: "lks_other"))
