@@ -4,7 +4,9 @@ import LineProtocol
 import ServiceKit
 
 /// `memory` (issue 19, goal 4): resident memory of each process of a fresh stack at idle, as
-/// `ps` and container limits see it (`VmRSS`, split into anonymous and file-backed pages), next
+/// `ps` sees it (`VmRSS`, split into anonymous and file-backed pages), and its proportional share
+/// (`Pss`: pages shared with other processes count a share each; the stack's sum is what the
+/// host really spends, and what separate static executables would have doubled), next
 /// to two peers measured in the same run: a process of this same build that does nothing (what
 /// the Swift runtime, Foundation and the C libraries cost before any Latchkey code runs) and an
 /// idle `redis-server` when installed. Then the gateway's growth per 1,000 idle connections
@@ -25,10 +27,14 @@ enum MemoryBench {
         let stack = try environment.stack()
         // Every service answers once (first-use work done), then the figures are read.
         for service in Stack.startOrder { _ = try LineClient(stack.endpoint(service)).result("\(service).ping") }
-        var table = TextTable(["process", "VmRSS", "RssAnon", "RssFile", "threads"])
+        var table = TextTable(["process", "VmRSS", "RssAnon", "RssFile", "PSS", "threads"])
+        var stackProportional = 0
         for member in stack.members {
-            table.add(cells(member.replicaID, try ProcessMemory.read(pid: member.process.processIdentifier)))
+            let memory = try ProcessMemory.read(pid: member.process.processIdentifier)
+            stackProportional += memory.proportionalKilobytes
+            table.add(cells(member.replicaID, memory))
         }
+        table.add(["stack, summed", "", "", "", megabytes(stackProportional), ""])
         if let baseline = try? idleProcessOfThisBuild() { table.add(cells("peer: idle process of this build", baseline)) }
         let redis = IdleRedis.start()
         defer { redis?.stop() }
@@ -54,7 +60,10 @@ enum MemoryBench {
     }
 
     private static func cells(_ name: String, _ memory: ProcessMemory) -> [String] {
-        [name, megabytes(memory.residentKilobytes), megabytes(memory.anonymousKilobytes), megabytes(memory.fileKilobytes), String(memory.threads)]
+        [
+            name, megabytes(memory.residentKilobytes), megabytes(memory.anonymousKilobytes), megabytes(memory.fileKilobytes),
+            megabytes(memory.proportionalKilobytes), String(memory.threads),
+        ]
     }
 
     private static func megabytes(_ kilobytes: Int) -> String { String(format: "%.1f MB", Double(kilobytes) / 1024) }
@@ -109,24 +118,34 @@ enum MemoryBench {
     }
 }
 
-/// The figures of `/proc/PID/status` this bench prints.
+/// The figures of `/proc/PID/status` and `/proc/PID/smaps_rollup` this bench prints.
 struct ProcessMemory {
     let residentKilobytes: Int
     let anonymousKilobytes: Int
     let fileKilobytes: Int
+    let proportionalKilobytes: Int
     let threads: Int
 
     static func read(pid: Int32) throws -> ProcessMemory {
-        let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let status = try fields(of: "/proc/\(pid)/status")
+        let rollup = try fields(of: "/proc/\(pid)/smaps_rollup")
+        guard let resident = status["VmRSS"], let anonymous = status["RssAnon"], let file = status["RssFile"], let threads = status["Threads"],
+            let proportional = rollup["Pss"]
+        else {
+            throw ConfigurationError("/proc/\(pid) has no VmRSS, RssAnon, RssFile, Threads or Pss")
+        }
+        return ProcessMemory(
+            residentKilobytes: resident, anonymousKilobytes: anonymous, fileKilobytes: file, proportionalKilobytes: proportional, threads: threads)
+    }
+
+    /// `Name: value [kB]` lines as numbers by name.
+    private static func fields(of path: String) throws -> [String: Int] {
         var fields: [String: Int] = [:]
-        for line in text.split(separator: "\n") {
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
             let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "\t" })
             if parts.count >= 2, let value = Int(parts[1]) { fields[String(parts[0])] = value }
         }
-        guard let resident = fields["VmRSS"], let anonymous = fields["RssAnon"], let file = fields["RssFile"], let threads = fields["Threads"] else {
-            throw ConfigurationError("/proc/\(pid)/status has no VmRSS, RssAnon, RssFile or Threads")
-        }
-        return ProcessMemory(residentKilobytes: resident, anonymousKilobytes: anonymous, fileKilobytes: file, threads: threads)
+        return fields
     }
 }
 
