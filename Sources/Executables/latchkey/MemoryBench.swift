@@ -35,6 +35,8 @@ enum MemoryBench {
             table.add(cells(member.replicaID, memory))
         }
         table.add(["stack, summed", "", "", "", megabytes(stackProportional), ""])
+        // Built as one binary, this process maps the services' file too and takes a share of its pages.
+        table.add(cells("this bench process", try ProcessMemory.read(pid: getpid())))
         if let baseline = try? idleProcessOfThisBuild() { table.add(cells("peer: idle process of this build", baseline)) }
         let redis = IdleRedis.start()
         defer { redis?.stop() }
