@@ -26,7 +26,8 @@ let package = Package(
         .target(name: "CLinux"),
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libpq's header only (libpq-dev); the library is dlopen'ed in PostgreSQL mode, not linked.
+        .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
 
         // The platform, then pure and leaf libraries.
         // The one module that touches the C library directly (re-exported): system calls, sockets,

@@ -1,7 +1,8 @@
 #ifndef LK_CPOSTGRES_H
 #define LK_CPOSTGRES_H
 
-// libpq, PostgreSQL's client library (Debian libpq-dev); pkg-config libpq gives its include path.
-#include <libpq-fe.h>
+// libpq's header (Debian libpq-dev puts it under postgresql/), for its types and constants:
+// the functions are found at run time (Sources/Storage/Postgres/LibPQ.swift).
+#include <postgresql/libpq-fe.h>
 
 #endif

@@ -19,7 +19,8 @@ enum BenchCommand {
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
-        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long") }
+        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long, memory") }
+        if scenario == MemoryBench.idleScenario { return MemoryBench.idle() }
         let settings = BenchSettings(
             connections: try configuration.int(connections, range: 1...10_000),
             inflight: try configuration.int(inflight, range: 1...1000),
@@ -42,6 +43,7 @@ enum BenchCommand {
             case "overload": try OverloadBench.run(environment, report: report)
             case "postgres": try PostgresBench.run(settings: settings, url: configuration.string(UpCommand.postgres), report: report)
             case "long": try LongHistoryBench.run(settings: settings, report: report)
+            case "memory": try MemoryBench.run(settings: settings, idleConnections: configuration.isSet(connections) ? settings.connections : nil)
             default: throw ConfigurationError("unknown scenario \(name)")
             }
         }

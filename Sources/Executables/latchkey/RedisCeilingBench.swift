@@ -43,7 +43,7 @@ enum RedisCeilingBench {
         return words.count > 1 ? Double(words[1]) : nil
     }
 
-    private static func executable(_ name: String) -> String? {
+    static func executable(_ name: String) -> String? {
         for directory in ["/usr/bin", "/usr/local/bin", "/usr/sbin"] {
             let path = directory + "/" + name
             if access(path, X_OK) == 0 { return path }
@@ -52,13 +52,13 @@ enum RedisCeilingBench {
     }
 
     /// A port the kernel just gave out and took back (another process could take it first: then Redis fails to start and no ceiling is printed).
-    private static func freePort() -> Int? {
+    static func freePort() -> Int? {
         guard let socket = try? Socket.listen(on: SocketAddress.resolve(host: "127.0.0.1", port: 0)[0]) else { return nil }
         defer { socket.close() }
         return socket.localAddress?.port
     }
 
-    private static func waitUntilListening(port: Int, timeoutMilliseconds: Int64) -> Bool {
+    static func waitUntilListening(port: Int, timeoutMilliseconds: Int64) -> Bool {
         let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
         while MonotonicClock.nowMilliseconds() < deadline {
             if (try? LineClient(Endpoint(host: "127.0.0.1", port: port), timeoutMilliseconds: 500)) != nil { return true }

@@ -5,6 +5,7 @@ import ServiceKit
 /// (`OperatorCommands`): the operator's tool. Thin: each command lives in its own file.
 /// Exit status: 0 done, 1 an error answer or a failure, 2 a usage error, 3 the stack could
 /// not be reached.
+ServiceByName.runIfService(invokedAs: CommandLine.arguments[0])
 let arguments = Array(CommandLine.arguments.dropFirst())
 let environment = ProcessInfo.processInfo.environment
 

@@ -8,6 +8,8 @@ import Foundation
 public final class PostgresConnection: SQLConnection {
     public var dialect: SQLDialect { .postgres }
     let handle: OpaquePointer
+    /// libpq's functions, loaded on the first connection a process opens.
+    let pq: LibPQ
     /// `?`-placeholder SQL rewritten to `$n` form, by text: the rewrite runs once per statement.
     private var rewritten: [String: String] = [:]
     static let rewriteCacheLimit = 512
@@ -15,56 +17,58 @@ public final class PostgresConnection: SQLConnection {
     /// Opens a connection. `url` is anything libpq accepts (a URL or `key=value` pairs);
     /// errors name the server without the password.
     init(url: String, applicationName: String, connectTimeoutSeconds: Int) throws(StorageError) {
+        let pq = try LibPQ.shared()
         // Later keywords win: the URL's own settings override these defaults.
         let keywords = ["connect_timeout", "application_name", "dbname"]
         let values = ["\(connectTimeoutSeconds)", applicationName, url]
         let connection = withCStringArray(keywords) { keywordPointers in
-            withCStringArray(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
+            withCStringArray(values) { valuePointers in pq.connectdbParams(keywordPointers, valuePointers, 1) }
         }
         guard let connection else { throw .unavailable("cannot connect to \(PostgresURL.redacted(url)): out of memory") }
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.message(of: connection)
-            PQfinish(connection)
+        guard pq.status(connection) == CONNECTION_OK else {
+            let message = Self.message(of: connection, pq)
+            pq.finish(connection)
             throw .unavailable("cannot connect to \(PostgresURL.redacted(url)): \(message)")
         }
         // Server notices ("already exists, skipping") would go raw to stderr; logs are JSON lines.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        _ = pq.setNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
+        self.pq = pq
     }
 
-    deinit { PQfinish(handle) }
+    deinit { pq.finish(handle) }
 
-    var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+    var isHealthy: Bool { pq.status(handle) == CONNECTION_OK }
 
     public func execute(_ sql: String) throws(StorageError) {
-        let result = PQexec(handle, sql)
-        defer { PQclear(result) }
+        let result = pq.exec(handle, sql)
+        defer { pq.clear(result) }
         try check(result)
     }
 
     @discardableResult
     public func run(_ sql: String, _ bindings: [SQLValue]) throws(StorageError) -> Int {
         let result = try executeParameters(sql, bindings)
-        defer { PQclear(result) }
-        return Int(String(cString: PQcmdTuples(result))) ?? 0
+        defer { pq.clear(result) }
+        return Int(pq.cmdTuples(result).map { String(cString: $0) } ?? "") ?? 0
     }
 
     public func query(_ sql: String, _ bindings: [SQLValue]) throws(StorageError) -> [Row] {
         let result = try executeParameters(sql, bindings)
-        defer { PQclear(result) }
-        return PostgresResult.rows(result)
+        defer { pq.clear(result) }
+        return PostgresResult.rows(result, pq)
     }
 
     private func executeParameters(_ sql: String, _ bindings: [SQLValue]) throws(StorageError) -> OpaquePointer? {
         let text = try numberedPlaceholders(sql, count: bindings.count)
         let parameters = PostgresParameters(bindings)
         let result = parameters.withPointers { types, values, lengths, formats in
-            PQexecParams(handle, text, Int32(bindings.count), types, values, lengths, formats, 0)
+            pq.execParams(handle, text, Int32(bindings.count), types, values, lengths, formats, 0)
         }
         do {
             try check(result)
         } catch {
-            PQclear(result)
+            pq.clear(result)
             throw error
         }
         return result
@@ -80,15 +84,15 @@ public final class PostgresConnection: SQLConnection {
     }
 
     private func check(_ result: OpaquePointer?) throws(StorageError) {
-        guard let result else { throw PostgresErrors.connectionLost(Self.message(of: handle)) }
-        switch PQresultStatus(result) {
+        guard let result else { throw PostgresErrors.connectionLost(Self.message(of: handle, pq)) }
+        switch pq.resultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
-        default: throw PostgresErrors.error(from: result, connectionOK: isHealthy)
+        default: throw PostgresErrors.error(from: result, connectionOK: isHealthy, pq)
         }
     }
 
-    static func message(of connection: OpaquePointer) -> String {
-        String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func message(of connection: OpaquePointer, _ pq: LibPQ) -> String {
+        (pq.errorMessage(connection).map { String(cString: $0) } ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 

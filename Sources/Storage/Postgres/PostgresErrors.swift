@@ -10,11 +10,11 @@ enum PostgresErrors {
     private static let constraintName = Int32(UInt8(ascii: "n"))
     private static let tableName = Int32(UInt8(ascii: "t"))
 
-    static func error(from result: OpaquePointer, connectionOK: Bool) -> StorageError {
-        let state = field(result, sqlState) ?? ""
-        let message = field(result, primaryMessage) ?? "unknown error"
-        let constraint = field(result, constraintName)
-        let table = field(result, tableName)
+    static func error(from result: OpaquePointer, connectionOK: Bool, _ pq: LibPQ) -> StorageError {
+        let state = field(result, sqlState, pq) ?? ""
+        let message = field(result, primaryMessage, pq) ?? "unknown error"
+        let constraint = field(result, constraintName, pq)
+        let table = field(result, tableName, pq)
         switch state {
         case "23505": return .constraintUnique([table, constraint].compactMap { $0 }.joined(separator: "."))
         case _ where state.hasPrefix("23"): return .constraint(constraint ?? message)
@@ -32,8 +32,8 @@ enum PostgresErrors {
         .unavailable(message.isEmpty ? "connection to the database lost" : message)
     }
 
-    private static func field(_ result: OpaquePointer, _ code: Int32) -> String? {
-        PQresultErrorField(result, code).map { String(cString: $0) }
+    private static func field(_ result: OpaquePointer, _ code: Int32, _ pq: LibPQ) -> String? {
+        pq.resultErrorField(result, code).map { String(cString: $0) }
     }
 }
 

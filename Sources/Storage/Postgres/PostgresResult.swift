@@ -11,16 +11,16 @@ enum PostgresResult {
         static let reals: Set<UInt32> = [700, 701, 1700]
     }
 
-    static func rows(_ result: OpaquePointer?) -> [Row] {
-        let rowCount = Int(PQntuples(result))
-        let columnCount = Int(PQnfields(result))
+    static func rows(_ result: OpaquePointer?, _ pq: LibPQ) -> [Row] {
+        let rowCount = Int(pq.ntuples(result))
+        let columnCount = Int(pq.nfields(result))
         guard rowCount > 0 else { return [] }
         var index: [String: Int] = [:]
         var types: [UInt32] = []
         for column in 0..<columnCount {
-            let name = String(cString: PQfname(result, Int32(column)))
+            let name = pq.fname(result, Int32(column)).map { String(cString: $0) } ?? ""
             if index[name] == nil { index[name] = column }  // the first of duplicate names wins
-            types.append(PQftype(result, Int32(column)))
+            types.append(pq.ftype(result, Int32(column)))
         }
         var rows: [Row] = []
         rows.reserveCapacity(rowCount)
@@ -28,17 +28,17 @@ enum PostgresResult {
             var values: [SQLValue] = []
             values.reserveCapacity(columnCount)
             for column in 0..<columnCount {
-                values.append(value(result, Int32(row), Int32(column), type: types[column]))
+                values.append(value(result, Int32(row), Int32(column), type: types[column], pq))
             }
             rows.append(Row(index: index, values: values))
         }
         return rows
     }
 
-    private static func value(_ result: OpaquePointer?, _ row: Int32, _ column: Int32, type: UInt32) -> SQLValue {
-        if PQgetisnull(result, row, column) == 1 { return .null }
-        let length = Int(PQgetlength(result, row, column))
-        let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row, column), count: length)
+    private static func value(_ result: OpaquePointer?, _ row: Int32, _ column: Int32, type: UInt32, _ pq: LibPQ) -> SQLValue {
+        if pq.getisnull(result, row, column) == 1 { return .null }
+        let length = Int(pq.getlength(result, row, column))
+        let bytes = UnsafeRawBufferPointer(start: pq.getvalue(result, row, column), count: length)
         let text = String(decoding: bytes, as: UTF8.self)
         switch type {
         case TypeID.bool: return .integer(text == "t" ? 1 : 0)

@@ -1,0 +1,54 @@
+import Foundation
+import LineProtocol
+import Platform
+import RPC
+import StackLauncher
+import XCTest
+
+/// Issue 19, goal 4: the release image installs one binary, `latchkey`, with the five service
+/// names linked to it, so the five processes share its pages. Invoked by a service's name it
+/// must be that service in every way the stack relies on: it listens, answers, calls the other
+/// services, and drains on SIGTERM with exit status 0.
+final class MultiCallBinaryEndToEndTests: XCTestCase {
+    private var directory: String!
+    private var stack: Stack?
+
+    override func setUpWithError() throws { directory = try makeScratchDirectory("multi-call") }
+
+    override func tearDown() {
+        stack?.stop()
+        stack = nil
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func testServiceNamesLinkedToTheToolRunTheWholeStack() throws {
+        let installed = (directory as NSString).appendingPathComponent("bin")
+        try FileManager.default.createDirectory(atPath: installed, withIntermediateDirectories: true)
+        let tool = (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("latchkey")
+        try FileManager.default.createSymbolicLink(atPath: (installed as NSString).appendingPathComponent("latchkey"), withDestinationPath: tool)
+        for service in Stack.startOrder {
+            try FileManager.default.createSymbolicLink(atPath: (installed as NSString).appendingPathComponent(service), withDestinationPath: "latchkey")
+        }
+        var options = Stack.Options(binDirectory: installed, dataDirectory: (directory as NSString).appendingPathComponent("data"))
+        options.environment["LATCHKEY_SCRYPT_LOG_N"] = "10"
+        let stack = try Stack.start(options)
+        self.stack = stack
+
+        for member in stack.members {
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(member.process.processIdentifier)/exe")
+            XCTAssertEqual(URL(fileURLWithPath: executable).resolvingSymlinksInPath().path, URL(fileURLWithPath: tool).resolvingSymlinksInPath().path, "\(member.service) runs the one binary")
+        }
+        // A flow that crosses services: register and log in through the gateway (gateway -> identity).
+        let gateway = try LineClient(stack.gateway)
+        let user: JSON = ["username": "multicall", "password": "correct horse battery staple", "email": "multicall@example.com", "phone": "+15555550142"]
+        XCTAssertNotNil(try gateway.result("identity.register", user)["user_id"]?.stringValue)
+        let login = try gateway.result("identity.login", ["username": "multicall", "password": "correct horse battery staple", "device_id": "device-1"])
+        XCTAssertNotNil(login["session"]?.stringValue)
+        for service in ["identity", "verification", "accounts", "reset"] {
+            XCTAssertEqual(try LineClient(stack.endpoint(service)).result("\(service).ping")["pong"], .bool(true), service)
+        }
+        for service in Stack.startOrder.reversed() {
+            XCTAssertEqual(stack.terminate(service), 0, "\(service) drains and exits 0 on SIGTERM")
+        }
+    }
+}
