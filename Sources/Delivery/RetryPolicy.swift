@@ -14,8 +14,19 @@ public struct RetryPolicy: Sendable {
         self.maxBackoffMilliseconds = maxBackoffMilliseconds
     }
 
-    /// Runs `attempt` until it succeeds, fails permanently, or the attempts run out.
+    /// Runs `attempt` until it succeeds, fails permanently, or the attempts run out; the last
+    /// failure says how many tries it took.
     func run(provider: String, _ attempt: () throws(DeliveryError) -> Void) throws(DeliveryError) {
+        try run(attempt, isPermanent: \.permanent) { error, tries in
+            DeliveryError(provider: provider, detail: "\(error.detail) (after \(tries) attempt\(tries == 1 ? "" : "s"))", permanent: error.permanent)
+        }
+    }
+
+    /// Calls `attempt` until it succeeds, fails permanently, or the attempts run out, waiting
+    /// between tries; then throws what `gaveUp` makes of the last failure and the number of tries.
+    func run<Failure: Error>(
+        _ attempt: () throws(Failure) -> Void, isPermanent: (Failure) -> Bool, gaveUp: (Failure, _ tries: Int) -> Failure
+    ) throws(Failure) {
         var backoff = initialBackoffMilliseconds
         var tries = 0
         while true {
@@ -24,9 +35,7 @@ public struct RetryPolicy: Sendable {
                 try attempt()
                 return
             } catch {
-                if error.permanent || tries >= maxAttempts {
-                    throw DeliveryError(provider: provider, detail: "\(error.detail) (after \(tries) attempt\(tries == 1 ? "" : "s"))", permanent: error.permanent)
-                }
+                if isPermanent(error) || tries >= maxAttempts { throw gaveUp(error, tries) }
             }
             if backoff > 0 { usleep(UInt32(min(backoff, maxBackoffMilliseconds)) * 1000) }
             backoff = min(maxBackoffMilliseconds, max(1, backoff * 2))

@@ -67,18 +67,11 @@ public final class SMTPClient: Sendable {
         guard !recipients.isEmpty, recipients.allSatisfy(MailAddress.isSafeAddress) else {
             throw SMTPError(.permanent, "a recipient address is not acceptable")
         }
-        var backoff = settings.initialBackoffMilliseconds
-        var attempt = 1
-        while true {
-            do {
-                try sendOnce(from: sender, to: recipients, message: message)
-                return
-            } catch where error.kind == .transient && attempt < settings.maxAttempts {
-                usleep(useconds_t(min(backoff, 60_000)) * 1000)
-                backoff *= 2
-                attempt += 1
-            }
-        }
+        let retry = RetryPolicy(
+            maxAttempts: settings.maxAttempts, initialBackoffMilliseconds: settings.initialBackoffMilliseconds, maxBackoffMilliseconds: 60_000)
+        try retry.run(
+            { () throws(SMTPError) in try sendOnce(from: sender, to: recipients, message: message) },
+            isPermanent: { $0.kind == .permanent }, gaveUp: { error, _ in error })
     }
 
     private func sendOnce(from sender: String, to recipients: [String], message: [UInt8]) throws(SMTPError) {
