@@ -56,7 +56,7 @@ public final class SMTPClient: Sendable {
         do {
             tls = settings.url.security == .never ? nil : try TLSClientContext(trustedCertificatesFile: settings.caFile)
         } catch {
-            throw SMTPTLSTransport.smtpError(error)
+            throw SMTPError(tls: error)
         }
     }
 
@@ -67,18 +67,11 @@ public final class SMTPClient: Sendable {
         guard !recipients.isEmpty, recipients.allSatisfy(MailAddress.isSafeAddress) else {
             throw SMTPError(.permanent, "a recipient address is not acceptable")
         }
-        var backoff = settings.initialBackoffMilliseconds
-        var attempt = 1
-        while true {
-            do {
-                try sendOnce(from: sender, to: recipients, message: message)
-                return
-            } catch where error.kind == .transient && attempt < settings.maxAttempts {
-                usleep(useconds_t(min(backoff, 60_000)) * 1000)
-                backoff *= 2
-                attempt += 1
-            }
-        }
+        let retry = RetryPolicy(
+            maxAttempts: settings.maxAttempts, initialBackoffMilliseconds: settings.initialBackoffMilliseconds, maxBackoffMilliseconds: 60_000)
+        try retry.run(
+            { () throws(SMTPError) in try sendOnce(from: sender, to: recipients, message: message) },
+            isPermanent: { $0.kind == .permanent }, gaveUp: { error, _ in error })
     }
 
     private func sendOnce(from sender: String, to recipients: [String], message: [UInt8]) throws(SMTPError) {
@@ -127,7 +120,9 @@ public final class SMTPClient: Sendable {
 final class SMTPSession {
     private let settings: SMTPClient.Settings
     private let tlsContext: TLSClientContext?
-    private var transport: SMTPTransport
+    private let socket: BlockingSocket
+    /// The socket, or TLS over it once started.
+    private var stream: BlockingStream
     private var buffer: [UInt8] = []
     private var isTLS = false
     private var extensions: [String: String] = [:]
@@ -135,14 +130,20 @@ final class SMTPSession {
     init(settings: SMTPClient.Settings, tls: TLSClientContext?) throws(SMTPError) {
         self.settings = settings
         self.tlsContext = tls
-        let socket = try SMTPPlainTransport.connect(host: settings.url.host, port: settings.url.port, settings: settings)
-        transport = socket
+        do {
+            socket = try BlockingSocket.connect(
+                host: settings.url.host, port: settings.url.port, connectTimeoutMilliseconds: settings.connectTimeoutMilliseconds,
+                ioTimeoutMilliseconds: settings.replyTimeoutMilliseconds)
+        } catch {
+            throw SMTPError(.transient, error.description)
+        }
+        stream = socket
         if settings.url.security == .implicit {
             try startTLS()
         }
     }
 
-    func close() { transport.close() }
+    func close() { stream.close() }
 
     func quit() {
         try? write(Array("QUIT\r\n".utf8))
@@ -215,9 +216,9 @@ final class SMTPSession {
 
     private func startTLS() throws(SMTPError) {
         guard let tlsContext else { throw SMTPError(.permanent, "TLS is not configured") }
-        guard let plain = transport as? SMTPPlainTransport else { throw SMTPError(.permanent, "TLS started twice") }
+        guard !isTLS else { throw SMTPError(.permanent, "TLS started twice") }
         guard buffer.isEmpty else { throw SMTPError(.permanent, "the server sent data before the TLS handshake") }
-        transport = try SMTPTLSTransport(context: tlsContext, socket: plain, host: settings.url.host)
+        do { stream = try BlockingTLSStream(context: tlsContext, over: socket, host: settings.url.host) } catch { throw SMTPError(tls: error) }
         isTLS = true
     }
 
@@ -228,7 +229,9 @@ final class SMTPSession {
     }
 
     func write(_ bytes: [UInt8]) throws(SMTPError) {
-        try transport.write(bytes)
+        do { try stream.write(bytes) } catch {
+            throw SMTPError(.transient, error.kind == .timedOut ? "the server did not take data in time" : error.detail)
+        }
     }
 
     /// Reads one (possibly multi-line) reply; returns its text lines when the code is expected,
@@ -265,149 +268,24 @@ final class SMTPSession {
                 return String(decoding: line, as: UTF8.self)
             }
             guard buffer.count <= settings.maxReplyLineBytes else { throw SMTPError(.permanent, "reply line longer than \(settings.maxReplyLineBytes) bytes") }
-            let count = try transport.read(into: &chunk)
+            let count: Int
+            do { count = try stream.read(into: &chunk) } catch {
+                throw SMTPError(.transient, error.kind == .timedOut ? "the server did not reply in time" : error.detail)
+            }
+            guard count > 0 else { throw SMTPError(.transient, "the server closed the connection") }
             buffer += chunk[..<count]
         }
     }
 }
 
-// MARK: - Transports
-
-protocol SMTPTransport: AnyObject {
-    /// Reads at least one byte; throws on end of stream, timeout or error.
-    func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int
-    func write(_ bytes: [UInt8]) throws(SMTPError)
-    func close()
-}
-
-/// A blocking TCP socket with send/receive timeouts.
-final class SMTPPlainTransport: SMTPTransport {
-    let fd: Int32
-    private var closed = false
-
-    private init(fd: Int32) { self.fd = fd }
-
-    static func connect(host: String, port: Int, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
-        let addresses: [SocketAddress]
-        do {
-            addresses = try SocketAddress.resolve(host: host, port: port)
-        } catch {
-            throw SMTPError(.transient, "cannot resolve the SMTP host")
-        }
-        var lastError = "no address"
-        for address in addresses {
-            do throws(SMTPError) {
-                return try connect(address, settings: settings)
-            } catch {
-                lastError = error.detail
-            }
-        }
-        throw SMTPError(.transient, "cannot connect to \(host):\(port): \(lastError)")
-    }
-
-    private static func connect(_ address: SocketAddress, settings: SMTPClient.Settings) throws(SMTPError) -> SMTPPlainTransport {
-        let fd: Int32
-        do { fd = try Socket.openStream(family: address.family, nonBlocking: true) } catch { throw SMTPError(.transient, "\(error)") }
-        let transport = SMTPPlainTransport(fd: fd)
-        let rc = address.withSockaddr { raw, length in LibC.connect(fd, raw, length) }
-        if rc != 0 {
-            guard errno == EINPROGRESS else {
-                transport.close()
-                throw SMTPError(.transient, "connect: \(String(cString: strerror(errno)))")
-            }
-            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Int32(settings.connectTimeoutMilliseconds))
-            var pending: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &length)
-            guard ready == 1, pending == 0 else {
-                transport.close()
-                throw SMTPError(.transient, ready == 0 ? "connect timed out" : "connect: \(String(cString: strerror(pending)))")
-            }
-        }
-        // Blocking from here on, with a deadline on every read and write.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        var timeout = timeval(tv_sec: settings.replyTimeoutMilliseconds / 1000, tv_usec: (settings.replyTimeoutMilliseconds % 1000) * 1000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var noDelay: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        return transport
-    }
-
-    func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int {
-        while true {
-            let count = buffer.withUnsafeMutableBytes { LibC.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 { return count }
-            if count == 0 { throw SMTPError(.transient, "the server closed the connection") }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { throw SMTPError(.transient, "the server did not reply in time") }
-            throw SMTPError(.transient, "read: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    func write(_ bytes: [UInt8]) throws(SMTPError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { LibC.send(fd, $0.baseAddress! + offset, bytes.count - offset, Socket.sendFlags) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { throw SMTPError(.transient, "the server did not take data in time") }
-                throw SMTPError(.transient, "write: \(String(cString: strerror(errno)))")
-            }
-            offset += written
-        }
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        LibC.close(fd)
-    }
-
-    deinit { close() }
-}
-
-/// TLS over the connected socket, through the TLS layer: handshake and peer verification (host
-/// name or IP address) on creation; timeouts are the socket's.
-final class SMTPTLSTransport: SMTPTransport {
-    private let session: TLSConnection
-    private let socket: SMTPPlainTransport
-
-    init(context: TLSClientContext, socket: SMTPPlainTransport, host: String) throws(SMTPError) {
-        self.socket = socket
-        do {
-            session = try context.connection(overSocket: socket.fd, to: PeerName(host))
-            try session.completeHandshake()
-        } catch {
-            throw Self.smtpError(error)
-        }
-    }
-
+extension SMTPError {
     /// A certificate the client does not trust, or TLS settings it cannot load, will not get better
     /// by retrying; anything else on the way (a timeout, a reset) might.
-    static func smtpError(_ error: TLSError) -> SMTPError {
+    init(tls error: TLSError) {
         switch error.kind {
-        case .untrustedPeer: SMTPError(.permanent, "TLS certificate verification failed: \(error)")
-        case .configuration: SMTPError(.permanent, error.description)
-        case .handshake, .timedOut, .io: SMTPError(.transient, error.description)
+        case .untrustedPeer: self.init(.permanent, "TLS certificate verification failed: \(error)")
+        case .configuration: self.init(.permanent, error.description)
+        case .handshake, .timedOut, .io: self.init(.transient, error.description)
         }
-    }
-
-    func read(into buffer: inout [UInt8]) throws(SMTPError) -> Int {
-        let read = buffer.withUnsafeMutableBytes { raw in Result { () throws(TLSError) in try session.readSome(into: raw) } }
-        let count = try read.mapError(Self.smtpError).get()
-        guard count > 0 else { throw SMTPError(.transient, "the server closed the TLS connection") }
-        return count
-    }
-
-    func write(_ bytes: [UInt8]) throws(SMTPError) {
-        let written = bytes.withUnsafeBytes { raw in Result { () throws(TLSError) in try session.writeAll(raw) } }
-        try written.mapError(Self.smtpError).get()
-    }
-
-    func close() {
-        session.shutdown()
-        socket.close()
     }
 }

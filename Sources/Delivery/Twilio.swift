@@ -8,23 +8,18 @@ import Secrets
 /// `MessagingServiceSid` (an `MG...` sender), `Body`. Success is `201 Created` with the Message
 /// resource (`sid`, `status`); errors are JSON `{"code", "message", "more_info", "status"}`.
 public final class TwilioProvider: DeliveryProvider, @unchecked Sendable {
-    public let name = "twilio"
+    public var name: String { api.provider }
     public let baseURL: HTTPURL
     private let accountSID: String
     private let authToken: String
     private let from: String
-    private let client: HTTPClient
-    private let retry: RetryPolicy
+    private let api: ProviderAPI
 
     public static let defaultBaseURL = "https://api.twilio.com"
 
     public init(accountSID: String, authToken: String, from: String, client: HTTPClient, baseURL: HTTPURL, retry: RetryPolicy = RetryPolicy()) {
-        self.accountSID = accountSID
-        self.authToken = authToken
-        self.from = from
-        self.client = client
-        self.baseURL = baseURL
-        self.retry = retry
+        (self.accountSID, self.authToken, self.from, self.baseURL) = (accountSID, authToken, from, baseURL)
+        api = ProviderAPI(provider: "twilio", client: client, retry: retry)
     }
 
     public func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
@@ -39,20 +34,14 @@ public final class TwilioProvider: DeliveryProvider, @unchecked Sendable {
                 ("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json"),
             ],
             body: FormEncoding.encode([("To", message.to), sender, ("Body", message.text)]))
-        try retry.run(provider: name) { () throws(DeliveryError) in
-            let response: HTTPClient.Response
-            do {
-                response = try client.send(request)
-            } catch {
-                throw DeliveryError(provider: name, detail: String(describing: error), permanent: false)
-            }
-            guard response.isSuccess else {
-                let answer = try? JSONParser.parse(response.body)
-                let code = answer?["code"]?.intValue.map { " error \($0)" } ?? ""
-                let text = answer?["message"]?.stringValue.map { ": \($0)" } ?? ""
-                throw DeliveryError(
-                    provider: name, detail: "HTTP \(response.status)\(code)\(text)", permanent: !RetryPolicy.isTransient(status: response.status))
-            }
-        }
+        try api.send({ request }, statusDetail: Self.errorWords)
+    }
+
+    /// ` error 21211: The 'To' number is not a valid phone number.` from Twilio's error body.
+    private static func errorWords(_ response: HTTPClient.Response) -> String {
+        let answer = try? JSONParser.parse(response.body)
+        let code = answer?["code"]?.intValue.map { " error \($0)" } ?? ""
+        let text = answer?["message"]?.stringValue.map { ": \($0)" } ?? ""
+        return code + text
     }
 }

@@ -7,23 +7,18 @@ import LineProtocol
 /// `{"message-count": "1", "messages": [{"status": "0", ...}]}`; a non-zero status carries
 /// `error-text`. Status 1 (throttled) and 5 (internal error) are worth a retry.
 public final class VonageProvider: DeliveryProvider, @unchecked Sendable {
-    public let name = "vonage"
+    public var name: String { api.provider }
     public let baseURL: HTTPURL
     private let apiKey: String
     private let apiSecret: String
     private let from: String
-    private let client: HTTPClient
-    private let retry: RetryPolicy
+    private let api: ProviderAPI
 
     public static let defaultBaseURL = "https://rest.nexmo.com"
 
     public init(apiKey: String, apiSecret: String, from: String, client: HTTPClient, baseURL: HTTPURL, retry: RetryPolicy = RetryPolicy()) {
-        self.apiKey = apiKey
-        self.apiSecret = apiSecret
-        self.from = from
-        self.client = client
-        self.baseURL = baseURL
-        self.retry = retry
+        (self.apiKey, self.apiSecret, self.from, self.baseURL) = (apiKey, apiSecret, from, baseURL)
+        api = ProviderAPI(provider: "vonage", client: client, retry: retry)
     }
 
     public func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
@@ -37,16 +32,7 @@ public final class VonageProvider: DeliveryProvider, @unchecked Sendable {
             method: "POST", url: baseURL.appending(path: "/sms/json"),
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
             body: FormEncoding.encode(fields))
-        try retry.run(provider: name) { () throws(DeliveryError) in
-            let response: HTTPClient.Response
-            do {
-                response = try client.send(request)
-            } catch {
-                throw DeliveryError(provider: name, detail: String(describing: error), permanent: false)
-            }
-            guard response.isSuccess else {
-                throw DeliveryError(provider: name, detail: "HTTP \(response.status)", permanent: !RetryPolicy.isTransient(status: response.status))
-            }
+        try api.send({ request }, check: { response throws(DeliveryError) in
             guard let answer = try? JSONParser.parse(response.body), let messages = answer["messages"]?.arrayValue, !messages.isEmpty else {
                 throw DeliveryError(provider: name, detail: "unreadable answer", permanent: false)
             }
@@ -57,7 +43,7 @@ public final class VonageProvider: DeliveryProvider, @unchecked Sendable {
                     throw DeliveryError(provider: name, detail: "status \(status): \(text)", permanent: !["1", "5"].contains(status))
                 }
             }
-        }
+        })
     }
 
     /// `+447700900000` -> `447700900000`.

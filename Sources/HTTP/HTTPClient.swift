@@ -39,134 +39,32 @@ public final class HTTPClient: Sendable {
         // Headers and body carry provider credentials (an API secret, a Basic authorization).
         var bytes = Array(head.utf8) + request.body
         defer { secureWipe(&bytes) }
-        try stream.write(bytes)
+        do { try stream.write(bytes) } catch { throw HTTPError(error.description) }
         var reader = HTTPResponseReader(stream: stream, maxBytes: maxResponseBytes)
         return try reader.read(expectBody: request.method != "HEAD")
     }
 
-    private func connect(_ url: HTTPURL) throws(HTTPError) -> HTTPStream {
-        let plain = try HTTPPlainStream.connect(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds)
-        guard url.isTLS else { return plain }
-        return try HTTPTLSStream(context: tls, plain: plain, host: url.host)
-    }
-}
-
-/// A connected byte stream: a socket, or TLS over one.
-protocol HTTPStream: AnyObject {
-    func write(_ bytes: [UInt8]) throws(HTTPError)
-    /// Up to `count` bytes; empty at end of stream.
-    func read(max count: Int) throws(HTTPError) -> [UInt8]
-    func close()
-}
-
-final class HTTPPlainStream: HTTPStream {
-    let fd: Int32
-    private var closed = false
-
-    init(fd: Int32) { self.fd = fd }
-    deinit { close() }
-
-    /// getaddrinfo, then a blocking connect to each address in turn (bounded by SO_SNDTIMEO).
-    static func connect(host: String, port: Int, timeoutMilliseconds: Int) throws(HTTPError) -> HTTPPlainStream {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw HTTPError("cannot resolve \(host)")
-        }
-        defer { freeaddrinfo(list) }
-        var lastErrno: Int32 = 0
-        var cursor: UnsafeMutablePointer<addrinfo>? = first
-        while let entry = cursor {
-            cursor = entry.pointee.ai_next
-            let fd: Int32
-            do { fd = try Socket.openStream(family: entry.pointee.ai_family, nonBlocking: false) } catch {
-                lastErrno = error.errno
-                continue
-            }
-            var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            if LibC.connect(fd, entry.pointee.ai_addr, entry.pointee.ai_addrlen) == 0 { return HTTPPlainStream(fd: fd) }
-            lastErrno = errno
-            LibC.close(fd)
-        }
-        throw HTTPError("cannot connect to \(host):\(port) (errno \(lastErrno))")
-    }
-
-    func write(_ bytes: [UInt8]) throws(HTTPError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { LibC.send(fd, $0.baseAddress! + offset, bytes.count - offset, Socket.sendFlags) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw HTTPError(errno == EAGAIN ? "write timed out" : "write failed (errno \(errno))")
-            }
-            offset += written
-        }
-    }
-
-    func read(max count: Int) throws(HTTPError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        while true {
-            let got = buffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, count) }
-            if got >= 0 { return Array(buffer[0..<got]) }
-            if errno == EINTR { continue }
-            throw HTTPError(errno == EAGAIN ? "read timed out" : "read failed (errno \(errno))")
-        }
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        LibC.close(fd)
-    }
-}
-
-/// TLS over a connected socket, through the TLS layer: handshake and peer verification on
-/// creation; timeouts are the socket's.
-final class HTTPTLSStream: HTTPStream {
-    private let session: TLSConnection
-    private let plain: HTTPPlainStream
-
-    init(context: TLSClientContext, plain: HTTPPlainStream, host: String) throws(HTTPError) {
-        self.plain = plain
+    private func connect(_ url: HTTPURL) throws(HTTPError) -> BlockingStream {
+        let socket: BlockingSocket
         do {
-            session = try context.connection(overSocket: plain.fd, to: PeerName(host))
-            try session.completeHandshake()
+            socket = try BlockingSocket.connect(
+                host: url.host, port: url.port, connectTimeoutMilliseconds: timeoutMilliseconds, ioTimeoutMilliseconds: timeoutMilliseconds)
         } catch {
             throw HTTPError(error.description)
         }
-    }
-
-    deinit { close() }
-
-    func write(_ bytes: [UInt8]) throws(HTTPError) {
-        let written = bytes.withUnsafeBytes { raw in Result { () throws(TLSError) in try session.writeAll(raw) } }
-        try written.mapError { HTTPError($0.description) }.get()
-    }
-
-    func read(max count: Int) throws(HTTPError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let got = buffer.withUnsafeMutableBytes { raw in Result { () throws(TLSError) in try session.readSome(into: raw) } }
-        return Array(buffer[0..<(try got.mapError { HTTPError($0.description) }.get())])
-    }
-
-    func close() {
-        session.shutdown()
-        plain.close()
+        guard url.isTLS else { return socket }
+        do { return try BlockingTLSStream(context: tls, over: socket, host: url.host) } catch { throw HTTPError(error.description) }
     }
 }
 
 /// Reads a status line, headers and a body (Content-Length, chunked, or to the end), bounded.
 struct HTTPResponseReader {
-    let stream: HTTPStream
+    let stream: BlockingStream
     let maxBytes: Int
     private var buffer: [UInt8] = []
     private var ended = false
 
-    init(stream: HTTPStream, maxBytes: Int) {
+    init(stream: BlockingStream, maxBytes: Int) {
         self.stream = stream
         self.maxBytes = maxBytes
     }
@@ -202,7 +100,8 @@ struct HTTPResponseReader {
     /// Reads more into the buffer; false at the end of the stream.
     private mutating func fill() throws(HTTPError) -> Bool {
         guard !ended else { return false }
-        let more = try stream.read(max: 16 * 1024)
+        let more: [UInt8]
+        do { more = try stream.read(max: 16 * 1024) } catch { throw HTTPError(error.description) }
         if more.isEmpty {
             ended = true
             return false

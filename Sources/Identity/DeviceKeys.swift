@@ -82,12 +82,9 @@ extension IdentityService {
 
     /// Revokes one of the user's keys: a sensitive change (recent step-up).
     public func revokeKey(token: String, keyID: String, caller: Caller) throws {
-        let session = try recentlySteppedUpSession(token: token)
-        let now = clock.now()
-        let revoked = try store.revokeKey(
-            keyID: keyID, userID: session.userID, now: now,
-            event: event(session.userID, "key.revoked", "ok", device: session.deviceID, caller, now))
-        guard revoked else { throw IdentityError.notFound("no such active key of yours") }
+        try revokeOwn(token: token, caller: caller, audited: ("key.revoked", "ok"), missing: "no such active key of yours") {
+            userID, now, event in try store.revokeKey(keyID: keyID, userID: userID, now: now, event: event)
+        }
     }
 
     // MARK: Checks, in a fixed order

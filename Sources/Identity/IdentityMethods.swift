@@ -67,13 +67,7 @@ public enum IdentityMethods {
                 limit: Int(try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20),
                 before: try PageCursor.before(params))
             return [
-                "events": .array(page.events.map { event in
-                    [
-                        "event_id": .int(event.eventID), "event": .string(event.event), "outcome": .string(event.outcome),
-                        "at": .int(event.at), "device_id": event.deviceID.map(JSON.string) ?? .null,
-                        "client": event.client.map(JSON.string) ?? .null,
-                    ]
-                }),
+                "events": .array(page.events.map(\.json)),
                 "next": page.next.map { .string(PageCursor.encode($0)) } ?? .null,
             ]
         }
@@ -144,12 +138,7 @@ public enum IdentityMethods {
         }
         router.register("identity.keys", accepts: .init(required: ["session"])) { params, _ in
             let keys = try service.keys(token: try params.string("session", maxLength: tokenMaxBytes))
-            return ["keys": .array(keys.map { key in
-                [
-                    "key_id": .string(key.keyID), "device_id": .string(key.deviceID), "protection": .string(key.protection.rawValue),
-                    "created_at": .int(key.createdAt), "last_used_at": key.lastUsedAt.map(JSON.int) ?? .null,
-                ]
-            })]
+            return ["keys": .array(keys.map(\.json))]
         }
         router.register("identity.revoke_key", accepts: .init(required: ["session", "key_id"])) { params, context in
             try service.revokeKey(

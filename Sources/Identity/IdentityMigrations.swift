@@ -1,9 +1,7 @@
 import Storage
 
-/// The identity schema, one list per backend with the same versions: SQLite's text is what
-/// existing files were migrated with and never changes; PostgreSQL's has the same tables and
-/// columns in its own types (BIGINT for integers and 0/1 flags, BYTEA for bytes, BIGSERIAL for
-/// the audit event id). A new version is added to both lists.
+/// The identity schema, written once in SQLite's text, which existing files were migrated with and
+/// never changes (a new version is appended); PostgreSQL's list is derived from it.
 public enum IdentityMigrations {
     public static let sqlite = [
         Migration(version: 1, name: "identity", sql: """

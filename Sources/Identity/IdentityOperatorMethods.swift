@@ -40,12 +40,7 @@ enum IdentityOperatorMethods {
         }
         router.register("identity.operator_keys") { params, _ in
             let keys = try service.operatorKeys(userID: try params.string("user_id", maxLength: idMaxBytes))
-            return ["keys": .array(keys.map { key in
-                [
-                    "key_id": .string(key.keyID), "device_id": .string(key.deviceID), "protection": .string(key.protection.rawValue),
-                    "created_at": .int(key.createdAt), "last_used_at": key.lastUsedAt.map(JSON.int) ?? .null,
-                ]
-            })]
+            return ["keys": .array(keys.map(\.json))]
         }
         router.register("identity.operator_revoke_key") { params, context in
             try service.operatorRevokeKey(
@@ -56,12 +51,7 @@ enum IdentityOperatorMethods {
         router.register("identity.operator_activity") { params, _ in
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20
             let events = try service.operatorActivity(userID: try params.string("user_id", maxLength: idMaxBytes), limit: Int(limit))
-            return ["events": .array(events.map { event in
-                [
-                    "event_id": .int(event.eventID), "event": .string(event.event), "outcome": .string(event.outcome),
-                    "at": .int(event.at), "device_id": event.deviceID.map(JSON.string) ?? .null, "client": event.client.map(JSON.string) ?? .null,
-                ]
-            })]
+            return ["events": .array(events.map(\.json))]
         }
     }
 

@@ -204,12 +204,22 @@ public final class IdentityService: Sendable {
 
     /// Ends one of the user's sessions: a sensitive change (recent step-up).
     public func revoke(token: String, sessionID: String, caller: Caller) throws {
-        let current = try recentlySteppedUpSession(token: token)
+        try revokeOwn(token: token, caller: caller, audited: ("session.revoked", "revoked"), missing: "no such active session of yours") {
+            userID, now, event in try store.revokeSession(id: sessionID, userID: userID, now: now, event: event)
+        }
+    }
+
+    /// Revokes one of the session user's own things (a session, a device key): a sensitive change,
+    /// so a recent step-up first. `revoke` decides and audits in one statement and says whether
+    /// anything of the user's was live; nothing was is `not_found`.
+    func revokeOwn(
+        token: String, caller: Caller, audited: (event: String, outcome: String), missing: String,
+        _ revoke: (_ userID: String, _ now: Int64, _ event: PendingEvent) throws -> Bool
+    ) throws {
+        let session = try recentlySteppedUpSession(token: token)
         let now = clock.now()
-        let revoked = try store.revokeSession(
-            id: sessionID, userID: current.userID, now: now,
-            event: event(current.userID, "session.revoked", "revoked", device: current.deviceID, caller, now))
-        guard revoked else { throw IdentityError.notFound("no such active session of yours") }
+        let audit = event(session.userID, audited.event, audited.outcome, device: session.deviceID, caller, now)
+        guard try revoke(session.userID, now, audit) else { throw IdentityError.notFound(missing) }
     }
 
     /// Reads, and optionally changes, the preferences. Turning SMS verification on needs only a

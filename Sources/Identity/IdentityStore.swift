@@ -49,15 +49,14 @@ public struct ChallengeRecord: Sendable, Equatable {
     public var usedAt: Int64?
 }
 
-/// One audit event: never a secret.
+/// One audit event as stored (never a secret): what was recorded, and the id the database gave
+/// it, which orders the events and pages them. Its fields read as the recorded event's.
+@dynamicMemberLookup
 public struct AuditEvent: Sendable, Equatable {
     public var eventID: Int64
-    public var userID: String
-    public var event: String
-    public var outcome: String
-    public var deviceID: String?
-    public var client: String?
-    public var at: Int64
+    public var recorded: PendingEvent
+
+    public subscript<Value>(dynamicMember field: KeyPath<PendingEvent, Value>) -> Value { recorded[keyPath: field] }
 }
 
 /// The identity service's data behind one seam: every query is portable SQL (bound `?`
@@ -354,9 +353,10 @@ public final class IdentityStore: Sendable {
                 [.text(userID), .integer(before ?? Int64.max), SQLValue(limit)]
             ).map { row in
                 AuditEvent(
-                    eventID: try row.int("event_id"), userID: try row.string("user_id"), event: try row.string("event"),
-                    outcome: try row.string("outcome"), deviceID: try row.optionalString("device_id"),
-                    client: try row.optionalString("client"), at: try row.int("at"))
+                    eventID: try row.int("event_id"),
+                    recorded: PendingEvent(
+                        userID: try row.string("user_id"), event: try row.string("event"), outcome: try row.string("outcome"),
+                        deviceID: try row.optionalString("device_id"), client: try row.optionalString("client"), at: try row.int("at")))
             }
         }
     }

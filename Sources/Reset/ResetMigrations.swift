@@ -1,8 +1,7 @@
 import Storage
 
-/// The reset schema, one list per backend with the same versions: SQLite's text is what
-/// existing files were migrated with and never changes; PostgreSQL's has the same tables in
-/// its own types (BIGINT, BYTEA, BIGSERIAL ids). A new version is added to both lists.
+/// The reset schema, written once in SQLite's text, which existing files were migrated with and
+/// never changes (a new version is appended); PostgreSQL's list is derived from it.
 public enum ResetMigrations {
     public static let sqlite = [
         Migration(version: 1, name: "reset tokens and request records", sql: """

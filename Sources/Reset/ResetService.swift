@@ -4,6 +4,7 @@ import Platform
 import RPC
 import Runtime
 import Secrets
+import ServiceKit
 
 public struct ResetConfigurationError: Error, Sendable, CustomStringConvertible {
     public let description: String

@@ -22,23 +22,13 @@ public enum SHA256 {
     }
 }
 
-/// HMAC-SHA-256 through OpenSSL (the one-shot HMAC()). Compare tags with `constantTimeEquals`.
+/// HMAC-SHA-256, the one every service uses (`HMACAlgorithm` has the others TOTP may name).
+/// Compare tags with `constantTimeEquals`.
 public enum HMACSHA256 {
     public static let byteCount = 32
 
     public static func authenticate(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
-        precondition(key.count <= Int(Int32.max), "HMACSHA256: key too long")
-        var tag = [UInt8](repeating: 0, count: byteCount)
-        var length: UInt32 = 0
-        let result = withBytes(key) { keyPointer, keyCount in
-            withBytes(message) { data, count in
-                tag.withUnsafeMutableBufferPointer { out in
-                    HMAC(EVP_sha256(), keyPointer, Int32(keyCount), data, count, out.baseAddress, &length)
-                }
-            }
-        }
-        guard result != nil, length == UInt32(byteCount) else { fatalOpenSSL("HMACSHA256: HMAC failed") }
-        return tag
+        HMACAlgorithm.sha256.authenticate(message, key: key)
     }
 }
 

@@ -49,9 +49,11 @@ public struct SessionInfo: Sendable, Equatable {
 /// Resolves `params.session` through `identity.introspect` on every call: services keep
 /// no cache, so a revoked session stops working at once. For worker threads only.
 public struct SessionResolver: Sendable {
-    private let identity: RPCClient
+    private let identity: any IdentityDirectory
 
-    public init(identity: RPCClient) { self.identity = identity }
+    public init(identity: any IdentityDirectory) { self.identity = identity }
+
+    public init(identity: RPCClient) { self.init(identity: RPCIdentityDirectory(client: identity)) }
 
     /// The session, refused with `step_up_required` while it owes factors (as the gateway's
     /// `session` access refuses it): a password alone never acts like two factors.
@@ -66,7 +68,7 @@ public struct SessionResolver: Sendable {
         guard let token = try params.optionalString("session", maxLength: 128), !token.isEmpty else {
             throw RPCError(.unauthenticated, "a session is required")
         }
-        let answer = try identity.callAndWait("identity.introspect", params: ["session": .string(token)], context: context)
+        let answer = try identity.call("identity.introspect", ["session": .string(token)], context: context)
         guard let session = SessionInfo(introspection: answer) else {
             throw RPCError(.unavailable, "identity gave an unreadable introspection")
         }

@@ -6,6 +6,7 @@ import Platform
 import RPC
 import Runtime
 import Secrets
+import ServiceKit
 import StoreTestSupport
 import XCTest
 

@@ -4,6 +4,7 @@ import LineProtocol
 import Platform
 import RPC
 import Runtime
+import ServiceKit
 @testable import Verification
 import XCTest
 

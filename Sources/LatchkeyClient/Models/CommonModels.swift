@@ -1,16 +1,22 @@
 import Foundation
 
+/// A name the server may add to (factors, accounts, kinds of history entry): any string decodes,
+/// so a server newer than this client never breaks it, and the names this client knows are
+/// static members. On the wire it is the bare string (the standard library's coding of a
+/// `RawRepresentable` whose raw value is a `String`).
+public protocol OpenName: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible where RawValue == String {
+    init(rawValue: String)
+}
+
+extension OpenName {
+    public var description: String { rawValue }
+}
+
 /// A second factor a session may owe (`required_factors`). Open-ended on purpose: a server
 /// newer than this client may name factors it does not know yet, and they still decode.
-public struct Factor: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct Factor: OpenName {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 
     /// A code by SMS (or, through `verification.next`, by voice) to the proven phone.
     public static let sms = Factor(rawValue: "sms")
@@ -30,15 +36,9 @@ public enum KeyProtection: String, Codable, Sendable, CaseIterable {
 }
 
 /// One of the user's accounts (`checking`, `saving`); open-ended like `Factor`.
-public struct AccountName: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct AccountName: OpenName {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 
     public static let checking = AccountName(rawValue: "checking")
     public static let saving = AccountName(rawValue: "saving")

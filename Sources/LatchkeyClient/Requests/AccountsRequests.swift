@@ -2,13 +2,9 @@ import Foundation
 
 extension LatchkeyClient {
     /// `accounts.*`: balances, transfers confirmed by a code, history (`protocol/accounts.md`).
-    public enum Accounts: Sendable {
-        public struct Ping: LatchkeyRequest, WireKeyed {
-            public typealias Response = Pong
-            public static let method = "accounts.ping", session = SessionUse.none, retry = RetryClass.safe
-            public init() {}
-            enum CodingKeys: CodingKey, CaseIterable {}
-        }
+    public enum Accounts: LatchkeyService {
+        public static let name = "accounts"
+        public typealias Ping = ServicePing<Accounts>
 
         public struct Balances: LatchkeyRequest, WireKeyed {
             public static let method = "accounts.balances", session = SessionUse.required, retry = RetryClass.safe
@@ -216,15 +212,9 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
 
 /// `transfer` (between the user's own accounts) or `deposit` (money in from outside); open-ended
 /// like `Factor`, so a kind a newer server adds still decodes.
-public struct HistoryEntryKind: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct HistoryEntryKind: OpenName {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 
     public static let transfer = HistoryEntryKind(rawValue: "transfer")
     public static let deposit = HistoryEntryKind(rawValue: "deposit")

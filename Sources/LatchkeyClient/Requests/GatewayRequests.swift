@@ -2,13 +2,9 @@ import Foundation
 
 extension LatchkeyClient {
     /// `gateway.*`: answered by the gateway itself (`protocol/gateway.md`).
-    public enum Gateway: Sendable {
-        public struct Ping: LatchkeyRequest, WireKeyed {
-            public typealias Response = Pong
-            public static let method = "gateway.ping", session = SessionUse.none, retry = RetryClass.safe
-            public init() {}
-            enum CodingKeys: CodingKey, CaseIterable {}
-        }
+    public enum Gateway: LatchkeyService {
+        public static let name = "gateway"
+        public typealias Ping = ServicePing<Gateway>
 
         public struct Health: LatchkeyRequest, WireKeyed {
             public static let method = "gateway.health", session = SessionUse.none, retry = RetryClass.safe

@@ -2,13 +2,9 @@ import Foundation
 
 extension LatchkeyClient {
     /// `identity.*`: users, sessions, preferences, device keys (`protocol/identity.md`).
-    public enum Identity: Sendable {
-        public struct Ping: LatchkeyRequest, WireKeyed {
-            public typealias Response = Pong
-            public static let method = "identity.ping", session = SessionUse.none, retry = RetryClass.safe
-            public init() {}
-            enum CodingKeys: CodingKey, CaseIterable {}
-        }
+    public enum Identity: LatchkeyService {
+        public static let name = "identity"
+        public typealias Ping = ServicePing<Identity>
 
         public struct Register: LatchkeyRequest, WireKeyed {
             public static let method = "identity.register", session = SessionUse.none, retry = RetryClass.never

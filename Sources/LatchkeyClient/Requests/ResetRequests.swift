@@ -2,13 +2,9 @@ import Foundation
 
 extension LatchkeyClient {
     /// `reset.*`: password reset by e-mailed link (`protocol/reset.md`).
-    public enum Reset: Sendable {
-        public struct Ping: LatchkeyRequest, WireKeyed {
-            public typealias Response = Pong
-            public static let method = "reset.ping", session = SessionUse.none, retry = RetryClass.safe
-            public init() {}
-            enum CodingKeys: CodingKey, CaseIterable {}
-        }
+    public enum Reset: LatchkeyService {
+        public static let name = "reset"
+        public typealias Ping = ServicePing<Reset>
 
         /// Always answers `ok` for a well-formed address, known or not.
         public struct Request: LatchkeyRequest, WireKeyed {

@@ -2,13 +2,9 @@ import Foundation
 
 extension LatchkeyClient {
     /// `verification.*`: one-time codes by SMS and voice (`protocol/verification.md`).
-    public enum Verification: Sendable {
-        public struct Ping: LatchkeyRequest, WireKeyed {
-            public typealias Response = Pong
-            public static let method = "verification.ping", session = SessionUse.none, retry = RetryClass.safe
-            public init() {}
-            enum CodingKeys: CodingKey, CaseIterable {}
-        }
+    public enum Verification: LatchkeyService {
+        public static let name = "verification"
+        public typealias Ping = ServicePing<Verification>
 
         /// A login code to the phone on the user's profile.
         public struct Start: LatchkeyRequest, WireKeyed {

@@ -1,0 +1,28 @@
+import Foundation
+import XCTest
+
+@testable import LatchkeyClient
+
+/// The types every service's calls share: open names travel as bare strings and keep names
+/// this client does not know; every service's ping is the one `ServicePing`.
+final class SharedModelCodingTests: XCTestCase {
+    func testOpenNamesTravelAsBareStringsAndKeepUnknownNames() throws {
+        let factors = try JSONDecoder().decode([Factor].self, from: Data(#"["sms","passkey"]"#.utf8))
+        XCTAssertEqual(factors, [.sms, Factor(rawValue: "passkey")])
+        XCTAssertEqual(String(decoding: try JSONEncoder().encode(factors), as: UTF8.self), #"["sms","passkey"]"#)
+        XCTAssertEqual(try JSONDecoder().decode(AccountName.self, from: Data(#""external""#.utf8)), .external)
+        XCTAssertEqual(try JSONDecoder().decode(HistoryEntryKind.self, from: Data(#""refund""#.utf8)).description, "refund")
+        XCTAssertThrowsError(try JSONDecoder().decode(Factor.self, from: Data("7".utf8)), "a number is not a name")
+    }
+
+    func testEveryServicePingNamesItsServiceAndSendsAnEmptyBody() throws {
+        let pings: [any LatchkeyRequest.Type] = [
+            LatchkeyClient.Gateway.Ping.self, LatchkeyClient.Identity.Ping.self, LatchkeyClient.Verification.Ping.self,
+            LatchkeyClient.Accounts.Ping.self, LatchkeyClient.Reset.Ping.self,
+        ]
+        XCTAssertEqual(pings.map { $0.method }, ["gateway.ping", "identity.ping", "verification.ping", "accounts.ping", "reset.ping"])
+        XCTAssertTrue(pings.allSatisfy { $0.session == .none && $0.retry == .safe })
+        XCTAssertEqual(String(decoding: try JSONEncoder().encode(LatchkeyClient.Reset.Ping()), as: UTF8.self), "{}")
+        XCTAssertEqual(LatchkeyClient.Identity.Ping.path, "/v1/identity/ping")
+    }
+}
