@@ -3,7 +3,9 @@ import Foundation
 import LineProtocol
 import Platform
 import RPC
+import ServerTestSupport
 import ServiceKit
+import TestSupport
 import XCTest
 
 

@@ -3,6 +3,8 @@ import Foundation
 import LineProtocol
 import Platform
 import RPC
+import ServerTestSupport
+import TestSupport
 import TLS
 import XCTest
 
