@@ -68,7 +68,12 @@ final class FakeService: @unchecked Sendable {
     /// identity.introspect answers by token; tokens absent are unauthenticated.
     private let sessionsLock = NSLock()
     private var sessions: [String: FakeSession] = [:]
-    var handlerDelayMilliseconds: UInt32 = 0
+    /// When set, every public method waits in it until the test releases it (a replica busy with a request).
+    var holding: Blocker? {
+        get { sessionsLock.withLock { heldBy } }
+        set { sessionsLock.withLock { heldBy = newValue } }
+    }
+    private var heldBy: Blocker?
     /// When set, every public method answers this error (as a service whose own dependency failed would).
     var answerError: RPCError? {
         get { sessionsLock.withLock { forcedError } }
@@ -90,7 +95,7 @@ final class FakeService: @unchecked Sendable {
             router.register(name, execution: .pool) { params, context in
                 guard let fake = box.value else { throw RPCError.internalError() }
                 fake.log.record(name, context)
-                if fake.handlerDelayMilliseconds > 0 { usleep(fake.handlerDelayMilliseconds * 1000) }
+                fake.holding?.hold()
                 if let error = fake.answerError { throw error }
                 return [
                     "served": .string(name), "replica": .string(fake.replicaID),

@@ -3,7 +3,7 @@ import Platform
 
 /// A blocking line-protocol client over a plain socket, with a receive timeout, that can also
 /// send raw bytes and watch for the server closing.
-public final class TestLineClient {
+public final class TestLineClient: @unchecked Sendable {
     public let fd: Int32
     private var buffer: [UInt8] = []
     private var nextID: Int64 = 0
