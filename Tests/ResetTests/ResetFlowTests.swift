@@ -8,6 +8,7 @@ import RPC
 import Runtime
 import Secrets
 import Storage
+import TestSupport
 import XCTest
 
 
@@ -180,15 +181,11 @@ final class ResetRequestTests: ResetTestCase {
     }
 }
 
-final class ResultBox: @unchecked Sendable {
-    var result: Result<JSON, RPCError>?
-}
-
 final class ResetValidateCompleteTests: ResetTestCase {
     func testValidateAnswersExpiryForALiveToken() throws {
         requestNow("alice@example.com")
         let expiresAt = try service.validate(token: try lastToken())
-        XCTAssertEqual(expiresAt, clock.now / 1000 + 1800)
+        XCTAssertEqual(expiresAt, clock.nowMilliseconds() / 1000 + 1800)
     }
 
     func testUnknownMalformedExpiredAndUsedTokensAreAllInvalidToken() throws {
@@ -259,7 +256,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
             clock.advance(seconds: 3600)
             requestNow("alice@example.com")
             let token = try lastToken()
-            let outcomes = OutcomeList()
+            let outcomes = SharedList<String>()
             let service = self.service!
             let context = self.context()
             DispatchQueue.concurrentPerform(iterations: 4) { index in
@@ -270,8 +267,8 @@ final class ResetValidateCompleteTests: ResetTestCase {
                     outcomes.append(String(describing: error))
                 }
             }
-            XCTAssertEqual(outcomes.values.filter { $0 == "ok" }.count, 1, "round \(round): \(outcomes.values)")
-            XCTAssertEqual(outcomes.values.filter { $0 == "invalidToken" }.count, 3, "round \(round): \(outcomes.values)")
+            XCTAssertEqual(outcomes.all.filter { $0 == "ok" }.count, 1, "round \(round): \(outcomes.all)")
+            XCTAssertEqual(outcomes.all.filter { $0 == "invalidToken" }.count, 3, "round \(round): \(outcomes.all)")
         }
         XCTAssertEqual(identity.callCount("identity.set_password"), 5)
     }
@@ -295,7 +292,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         let second = OpaqueToken.make(prefix: "lkr_")
         _ = try store.database.write { c in
             try c.run("INSERT INTO reset_tokens (token_hash, user_id, created_at_ms, expires_at_ms) VALUES (?, 'u_alice', ?, ?)",
-                [.blob(SHA256.hash(second)), .integer(clock.now), .integer(clock.now + 60_000)])
+                [.blob(SHA256.hash(second)), .integer(clock.nowMilliseconds()), .integer(clock.nowMilliseconds() + 60_000)])
         }
         try service.complete(token: first, password: "a much better password", context: context())
         XCTAssertThrowsError(try service.validate(token: second))
@@ -327,7 +324,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         service.register(on: router)
         let valid = dispatch(router, "reset.validate", ["token": .string(token)])
         XCTAssertEqual(try valid.get()["valid"], true)
-        XCTAssertEqual(try valid.get()["expires_at"]?.intValue, clock.now / 1000 + 1800)
+        XCTAssertEqual(try valid.get()["expires_at"]?.intValue, clock.nowMilliseconds() / 1000 + 1800)
         let weak = dispatch(router, "reset.complete", ["token": .string(token), "password": "weak"])
         XCTAssertEqual(weak.failure?.reason, "weak_password")
         XCTAssertEqual(weak.failure?.code, 422)
@@ -336,27 +333,5 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertEqual(used.failure?.reason, "invalid_token")
         XCTAssertEqual(used.failure?.code, 400)
         XCTAssertEqual(dispatch(router, "reset.complete", ["token": .string(token)]).failure?.reason, "invalid_params")
-    }
-}
-
-final class OutcomeList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    func append(_ value: String) {
-        lock.lock()
-        list.append(value)
-        lock.unlock()
-    }
-    var values: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return list
-    }
-}
-
-extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

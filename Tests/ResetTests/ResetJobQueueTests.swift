@@ -4,6 +4,7 @@ import Foundation
 import Platform
 @testable import Reset
 import Runtime
+import TestSupport
 import XCTest
 
 
@@ -13,7 +14,7 @@ final class ResetJobQueueTests: ResetTestCase {
     /// limit it was admitted under (one request a minute per address) does not refuse it again.
     func testAJobInterruptedMidRunIsRedoneAfterARestartAndAdmittedOnce() throws {
         try service.request(email: "alice@example.com", context: context())
-        let claimed = try XCTUnwrap(try store.claimDueJob(nowMilliseconds: clock.now, leaseUntilMilliseconds: clock.now + 300_000))
+        let claimed = try XCTUnwrap(try store.claimDueJob(nowMilliseconds: clock.nowMilliseconds(), leaseUntilMilliseconds: clock.nowMilliseconds() + 300_000))
         XCTAssertEqual(claimed.attempts, 1)
         XCTAssertFalse(service.runNextJob(), "a running job is not taken twice")
 

@@ -7,6 +7,7 @@ import RPC
 import Runtime
 import Secrets
 import StoreTestSupport
+import TestSupport
 import XCTest
 
 
@@ -106,24 +107,6 @@ final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
     }
 }
 
-/// A clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var milliseconds: Int64 = 1_800_000_000_000
-
-    var now: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return milliseconds
-    }
-
-    func advance(seconds: Int64) {
-        lock.lock()
-        milliseconds += seconds * 1000
-        lock.unlock()
-    }
-}
-
 func makePool(threads: Int, name: String) -> WorkerPool {
     WorkerPool(threadCount: threads, maxQueued: 100, name: name)
 }
@@ -177,7 +160,7 @@ class ResetTestCase: XCTestCase {
             settings: settings, store: store, subjects: ResetSubject(key: Array(repeating: 7, count: 32)), identity: identity, mail: mail,
             composer: ResetMailComposer(linkTemplate: try LinkTemplate(template)),
             metrics: metrics, logger: Logger(service: "reset", minimumLevel: .debug, sink: logs),
-            nowMilliseconds: { clock.now })
+            nowMilliseconds: { clock.nowMilliseconds() })
     }
 
     func context(client: String? = "198.51.100.7") -> CallContext {
@@ -202,14 +185,9 @@ class ResetTestCase: XCTestCase {
 
     /// Sends one request through the service's method table and waits for the answer.
     func dispatch(_ router: Router, _ method: String, _ params: JSON) -> Result<JSON, RPCError> {
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { result in
-            box.result = result
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return box.result!
+        let box = ResultBox<Result<JSON, RPCError>>()
+        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { box.set($0) }
+        return box.wait()
     }
 
     /// Runs every due job of the queue on this thread (the tests' stand-in for the mail workers).

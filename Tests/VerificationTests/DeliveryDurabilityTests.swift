@@ -3,6 +3,7 @@ import Foundation
 import LineProtocol
 import Runtime
 import Storage
+import TestSupport
 @testable import Verification
 import XCTest
 

@@ -3,6 +3,7 @@ import Foundation
 import LineProtocol
 import Platform
 import Runtime
+import TestSupport
 @testable import Verification
 import XCTest
 

@@ -4,34 +4,12 @@ import LineProtocol
 import Runtime
 import Storage
 import StoreTestSupport
+import TestSupport
 @testable import Verification
 import XCTest
 
 
-/// A clock the test moves by hand.
-final class ManualClock: VerificationClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var now: Int64
-
-    init(_ start: Int64 = 1_800_000_000_000) { now = start }
-
-    func nowMilliseconds() -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return now
-    }
-
-    func advance(seconds: Int64) {
-        advance(milliseconds: seconds * 1000)
-    }
-
-    func advance(milliseconds: Int64) {
-        precondition(milliseconds >= 0, "the manual clock only moves forward")
-        lock.lock()
-        now += milliseconds
-        lock.unlock()
-    }
-}
+extension ManualClock: VerificationClock {}
 
 /// Keeps every message; fails on demand.
 final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
