@@ -88,6 +88,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Platform", "LineProtocol"], path: "Tests/TestSupport", swiftSettings: strict),
         // Event loops on threads of their own and in-process line-protocol servers (a router on port 0).
         .target(name: "ServerTestSupport", dependencies: ["TestSupport", "RPC", "Runtime", "Platform", "LineProtocol"], path: "Tests/ServerTestSupport", swiftSettings: strict),
+        // A delivery provider that records what it was given, for the services that send messages.
+        .target(name: "DeliveryTestSupport", dependencies: ["Delivery"], path: "Tests/DeliveryTestSupport", swiftSettings: strict),
         // Certificates made with the openssl command line, a blocking TLS test server, a client socket.
         .target(name: "TLSTestSupport", dependencies: ["TLS"], path: "Tests/TLSTestSupport", swiftSettings: strict),
         // Records SQLite's plan of every statement a store runs (hot paths read by index, not by scan).
@@ -104,9 +106,9 @@ let package = Package(
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform"], swiftSettings: strict),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: ["Gateway", "HTTP", "RPC", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport", "ServerTestSupport"],

@@ -34,7 +34,7 @@ final class ResetReplicaTests: ResetTestCase {
         DispatchQueue.concurrentPerform(iterations: 4) { index in
             while replicas[index % 2].runNextJob() {}
         }
-        XCTAssertEqual(mail.messages.count, 1, "the one admitted request is mailed once")
+        XCTAssertEqual(mail.sent.count, 1, "the one admitted request is mailed once")
     }
 
     func testMailWorkersOfTwoReplicasDoEveryJobExactlyOnce() throws {
@@ -48,8 +48,8 @@ final class ResetReplicaTests: ResetTestCase {
         DispatchQueue.concurrentPerform(iterations: 6) { index in
             while replicas[index % 2].runNextJob() {}
         }
-        XCTAssertEqual(mail.messages.count, 30)
-        XCTAssertEqual(Set(mail.messages.map(\.to)).count, 30, "no job done twice")
+        XCTAssertEqual(mail.sent.count, 30)
+        XCTAssertEqual(Set(mail.sent.map(\.to)).count, 30, "no job done twice")
     }
 }
 
@@ -64,7 +64,7 @@ final class ResetJobLeaseTests: ResetTestCase {
         XCTAssertFalse(service.runNextJob(), "still under its lease")
         clock.advance(seconds: 1)
         runJobs()
-        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(mail.sent.count, 1)
         XCTAssertFalse(service.runNextJob(), "done once, then gone")
     }
 }

@@ -1,4 +1,5 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import LineProtocol
 import Platform
@@ -88,25 +89,6 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
     }
 }
 
-/// Keeps every message instead of sending it.
-final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
-    let name = "recording"
-    private let lock = NSLock()
-    private var sent: [OutgoingMessage] = []
-
-    var messages: [OutgoingMessage] {
-        lock.lock()
-        defer { lock.unlock() }
-        return sent
-    }
-
-    func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
-        lock.lock()
-        sent.append(message)
-        lock.unlock()
-    }
-}
-
 func makePool(threads: Int, name: String) -> WorkerPool {
     WorkerPool(threadCount: threads, maxQueued: 100, name: name)
 }
@@ -177,8 +159,8 @@ class ResetTestCase: XCTestCase {
 
     /// The token in the newest reset mail (other mails, like "password changed", carry no link).
     func lastToken(file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        XCTAssertFalse(mail.messages.isEmpty, "no mail", file: file, line: line)
-        let text = try XCTUnwrap(mail.messages.last(where: { $0.text.contains("token=") })?.text, "no link", file: file, line: line)
+        XCTAssertFalse(mail.sent.isEmpty, "no mail", file: file, line: line)
+        let text = try XCTUnwrap(mail.sent.last(where: { $0.text.contains("token=") })?.text, "no link", file: file, line: line)
         let range = try XCTUnwrap(text.range(of: "token="), "no link", file: file, line: line)
         return String(text[range.upperBound...].prefix { $0 != "\n" && $0 != "&" })
     }

@@ -1,4 +1,5 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import Runtime
 import Storage
