@@ -96,7 +96,7 @@ let package = Package(
         .target(name: "StoreTestSupport", dependencies: ["Storage"], path: "Tests/StoreTestSupport", swiftSettings: strict),
 
         // One test target per library target, each depending only on that library, what lies below it, and test support.
-        .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
+        .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SecretsTests", dependencies: ["Secrets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),

@@ -5,6 +5,7 @@ import LineProtocol
 @testable import Platform
 @testable import RPC
 @testable import Runtime
+import ServerTestSupport
 import TestSupport
 
 /// Stands in for the gateway's dispatcher: a few methods, and a record of what it was called with.
@@ -74,41 +75,31 @@ final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {
 
 /// An `HTTPServer` with the gateway door over a fake dispatcher, on 127.0.0.1:0, on its own loop thread.
 final class TestHTTPServer: @unchecked Sendable {
-    let loop: EventLoop
+    let loopThread: LoopThread
     let server: HTTPServer
     let dispatcher: FakeGatewayDispatcher
     let endpoint: Endpoint
-    private let finished = DispatchSemaphore(value: 0)
+    private var stopped = false
+
+    var loop: EventLoop { loopThread.loop }
 
     init(limits: HTTPLimits = HTTPLimits(), settings: HTTPGatewayDoor.Settings = HTTPGatewayDoor.Settings(), handler: HTTPHandler? = nil) throws {
-        loop = try EventLoop()
+        loopThread = try LoopThread()
         dispatcher = FakeGatewayDispatcher()
         let door = handler ?? HTTPGatewayDoor(dispatcher: dispatcher, settings: settings)
-        server = HTTPServer(loop: loop, limits: limits, handler: door, logger: Logger(service: "test", sink: LogSink()), replicaID: "test")
-        let address = try server.listen(on: Endpoint(host: "127.0.0.1", port: 0))
-        endpoint = Endpoint(host: "127.0.0.1", port: address.port)
-        let loop = self.loop
-        let finished = self.finished
-        Thread {
-            loop.run()
-            finished.signal()
-        }.start()
+        let server = HTTPServer(loop: loopThread.loop, limits: limits, handler: door, logger: Logger(service: "test", sink: LogSink()), replicaID: "test")
+        self.server = server
+        endpoint = Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port })
     }
 
-    /// Reads loop-confined state from the test thread.
-    func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
-        let box = ResultBox<T>()
-        loop.execute { box.set(body()) }
-        return box.wait()
-    }
-
-    var connectionCount: Int { onLoop { [server] in server.connectionCount } }
+    var connectionCount: Int { (try? loopThread.sync { [server] in server.connectionCount }) ?? -1 }
 
     /// Drains like SIGTERM would and waits for the loop to end.
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         let server = self.server
-        let loop = self.loop
-        loop.execute { server.drain { loop.stop() } }
-        finished.wait()
+        loopThread.await { done in server.drain(completion: done) }
+        loopThread.shutdown()
     }
 }

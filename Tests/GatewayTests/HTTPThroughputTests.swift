@@ -5,6 +5,7 @@ import LineProtocol
 @testable import Platform
 @testable import RPC
 @testable import Runtime
+import ServerTestSupport
 import TestSupport
 import XCTest
 
@@ -15,19 +16,14 @@ final class HTTPThroughputTests: XCTestCase {
     func testPingRequestsPerSecondOverHTTPAndOverTheLineProtocol() throws {
         let http = try TestHTTPServer()
         defer { http.stop() }
-        let loop = try EventLoop()
+        let lineDoor = try LoopThread()
         let rpcServer = RPCServer(
-            loop: loop, limits: ServerLimits(), dispatcher: http.dispatcher, logger: Logger(service: "test", sink: LogSink()),
+            loop: lineDoor.loop, limits: ServerLimits(), dispatcher: http.dispatcher, logger: Logger(service: "test", sink: LogSink()),
             replicaID: "test", trustsCallerMeta: false)
-        let address = try rpcServer.listen(on: Endpoint(host: "127.0.0.1", port: 0))
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
-            loop.run()
-            finished.signal()
-        }.start()
+        let address = try lineDoor.sync { try rpcServer.listen(on: Endpoint(host: "127.0.0.1", port: 0)) }
         defer {
-            loop.execute { rpcServer.drain { loop.stop() } }
-            finished.wait()
+            lineDoor.await { done in rpcServer.drain(completion: done) }
+            lineDoor.shutdown()
         }
         let rounds = 200
         let httpClient = try RawHTTPClient(http.endpoint)
