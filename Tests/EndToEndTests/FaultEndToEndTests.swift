@@ -76,9 +76,9 @@ final class FaultEndToEndTests: StackTestCase {
                 }
             }.start()
         }
-        usleep(1_200_000)
+        waitUntil("the storm confirms transfers before the kill") { acknowledged.count >= 3 }
         stack.kill("accounts")
-        usleep(300_000)
+        usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
         try stack.restart("accounts")
         group.wait()
 

@@ -67,8 +67,7 @@ final class GatewayEndToEndTests: XCTestCase {
         XCTAssertEqual(try client.call("accounts.balances").gatewayError?.reason, "unauthenticated")
         XCTAssertEqual(try client.result("identity.ping"), ["pong": true], "inner pings cross the hop")
         // The access log: one line per request (written in batches every 100 ms), never params.
-        usleep(300_000)
-        XCTAssertTrue(stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#))
+        waitUntil("the access log has the request") { stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#) }
         XCTAssertFalse(stack.member("gateway").log.contains("lks_x"))
     }
 
@@ -187,7 +186,7 @@ final class GatewayEndToEndTests: XCTestCase {
                 }
             }.start()
         }
-        usleep(1_000_000)
+        waitUntil("the load runs before the kill") { tally.summary.retryableTotal >= 20 }
         identityA.kill()
         group.wait()
         let summary = tally.summary

@@ -72,9 +72,9 @@ final class TransferFlowCrashEndToEndTests: StackTestCase {
                 }
             }.start()
         }
-        usleep(1_200_000)
+        waitUntil("the storm confirms transfers before the kill") { acknowledged.count >= 3 }
         stack.kill("verification")
-        usleep(300_000)
+        usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
         try stack.restart("verification")
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
 
