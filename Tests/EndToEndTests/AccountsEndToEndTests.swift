@@ -137,7 +137,7 @@ final class AccountsEndToEndTests: XCTestCase {
                 Self.storm(worker: worker, user: users[worker % users.count], endpoint: endpoint, fakes: fakes, record: record)
             }.start()
         }
-        waitUntil("the storm confirms transfers before the kill") { record.acknowledged.count >= 5 }
+        waitUntil("the storm confirms transfers before the kill", timeoutSeconds: 30) { record.acknowledged.count >= 200 }
         accounts.kill(SIGKILL)
         let elapsed = Date().timeIntervalSince(started)
         record.stop()
