@@ -84,24 +84,42 @@ let package = Package(
         // A consumer of the client's public surface only (no @testable): signs in the demo user, prints balances.
         .executableTarget(name: "SignInDemo", dependencies: ["LatchkeyClient"], path: "Examples/SignInDemo", swiftSettings: strict),
 
-        .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol"], swiftSettings: strict),
-        .testTarget(name: "SecretsTests", dependencies: ["Secrets"], swiftSettings: strict),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: strict),
+        // Shared by the test targets: thread-safe boxes, lists and counters, a manual clock, waits on
+        // a condition with a deadline, loopback sockets, raw HTTP and line clients, curl.
+        .target(name: "TestSupport", dependencies: ["Platform", "LineProtocol"], path: "Tests/TestSupport", swiftSettings: strict),
+        // Event loops on threads of their own and in-process line-protocol servers (a router on port 0).
+        .target(name: "ServerTestSupport", dependencies: ["TestSupport", "RPC", "Runtime", "Platform", "LineProtocol"], path: "Tests/ServerTestSupport", swiftSettings: strict),
+        // A delivery provider that records what it was given, for the services that send messages.
+        .target(name: "DeliveryTestSupport", dependencies: ["Delivery"], path: "Tests/DeliveryTestSupport", swiftSettings: strict),
         // Certificates made with the openssl command line, a blocking TLS test server, a client socket.
         .target(name: "TLSTestSupport", dependencies: ["TLS"], path: "Tests/TLSTestSupport", swiftSettings: strict),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPC", "HTTP", "Runtime", "Platform", "Gateway"], swiftSettings: strict),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport"], swiftSettings: strict),
         // Records SQLite's plan of every statement a store runs (hot paths read by index, not by scan).
         .target(name: "StoreTestSupport", dependencies: ["Storage"], path: "Tests/StoreTestSupport", swiftSettings: strict),
-        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport"], swiftSettings: strict),
-        .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport"], swiftSettings: strict),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTP", "RPC", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport"], swiftSettings: strict),
+
+        // One test target per library target, each depending only on that library, what lies below it, and test support.
+        .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SecretsTests", dependencies: ["Secrets", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Platform", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "RPCTests", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform"], swiftSettings: strict),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "HTTP", "RPC", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport", "ServerTestSupport"],
+            swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
-        .testTarget(name: "EndToEndTests", dependencies: ["StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage"], swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport"],
+            swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
-        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol"], swiftSettings: strict),
+        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport"], swiftSettings: strict),
     ]
 )

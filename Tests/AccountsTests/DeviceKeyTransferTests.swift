@@ -3,6 +3,7 @@ import Foundation
 import LineProtocol
 import RPC
 import Secrets
+import TestSupport
 import XCTest
 
 
@@ -46,7 +47,7 @@ final class DeviceKeyTransferTests: AccountsTestCase {
         keys = FakeDeviceKeys()
         keys.enroll("iphone-1", iPhone.publicKey)
         let clock = self.clock!
-        service = AccountsService(store: store, verification: verification, deviceKeys: keys, clock: { clock.now })
+        service = AccountsService(store: store, verification: verification, deviceKeys: keys, clock: { clock.nowSeconds })
         try fund("u1", .checking, 10_000)
     }
 
@@ -123,7 +124,7 @@ final class DeviceKeyTransferTests: AccountsTestCase {
 
     func testTheChallengeExpiresWithTheTransfer() throws {
         let ticket = try keyTransfer()
-        clock.advance(service.settings.transferExpirySeconds)
+        clock.advance(seconds: service.settings.transferExpirySeconds)
         assertThrows(.expired) { _ = try confirm(ticket) }
         XCTAssertEqual(try store.transfer(id: ticket.ticket.transfer.id, userID: "u1")?.state, .expired)
         XCTAssertEqual(keys.checks, 0)
@@ -163,20 +164,5 @@ final class DeviceKeyTransferTests: AccountsTestCase {
         XCTAssertEqual(try balance("u1", .checking), 7_500)
         XCTAssertEqual(try balance("u1", .saving), 2_500)
         try assertAuditClean()
-    }
-}
-
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Storage
+import TestSupport
 import XCTest
 
 @testable import Accounts
@@ -47,7 +48,7 @@ final class GroupCommitDurabilityTests: XCTestCase {
 
     func testABatchWaitsForTheDiskWhenAnyOfItsWritesMust() throws {
         let committer = GroupCommitter(database: database, maxBatch: 16)
-        let levels = LevelList()
+        let levels = Locked<[String: Int64]>([:])
         let holding = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
@@ -57,7 +58,8 @@ final class GroupCommitDurabilityTests: XCTestCase {
                 defer { group.leave() }
                 _ = try? committer.write(durable: durable) { c in
                     try c.run("INSERT INTO t (n) VALUES (1)")
-                    levels.add(label, try Self.level(c))
+                    let level = try Self.level(c)
+                    levels.withLock { $0[label] = level }
                     if hold {
                         holding.signal()
                         gate.wait()
@@ -75,25 +77,8 @@ final class GroupCommitDurabilityTests: XCTestCase {
         XCTAssertEqual(committer.queuedJobs, 2, "both writes queued behind the open transaction")
         gate.signal()
         XCTAssertEqual(group.wait(timeout: .now() + 20), .success)
-        XCTAssertEqual(levels.byLabel, ["leader": 1, "relaxed": 2, "durable": 2], "the batch holding a durable write waited for the disk")
+        XCTAssertEqual(levels.current, ["leader": 1, "relaxed": 2, "durable": 2], "the batch holding a durable write waited for the disk")
         XCTAssertEqual(committer.statistics.batches, 2)
         XCTAssertEqual(try database.write { c in try Self.level(c) }, 2)
-    }
-}
-
-final class LevelList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var levels: [String: Int64] = [:]
-
-    func add(_ label: String, _ level: Int64) {
-        lock.lock()
-        levels[label] = level
-        lock.unlock()
-    }
-
-    var byLabel: [String: Int64] {
-        lock.lock()
-        defer { lock.unlock() }
-        return levels
     }
 }

@@ -2,6 +2,7 @@ import StoreTestSupport
 import Foundation
 import LineProtocol
 import Storage
+import TestSupport
 import XCTest
 
 @testable import Accounts
@@ -157,7 +158,7 @@ class LedgerTests: AccountsTestCase {
     func testPendingTransferExpiresWithItsCode() throws {
         try fund("u1", .checking, 1_000)
         let pending = try transfer("u1", .checking, .saving, 100)
-        clock.advance(service.settings.transferExpirySeconds)
+        clock.advance(seconds: service.settings.transferExpirySeconds)
         assertThrows(.expired) { _ = try service.confirm(userID: "u1", transferID: pending.id, code: code(for: pending), context: nil) }
         assertThrows(.expired) { _ = try service.confirm(userID: "u1", transferID: pending.id, code: code(for: pending), context: nil) }
         XCTAssertEqual(try store.transfer(id: pending.id, userID: "u1")?.state, .expired)
@@ -197,7 +198,7 @@ class LedgerTests: AccountsTestCase {
         let pending = try transfer("u1", .checking, .saving, 400)
         let code = code(for: pending)
         let service = self.service!
-        let outcomes = OutcomeList()
+        let outcomes = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             do {
                 _ = try service.confirm(userID: "u1", transferID: pending.id, code: code, context: nil)
@@ -371,20 +372,5 @@ final class GroupCommitterTests: XCTestCase {
         let count = try database.read { c in try c.queryOne("SELECT COUNT(*) AS n FROM t")?.int("n") }
         XCTAssertEqual(count, 32)
         XCTAssertEqual(committer.statistics.jobs, 64)
-    }
-}
-
-final class OutcomeList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func append(_ item: String) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-    }
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import LineProtocol
 import RPC
 import StoreTestSupport
+import TestSupport
 import XCTest
 
 
@@ -102,28 +103,13 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
     }
 }
 
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int64 = 1_800_000_000
-    var now: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-    func advance(_ seconds: Int64) {
-        lock.lock()
-        value += seconds
-        lock.unlock()
-    }
-}
-
 class AccountsTestCase: XCTestCase {
     /// Where this class's tests keep the ledger; each suite has a PostgreSQL twin that says `.postgres`.
     class var backend: TestBackend { .sqlite }
     var databases: TestDatabases!
     var store: SQLLedgerStore!
     var verification: FakeVerification!
-    var clock: TestClock!
+    var clock: ManualClock!
     var service: AccountsService!
 
     override func setUpWithError() throws {
@@ -142,9 +128,9 @@ class AccountsTestCase: XCTestCase {
         let database = try databases.open("ledger", sqlite: LedgerSchema.sqlite, postgres: LedgerSchema.postgres)
         store = SQLLedgerStore(database: database, groupCommitMax: groupCommitMax)
         verification = FakeVerification()
-        let clock = TestClock()
+        let clock = ManualClock()
         self.clock = clock
-        service = AccountsService(store: store, verification: verification, clock: { clock.now })
+        service = AccountsService(store: store, verification: verification, clock: { clock.nowSeconds })
     }
 
     @discardableResult

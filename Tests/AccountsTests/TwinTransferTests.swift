@@ -3,6 +3,7 @@ import Foundation
 import LineProtocol
 import RPC
 import StoreTestSupport
+import TestSupport
 import XCTest
 
 
@@ -14,7 +15,7 @@ class TwinTransferTests: AccountsTestCase {
     private func burst(_ count: Int, _ body: @escaping @Sendable () throws -> String) -> [String] {
         let gate = DispatchSemaphore(value: 0)
         let finished = DispatchGroup()
-        let outcomes = OutcomeList()
+        let outcomes = SharedList<String>()
         for _ in 0..<count {
             finished.enter()
             Thread {
@@ -76,16 +77,16 @@ class TwinTransferTests: AccountsTestCase {
         // What a process killed between recording the transfer and starting its code leaves behind.
         let orphan = NewTransfer(
             id: "tr_orphan", userID: "u1", from: .checking, to: .saving, amountMinor: 300, currency: service.settings.currency,
-            idempotencyKey: "k1", now: clock.now, expiresAt: clock.now + service.settings.transferExpirySeconds)
-        guard case .reserved = try store.reserveTransfer(orphan, staleBefore: clock.now - 1) else { return XCTFail("not reserved") }
+            idempotencyKey: "k1", now: clock.nowSeconds, expiresAt: clock.nowSeconds + service.settings.transferExpirySeconds)
+        guard case .reserved = try store.reserveTransfer(orphan, staleBefore: clock.nowSeconds - 1) else { return XCTFail("not reserved") }
         var waiting = service.settings
         waiting.twinWaitMilliseconds = 100
-        let impatient = AccountsService(store: store, verification: verification, settings: waiting, clock: { [clock] in clock!.now })
+        let impatient = AccountsService(store: store, verification: verification, settings: waiting, clock: { [clock] in clock!.nowSeconds })
         let request = TransferRequest(from: .checking, to: .saving, amountMinor: 300, idempotencyKey: "k1")
         assertReason(.conflict) { _ = try impatient.transfer(userID: "u1", request, context: nil) }
         XCTAssertEqual(verification.startCount, 0, "a fresh reservation belongs to its twin: no second code")
 
-        clock.advance(service.settings.codeStartTimeoutSeconds + 1)
+        clock.advance(seconds: service.settings.codeStartTimeoutSeconds + 1)
         let taken = try impatient.transfer(userID: "u1", request, context: nil).transfer
         XCTAssertEqual(taken.id, "tr_orphan")
         XCTAssertEqual(taken.state, .pending)

@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import Secrets
+import TestSupport
 
 /// A tiny scripted SMTP server on 127.0.0.1 (plain TCP, one thread per connection) that records
 /// what a client sends. Real-server behaviour (TLS, MIME parsing) is checked by the interop suite.
@@ -31,19 +32,7 @@ final class SMTPFakeServer: @unchecked Sendable {
 
     init(_ behaviour: Behaviour = Behaviour()) throws {
         self.behaviour = behaviour
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var reuse: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listenFD = fd
+        (listenFD, port) = try LoopbackSocket.listen(backlog: 16)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

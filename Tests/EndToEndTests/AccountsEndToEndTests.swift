@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import Platform
 import RPC
+import TestSupport
 import XCTest
 
 final class AccountsEndToEndTests: XCTestCase {
@@ -136,7 +137,7 @@ final class AccountsEndToEndTests: XCTestCase {
                 Self.storm(worker: worker, user: users[worker % users.count], endpoint: endpoint, fakes: fakes, record: record)
             }.start()
         }
-        Thread.sleep(forTimeInterval: 2.0)
+        waitUntil("the storm confirms transfers before the kill", timeoutSeconds: 30) { record.acknowledged.count >= 200 }
         accounts.kill(SIGKILL)
         let elapsed = Date().timeIntervalSince(started)
         record.stop()

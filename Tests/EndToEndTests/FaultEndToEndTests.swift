@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Crashes and faults with the real executables: a `kill -9` in the middle of a transfer
@@ -47,7 +48,7 @@ final class FaultEndToEndTests: StackTestCase {
 
     func testKillNineOfAccountsDuringATransferStormLosesNothingAcknowledgedAndAppliesNothingTwice() throws {
         let customers = try (0..<6).map { try customer($0, amount: 1_000_000) }
-        let acknowledged = FailureList()  // transfer ids whose confirm answered `done`
+        let acknowledged = SharedList<String>()  // transfer ids whose confirm answered `done`
         let stopAt = Date().addingTimeInterval(3)
         let gatewayEndpoint = stack.gateway
         let outboxPath = stack.outboxPath
@@ -71,19 +72,19 @@ final class FaultEndToEndTests: StackTestCase {
                             "session": .string(customer.session), "transfer_id": .string(transferID), "code": .string(code),
                         ])
                     else { usleep(20_000); continue }
-                    if done["status"] == "done" { acknowledged.add(transferID) }
+                    if done["status"] == "done" { acknowledged.append(transferID) }
                 }
             }.start()
         }
-        usleep(1_200_000)
+        waitUntil("the storm confirms a transfer before the kill", timeoutSeconds: 30) { !acknowledged.isEmpty }
         stack.kill("accounts")
-        usleep(300_000)
+        usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
         try stack.restart("accounts")
         group.wait()
 
         let audit = try direct("accounts").result("accounts.audit")
         XCTAssertEqual(audit["ok"], true, "audit after kill -9: \(audit.text)")
-        XCTAssertFalse(acknowledged.messages.isEmpty, "the storm confirmed transfers before and after the crash")
+        XCTAssertFalse(acknowledged.all.isEmpty, "the storm confirmed transfers before and after the crash")
         var booked: [String: Int] = [:]
         for customer in customers {
             var cursor: JSON = .null
@@ -101,7 +102,7 @@ final class FaultEndToEndTests: StackTestCase {
             let total = (balances["accounts"]?.arrayValue ?? []).compactMap { $0["balance"]?.intValue }.reduce(0, +)
             XCTAssertEqual(total, 1_000_000, "money is conserved across both accounts")
         }
-        for transferID in acknowledged.messages {
+        for transferID in acknowledged.all {
             XCTAssertEqual(booked[transferID], 2, "acknowledged \(transferID) is booked exactly once (one row per account)")
         }
         XCTAssertTrue(booked.values.allSatisfy { $0 == 2 }, "no transfer is booked twice or half: \(booked.filter { $0.value != 2 })")
@@ -117,8 +118,8 @@ final class FaultEndToEndTests: StackTestCase {
         ]
         for load in loads {
             let endpoint = stack.endpoint(load.service)
-            let answers = FailureList()
-            let bad = FailureList()
+            let answers = SharedList<String>()
+            let bad = SharedList<String>()
             let group = DispatchGroup()
             for _ in 0..<4 {
                 group.enter()
@@ -130,13 +131,13 @@ final class FaultEndToEndTests: StackTestCase {
                     try? client.sendRaw(burst.flatMap { $0 })
                     while let line = try? client.readLine() {
                         guard let json = try? JSONParser.parse(line), let response = RPCResponse.decode(json) else {
-                            bad.add("unreadable answer")
+                            bad.append("unreadable answer")
                             continue
                         }
                         if case .failure(let error) = response.outcome, error.reason == "internal" || error.reason == "timeout" {
-                            bad.add("\(load.service): \(error.reason ?? "?")")
+                            bad.append("\(load.service): \(error.reason ?? "?")")
                         }
-                        answers.add("\(response.id)")
+                        answers.append("\(response.id)")
                     }
                 }.start()
             }
@@ -144,8 +145,8 @@ final class FaultEndToEndTests: StackTestCase {
             let status = stack.terminate(load.service)
             group.wait()
             XCTAssertEqual(status, 0, "\(load.service) exits 0 after draining")
-            XCTAssertEqual(bad.messages, [], "\(load.service): in-flight requests finish cleanly")
-            XCTAssertEqual(answers.messages.count, 4 * 32, "\(load.service): every request it had read was answered")
+            XCTAssertEqual(bad.all, [], "\(load.service): in-flight requests finish cleanly")
+            XCTAssertEqual(answers.all.count, 4 * 32, "\(load.service): every request it had read was answered")
             XCTAssertTrue(stack.member(load.service).log.contains("\"msg\":\"stopped\""))
         }
     }

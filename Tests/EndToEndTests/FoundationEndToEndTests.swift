@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import Platform
 import RPC
+import TestSupport
 import XCTest
 
 /// The walking skeleton over real TCP: five processes, the gateway forwarding, the
@@ -49,7 +50,7 @@ final class FoundationEndToEndTests: StackTestCase {
 
     func testTwoHundredConnectionsPipeliningAllGetTheirOwnAnswers() throws {
         let endpoint = stack.gateway
-        let failures = FailureList()
+        let failures = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 200) { connection in
             do {
                 let client = try LineClient(endpoint)
@@ -61,17 +62,17 @@ final class FoundationEndToEndTests: StackTestCase {
                 for _ in 0..<20 {
                     let answer = try JSONParser.parse(try XCTUnwrap(client.readLine()))
                     guard answer["result"] == ["pong": true], let id = answer["id"]?.stringValue, id.hasPrefix("\(connection)-") else {
-                        failures.add("connection \(connection): unexpected \(answer.text)")
+                        failures.append("connection \(connection): unexpected \(answer.text)")
                         return
                     }
                     seen.insert(id)
                 }
-                if seen.count != 20 { failures.add("connection \(connection): \(seen.count) distinct answers") }
+                if seen.count != 20 { failures.append("connection \(connection): \(seen.count) distinct answers") }
             } catch {
-                failures.add("connection \(connection): \(error)")
+                failures.append("connection \(connection): \(error)")
             }
         }
-        XCTAssertEqual(failures.messages, [])
+        XCTAssertEqual(failures.all, [])
     }
 
     func testSigtermDrainsInflightRequestsAndExitsZero() throws {
@@ -102,15 +103,5 @@ final class FoundationEndToEndTests: StackTestCase {
             if case .success = try client.call("reset.ping").outcome { recovered = true } else { usleep(100_000) }
         }
         XCTAssertTrue(recovered, "the gateway reconnects once reset is back")
-    }
-}
-
-final class FailureList: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var messages: [String] = []
-    func add(_ message: String) {
-        lock.lock()
-        messages.append(message)
-        lock.unlock()
     }
 }

@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// The gateway executable in front of the real service executables.
@@ -66,8 +67,7 @@ final class GatewayEndToEndTests: XCTestCase {
         XCTAssertEqual(try client.call("accounts.balances").gatewayError?.reason, "unauthenticated")
         XCTAssertEqual(try client.result("identity.ping"), ["pong": true], "inner pings cross the hop")
         // The access log: one line per request (written in batches every 100 ms), never params.
-        usleep(300_000)
-        XCTAssertTrue(stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#))
+        waitUntil("the access log has the request") { stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#) }
         XCTAssertFalse(stack.member("gateway").log.contains("lks_x"))
     }
 
@@ -186,7 +186,7 @@ final class GatewayEndToEndTests: XCTestCase {
                 }
             }.start()
         }
-        usleep(1_000_000)
+        waitUntil("the load runs before the kill") { tally.summary.retryableTotal >= 20 }
         identityA.kill()
         group.wait()
         let summary = tally.summary
@@ -263,7 +263,7 @@ final class GatewayEndToEndTests: XCTestCase {
     func testBothDoorsShareOneTLSContextAndOnePolicy() throws {
         let certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        XCTAssertEqual(try runTool("/usr/bin/env", [
+        XCTAssertEqual(try runProgram("/usr/bin/env", [
             "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-subj", "/CN=localhost", "-days", "1", "-keyout", key, "-out", certificate,
         ]).status, 0)
@@ -274,26 +274,13 @@ final class GatewayEndToEndTests: XCTestCase {
         let marker = try XCTUnwrap(log.range(of: "\"http.listen\":\""))
         let http = String(log[marker.upperBound...].prefix { $0 != "\"" })
         let body = #"{"jsonrpc":"2.0","id":1,"method":"identity.introspect","params":{"session":"lks_x"}}"#
-        let rpc = try runTool("/usr/bin/env", [
+        let rpc = try runProgram("/usr/bin/env", [
             "curl", "-sS", "--cacert", certificate, "--resolve", "localhost:\(http.split(separator: ":").last!):127.0.0.1",
             "-H", "Content-Type: application/json", "--data", body, "https://localhost:\(http.split(separator: ":").last!)/rpc",
         ])
         XCTAssertTrue(rpc.output.contains("-32601"), "internal methods are refused at the HTTP door too: \(rpc.output)")
-        let plain = try runTool("/usr/bin/env", ["curl", "-sS", "--max-time", "3", "http://\(http)/healthz"])
+        let plain = try runProgram("/usr/bin/env", ["curl", "-sS", "--max-time", "3", "http://\(http)/healthz"])
         XCTAssertFalse(plain.output.contains("ok"), "plain HTTP is refused on a TLS door")
-    }
-
-    private func runTool(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     func testSlowlorisAgainstTheExecutableIsCutOffWhileOthersAreServed() throws {

@@ -4,6 +4,7 @@ import Platform
 import RPC
 import Runtime
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// One real executable started by a gateway test, on an ephemeral port, killed in `stop`.
@@ -133,11 +134,8 @@ final class FakeIdentity: @unchecked Sendable {
         stopped.wait()
         loop.stop()
         done.wait()
-        FakeIdentity.keptAlive.keep(self)
+        KeptAlive.shared.keep(self)
     }
-
-    /// Loops keep their handlers forever (by design): keep stopped fakes reachable until exit.
-    static let keptAlive = KeptObjects()
 }
 
 extension RPCResponse {
@@ -161,15 +159,4 @@ func waitForReplicas(_ gateway: Endpoint, service: String, count: Int, timeoutSe
 func servedCount(_ replica: Endpoint, service: String, methods: [String]) throws -> Int64 {
     let metrics = try LineClient(replica).result("\(service).metrics")
     return methods.reduce(0) { $0 + (metrics["methods"]?[$1]?["count"]?.intValue ?? 0) }
-}
-
-final class KeptObjects: @unchecked Sendable {
-    private let lock = NSLock()
-    private var objects: [AnyObject] = []
-
-    func keep(_ object: AnyObject) {
-        lock.lock()
-        objects.append(object)
-        lock.unlock()
-    }
 }

@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import ServiceKit
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// The gateway's HTTP door against the running stack, driven by curl (a real client): the seed's
@@ -24,22 +25,8 @@ final class HTTPEndToEndTests: StackTestCase {
     // MARK: curl
 
     private func curl(_ arguments: [String]) throws -> (status: Int, body: JSON?, headers: String) {
-        let headerFile = NSTemporaryDirectory() + "curl-headers-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: headerFile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "15", "-D", headerFile, "-w", "\n%{http_code}"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard let newline = text.lastIndex(of: "\n"), let status = Int(text[text.index(after: newline)...]) else {
-            throw ConfigurationError("curl printed no status: \(text)")
-        }
-        let headers = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
-        return (status, try? JSONParser.parse(String(text[..<newline])), headers)
+        let response = try Curl.run(arguments)
+        return (response.status, try? JSONParser.parse(response.body), response.head)
     }
 
     private func post(_ path: String, _ body: JSON, bearer: String? = nil) throws -> (status: Int, body: JSON?, headers: String) {

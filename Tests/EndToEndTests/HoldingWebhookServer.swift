@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import Platform
+import TestSupport
 import XCTest
 
 /// A slow SMS provider: a real HTTP server on 127.0.0.1 that reads each webhook POST, records
@@ -27,16 +28,7 @@ final class HoldingWebhookServer: @unchecked Sendable {
 
     init(holdMilliseconds: Int = 30_000) throws {
         self.holdMilliseconds = holdMilliseconds
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 64) == 0 else { throw MissingMessage(description: "cannot listen") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = try LoopbackSocket.listen()
         Thread { [self] in acceptLoop() }.start()
     }
 
@@ -138,25 +130,10 @@ final class HoldingWebhookServer: @unchecked Sendable {
     }
 
     private func readRequest(_ connection: Int32) -> Received? {
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let got = read(connection, &chunk, chunk.count)
-            if got <= 0 { return nil }
-            data += chunk[0..<got]
-            guard let end = data.firstRange(of: [13, 10, 13, 10]) else { continue }
-            var headers: [String: String] = [:]
-            for line in String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n").dropFirst() {
-                if let colon = line.firstIndex(of: ":") {
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                }
-            }
-            let length = Int(headers["content-length"] ?? "0") ?? 0
-            guard data.count - end.upperBound >= length else { continue }
-            let body = (try? JSONParser.parse(Array(data[end.upperBound...]))) ?? .null
-            return Received(
-                deliveryID: headers["x-latchkey-delivery"] ?? "", requestID: body["request_id"]?.stringValue ?? "",
-                text: body["text"]?.stringValue ?? "")
-        }
+        guard let request = ReceivedHTTPRequest.read(from: connection) else { return nil }
+        let body = (try? JSONParser.parse(request.body)) ?? .null
+        return Received(
+            deliveryID: request.header("X-Latchkey-Delivery") ?? "", requestID: body["request_id"]?.stringValue ?? "",
+            text: body["text"]?.stringValue ?? "")
     }
 }

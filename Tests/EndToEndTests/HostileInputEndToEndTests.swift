@@ -1,23 +1,12 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import XCTest
 
 /// Random and hostile bytes against a live gateway: it never crashes, every line it sends
 /// back is a valid JSON-RPC answer (or it closes the connection cleanly), and it keeps
 /// serving everyone else.
 final class HostileInputEndToEndTests: StackTestCase {
-    /// A small deterministic generator so a failure can be replayed from its seed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private func isValidAnswer(_ json: JSON) -> Bool {
         func single(_ value: JSON) -> Bool {
             guard value["jsonrpc"] == "2.0", value["id"] != nil else { return false }
@@ -38,7 +27,7 @@ final class HostileInputEndToEndTests: StackTestCase {
             Array(#"{"jsonrpc":"2.0","method":"identity.ping"}"#.utf8), Array("1e999999".utf8), Array(#"{"a":1,"a":2}"#.utf8),
         ]
         for seed in UInt64(1)...UInt64(24) {
-            var random = SplitMix(state: seed)
+            var random = SeededGenerator(seed: seed)
             let client = try gateway()
             var stream: [UInt8] = []
             for _ in 0..<Int.random(in: 5...60, using: &random) {

@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import RPC
 import Secrets
+import TestSupport
 import XCTest
 
 /// The login throttle against the real executables: a burst of guesses pipelined on one
@@ -105,18 +106,7 @@ final class LoginThrottleEndToEndTests: StackTestCase {
     }
 
     private func curlPost(_ url: String, _ body: JSON) throws -> (status: Int, body: JSON?) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "15", "-w", "\n%{http_code}", "-H", "Content-Type: application/json", "--data", body.text, url]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard let newline = text.lastIndex(of: "\n"), let status = Int(text[text.index(after: newline)...]) else {
-            throw MissingMessage(description: "curl printed no status: \(text)")
-        }
-        return (status, try? JSONParser.parse(String(text[..<newline])))
+        let response = try Curl.run(["-H", "Content-Type: application/json", "--data", body.text, url])
+        return (response.status, try? JSONParser.parse(response.body))
     }
 }

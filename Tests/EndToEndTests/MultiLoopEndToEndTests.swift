@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import Platform
 import RPC
+import TestSupport
 import XCTest
 
 /// Real executables with several event loops (`--event-loops`): bursts through the gateway on
@@ -30,7 +31,7 @@ final class MultiLoopEndToEndTests: XCTestCase {
         XCTAssertTrue(gateway.log.contains("\"net.event_loops\":3"), "the gateway runs three loops")
         let connections = 30
         let perConnection = 400
-        let failures = BurstFailures()
+        let failures = SharedList<String>()
         let endpoint = gateway.endpoint
         DispatchQueue.concurrentPerform(iterations: connections) { connection in
             do {
@@ -51,7 +52,7 @@ final class MultiLoopEndToEndTests: XCTestCase {
                     guard seen.insert(id).inserted else { throw GatewayTestError("id \(id) answered twice") }
                 }
             } catch {
-                failures.add("connection \(connection): \(error)")
+                failures.append("connection \(connection): \(error)")
             }
         }
         XCTAssertEqual(failures.all, [])
@@ -95,20 +96,5 @@ final class MultiLoopEndToEndTests: XCTestCase {
         let process = try LaunchedProcess(executable, name: "\(executable)-\(launched.count)", arguments: arguments, directory: directory)
         launched.append(process)
         return process
-    }
-}
-
-private final class BurstFailures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var failures: [String] = []
-    func add(_ failure: String) {
-        lock.lock()
-        failures.append(failure)
-        lock.unlock()
-    }
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return failures
     }
 }

@@ -3,6 +3,7 @@ import LineProtocol
 import RPC
 import StackLauncher
 @testable import Storage
+import TestSupport
 import XCTest
 
 
@@ -146,7 +147,7 @@ final class PostgresSendLimitsEndToEndTests: PostgresStackTestCase {
             userIDs.append(try XCTUnwrap(registered["user_id"]?.stringValue))
         }
         let endpoints = (0..<3).map { stack.endpoint("verification", replica: $0) }
-        let answers = FailureList()
+        let answers = SharedList<String>()
         let gate = DispatchSemaphore(value: 0)
         let finished = DispatchGroup()
         for (index, userID) in userIDs.enumerated() {
@@ -156,18 +157,18 @@ final class PostgresSendLimitsEndToEndTests: PostgresStackTestCase {
                 let client = try? LineClient(endpoints[index % 3])
                 gate.wait()
                 switch (try? client?.call("verification.start", ["user_id": .string(userID), "purpose": "phone_proof", "channel": "sms"]))??.outcome {
-                case .success(let result)?: answers.add("started \(result["request_id"]?.stringValue ?? "")")
-                case .failure(let error)?: answers.add(error.reason ?? "?")
-                case nil: answers.add("no answer")
+                case .success(let result)?: answers.append("started \(result["request_id"]?.stringValue ?? "")")
+                case .failure(let error)?: answers.append(error.reason ?? "?")
+                case nil: answers.append("no answer")
                 }
             }.start()
         }
         for _ in userIDs { gate.signal() }
         XCTAssertEqual(finished.wait(timeout: .now() + 30), .success)
-        let started = answers.messages.filter { $0.hasPrefix("started ") }
+        let started = answers.all.filter { $0.hasPrefix("started ") }
         // --verification-proof-sends-per-number-10m defaults to 2, for every replica together.
-        XCTAssertEqual(started.count, 2, "\(answers.messages)")
-        XCTAssertEqual(answers.messages.filter { $0 == "rate_limited" }.count, 7, "\(answers.messages)")
+        XCTAssertEqual(started.count, 2, "\(answers.all)")
+        XCTAssertEqual(answers.all.filter { $0 == "rate_limited" }.count, 7, "\(answers.all)")
         for answer in started {
             let requestID = String(answer.dropFirst("started ".count))
             XCTAssertFalse(requestID.dropFirst(3).contains("_"), "a shared request names no replica: \(requestID)")

@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// The confirmed-transfer flow with verification killed (-9) mid-storm: its delivery claims and
@@ -40,8 +41,8 @@ final class TransferFlowCrashEndToEndTests: StackTestCase {
 
     func testKillNineOfVerificationMidStormLosesNoAnsweredCodeAndBooksEachConfirmOnce() throws {
         let sessions = try (0..<6).map { try customer($0) }
-        let answered = FailureList()  // request ids of transfers answered with their code's request
-        let acknowledged = FailureList()  // transfer ids whose confirm answered `done`
+        let answered = SharedList<String>()  // request ids of transfers answered with their code's request
+        let acknowledged = SharedList<String>()  // transfer ids whose confirm answered `done`
         let stopAt = Date().addingTimeInterval(3)
         let gatewayEndpoint = stack.gateway
         let outboxPath = stack.outboxPath
@@ -61,28 +62,28 @@ final class TransferFlowCrashEndToEndTests: StackTestCase {
                         ]),
                         let transferID = ticket["transfer_id"]?.stringValue, let requestID = ticket["request_id"]?.stringValue
                     else { usleep(20_000); continue }
-                    answered.add(requestID)
+                    answered.append(requestID)
                     guard let code = try? Self.code(outboxPath: outboxPath, for: requestID, timeoutSeconds: 2),
                         let done = try? client.result("accounts.confirm", [
                             "session": .string(session), "transfer_id": .string(transferID), "code": .string(code),
                         ])
                     else { continue }
-                    if done["status"] == "done" { acknowledged.add(transferID) }
+                    if done["status"] == "done" { acknowledged.append(transferID) }
                 }
             }.start()
         }
-        usleep(1_200_000)
+        waitUntil("the storm confirms a transfer before the kill", timeoutSeconds: 30) { !acknowledged.isEmpty }
         stack.kill("verification")
-        usleep(300_000)
+        usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
         try stack.restart("verification")
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
 
         // Every answered transfer's message goes out, if need be after the restart.
         let delivered = Set(outbox().compactMap { $0["request_id"]?.stringValue })
-        let missing = answered.messages.filter { !delivered.contains($0) }
+        let missing = answered.all.filter { !delivered.contains($0) }
         for requestID in missing { _ = try code(for: requestID, timeoutSeconds: 20) }
-        XCTAssertFalse(answered.messages.isEmpty)
-        XCTAssertFalse(acknowledged.messages.isEmpty, "the storm confirmed transfers")
+        XCTAssertFalse(answered.all.isEmpty)
+        XCTAssertFalse(acknowledged.all.isEmpty, "the storm confirmed transfers")
 
         let audit = try direct("accounts").result("accounts.audit")
         XCTAssertEqual(audit["ok"], true, "audit after kill -9: \(audit.text)")
@@ -102,7 +103,7 @@ final class TransferFlowCrashEndToEndTests: StackTestCase {
             let total = (balances["accounts"]?.arrayValue ?? []).compactMap { $0["balance"]?.intValue }.reduce(0, +)
             XCTAssertEqual(total, 1_000_000, "money is conserved across both accounts")
         }
-        for transferID in acknowledged.messages {
+        for transferID in acknowledged.all {
             XCTAssertEqual(booked[transferID], 2, "acknowledged \(transferID) is booked exactly once (one row per account)")
         }
         XCTAssertTrue(booked.values.allSatisfy { $0 == 2 }, "no transfer is booked twice or half: \(booked.filter { $0.value != 2 })")

@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Issue 14 §6 with every real process behind the gateway: 20 `accounts.transfer` twins (same
@@ -28,7 +29,7 @@ final class TransferTwinsEndToEndTests: StackTestCase {
         try passSMSFactor(gateway, session: session)
 
         let endpoint = stack.gateway
-        let answers = FailureList()
+        let answers = SharedList<String>()
         let gate = DispatchSemaphore(value: 0)
         let finished = DispatchGroup()
         let params: JSON = ["session": .string(session), "from": "checking", "to": "saving", "amount": 4_200, "idempotency_key": "twin-key"]
@@ -39,18 +40,18 @@ final class TransferTwinsEndToEndTests: StackTestCase {
                 gate.wait()
                 switch (try? client?.call("accounts.transfer", params))??.outcome {
                 case .success(let ticket)?:
-                    answers.add("\(ticket["transfer_id"]?.stringValue ?? "?") \(ticket["status"]?.stringValue ?? "?") \(ticket["request_id"]?.stringValue ?? "?")")
-                case .failure(let error)?: answers.add("error \(error.reason ?? "") \(error.message)")
-                case nil: answers.add("no answer")
+                    answers.append("\(ticket["transfer_id"]?.stringValue ?? "?") \(ticket["status"]?.stringValue ?? "?") \(ticket["request_id"]?.stringValue ?? "?")")
+                case .failure(let error)?: answers.append("error \(error.reason ?? "") \(error.message)")
+                case nil: answers.append("no answer")
                 }
                 finished.leave()
             }.start()
         }
         for _ in 0..<20 { gate.signal() }
         XCTAssertEqual(finished.wait(timeout: .now() + 60), .success)
-        XCTAssertEqual(answers.messages.count, 20)
-        XCTAssertEqual(Set(answers.messages).count, 1, "every twin answers the same transfer, status and code: \(answers.messages)")
-        let parts = (answers.messages.first ?? "").split(separator: " ").map(String.init)
+        XCTAssertEqual(answers.all.count, 20)
+        XCTAssertEqual(Set(answers.all).count, 1, "every twin answers the same transfer, status and code: \(answers.all)")
+        let parts = (answers.all.first ?? "").split(separator: " ").map(String.init)
         guard parts.count == 3, parts[1] == "pending" else { return XCTFail("not a pending transfer: \(parts)") }
         let (transferID, requestID) = (parts[0], parts[2])
         // Messages are sent after the answer: wait for the code's message before counting them.

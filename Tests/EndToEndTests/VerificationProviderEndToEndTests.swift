@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import Platform
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Records HTTP requests on 127.0.0.1 and answers each with one fixed reply. For checking what the
@@ -22,16 +23,7 @@ final class VerificationRecordingHTTPServer: @unchecked Sendable {
 
     init(replyBody: String) throws {
         reply = replyBody
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 16) == 0 else { throw MissingMessage(description: "cannot listen") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = try LoopbackSocket.listen(backlog: 16)
         Thread { [self] in serve() }.start()
     }
 
@@ -55,29 +47,11 @@ final class VerificationRecordingHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            var data: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 8192)
-            while true {
-                let got = read(connection, &chunk, chunk.count)
-                if got <= 0 { break }
-                data += chunk[0..<got]
-                if let end = data.firstRange(of: [13, 10, 13, 10]) {
-                    let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-                    var headers: [String: String] = [:]
-                    for line in head.dropFirst() {
-                        if let colon = line.firstIndex(of: ":") {
-                            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                        }
-                    }
-                    let length = Int(headers["content-length"] ?? "0") ?? 0
-                    if data.count - end.upperBound >= length {
-                        let path = String(head[0].split(separator: " ")[1])
-                        lock.lock()
-                        requests.append(Received(path: path, headers: headers, body: String(decoding: data[end.upperBound...], as: UTF8.self)))
-                        lock.unlock()
-                        break
-                    }
-                }
+            if let request = ReceivedHTTPRequest.read(from: connection) {
+                let headers = Dictionary(request.headers.map { ($0.name.lowercased(), $0.value) }) { _, last in last }
+                lock.lock()
+                requests.append(Received(path: request.path, headers: headers, body: request.bodyText))
+                lock.unlock()
             }
             let response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(reply.utf8.count)\r\nConnection: close\r\n\r\n\(reply)"
             _ = Array(response.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

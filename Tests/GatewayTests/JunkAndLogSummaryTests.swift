@@ -2,6 +2,8 @@ import Foundation
 @testable import Gateway
 import LineProtocol
 import Platform
+import ServerTestSupport
+import TestSupport
 import XCTest
 
 

@@ -1,5 +1,7 @@
 import Foundation
 import LineProtocol
+import ServerTestSupport
+import TestSupport
 import XCTest
 @testable import Gateway
 

@@ -1,6 +1,8 @@
 import Foundation
 @testable import Gateway
 import LineProtocol
+import ServerTestSupport
+import TestSupport
 import XCTest
 
 

@@ -4,143 +4,10 @@ import LineProtocol
 import Platform
 import RPC
 import Runtime
+import ServerTestSupport
+import TestSupport
 import XCTest
 
-
-/// A blocking line client over a plain socket, with a receive timeout. Test-only.
-final class TestLineClient {
-    let fd: Int32
-    private var buffer: [UInt8] = []
-    private var nextID: Int64 = 0
-
-    init(port: Int, receiveBufferBytes: Int32? = nil, timeoutMilliseconds: Int = 5000) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
-        if var size = receiveBufferBytes {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: Int((timeoutMilliseconds % 1000) * 1000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard status == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("connect failed: errno \(errno)")
-        }
-    }
-
-    deinit { Glibc.close(fd) }
-
-    func send(raw text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
-    }
-
-    /// The next line, or nil on close / timeout.
-    func readLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { return nil }
-            buffer.append(contentsOf: chunk[0..<count])
-        }
-    }
-
-    /// True when the server closed the connection (read gives 0 or reset) within the receive timeout.
-    func waitForClose() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count == 0 { return true }
-            if count < 0 { return errno == ECONNRESET }
-        }
-    }
-
-    /// Sends one request and waits for its answer.
-    func call(_ method: String, _ params: JSON? = nil, meta: [String: JSON]? = nil) throws -> RPCResponse {
-        nextID += 1
-        var line = RPCRequest(method: method, params: params, id: .int(nextID), meta: meta).encoded()
-        line.append(UInt8(ascii: "\n"))
-        guard send(raw: String(decoding: line, as: UTF8.self)) else { throw TestFailure("send failed") }
-        guard let answer = readLine() else { throw TestFailure("no answer to \(method)") }
-        let json = try JSONParser.parse(Array(answer.utf8), limits: .default)
-        guard let response = RPCResponse.decode(json) else { throw TestFailure("not a response: \(answer)") }
-        return response
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-extension RPCResponse {
-    var result: JSON? { if case .success(let value) = outcome { value } else { nil } }
-    var error: RPCError? { if case .failure(let value) = outcome { value } else { nil } }
-    var reason: String? { error?.reason }
-}
-
-/// A loop on its own thread, stopped in `shutdown`.
-final class LoopThread: @unchecked Sendable {
-    let loop: EventLoop
-    private let done = DispatchSemaphore(value: 0)
-
-    init() throws {
-        loop = try EventLoop()
-        let thread = Thread { [loop, done] in
-            loop.run()
-            done.signal()
-        }
-        thread.start()
-        // Wait until the loop runs (and knows its thread) before anyone asks `isInLoopThread`.
-        _ = try sync { true }
-        KeptAlive.shared.keep(self)
-    }
-
-    /// Stops the loop. The loop and what is registered on it stay referenced until the process
-    /// exits (loops keep their handlers and timers forever, by design), so they are not leaks.
-    func shutdown() {
-        loop.stop()
-        done.wait()
-    }
-
-    /// Runs `body` on the loop thread and waits for it.
-    func sync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        loop.execute { box.set(Result { try body() }) }
-        return try box.wait().get()
-    }
-}
-
-final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var value: Result<T, Error>?
-    func set(_ result: Result<T, Error>) {
-        value = result
-        semaphore.signal()
-    }
-    func wait() -> Result<T, Error> {
-        semaphore.wait()
-        return value!
-    }
-}
 
 /// Counts what a fake service was asked, per method. Thread-safe.
 final class CallLog: @unchecked Sendable {
@@ -201,7 +68,12 @@ final class FakeService: @unchecked Sendable {
     /// identity.introspect answers by token; tokens absent are unauthenticated.
     private let sessionsLock = NSLock()
     private var sessions: [String: FakeSession] = [:]
-    var handlerDelayMilliseconds: UInt32 = 0
+    /// When set, every public method waits in it until the test releases it (a replica busy with a request).
+    var holding: Blocker? {
+        get { sessionsLock.withLock { heldBy } }
+        set { sessionsLock.withLock { heldBy = newValue } }
+    }
+    private var heldBy: Blocker?
     /// When set, every public method answers this error (as a service whose own dependency failed would).
     var answerError: RPCError? {
         get { sessionsLock.withLock { forcedError } }
@@ -223,7 +95,7 @@ final class FakeService: @unchecked Sendable {
             router.register(name, execution: .pool) { params, context in
                 guard let fake = box.value else { throw RPCError.internalError() }
                 fake.log.record(name, context)
-                if fake.handlerDelayMilliseconds > 0 { usleep(fake.handlerDelayMilliseconds * 1000) }
+                fake.holding?.hold()
                 if let error = fake.answerError { throw error }
                 return [
                     "served": .string(name), "replica": .string(fake.replicaID),
@@ -348,13 +220,10 @@ final class GatewayUnderTest {
 
     /// Waits until every replica of `service` has answered a health probe.
     func waitUntilUp(_ service: String, replicas: Int, timeoutMilliseconds: Int64 = 5000) throws {
-        let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-        while MonotonicClock.nowMilliseconds() < deadline {
-            let statuses = gateway.pools[service]?.statuses ?? []
-            if statuses.filter({ $0.state == .up }).count >= replicas { return }
-            usleep(20_000)
+        let up = eventually(timeoutSeconds: Double(timeoutMilliseconds) / 1000) {
+            (gateway.pools[service]?.statuses ?? []).filter { $0.state == .up }.count >= replicas
         }
-        throw TestFailure("\(service) replicas never came up")
+        if !up { throw TestFailure("\(service) replicas never came up") }
     }
 }
 
@@ -381,18 +250,5 @@ final class CapturedBytes: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// Objects that live until the test process exits.
-final class KeptAlive: @unchecked Sendable {
-    static let shared = KeptAlive()
-    private let lock = NSLock()
-    private var objects: [AnyObject] = []
-
-    func keep(_ object: AnyObject) {
-        lock.lock()
-        objects.append(object)
-        lock.unlock()
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 @testable import Gateway
 import LineProtocol
 import Platform
+import ServerTestSupport
+import TestSupport
 import TLS
 import TLSTestSupport
 import XCTest
@@ -87,7 +89,7 @@ final class TLSDoorVerificationTests: XCTestCase {
         let port = try door(serving: certificates.valid)
         let context = try TLSClientContext(trustedCertificatesFile: certificates.authority)  // one context, shared by every thread
         let clients = 32
-        let outcomes = (0..<clients).map { _ in ResultBox<String>() }
+        let outcomes = (0..<clients).map { _ in ResultBox<Result<String, Error>>() }
         DispatchQueue.concurrentPerform(iterations: clients) { index in
             let peer = index % 2 == 0 ? "127.0.0.1" : "wrong.example"
             outcomes[index].set(Result {

@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -43,7 +44,7 @@ final class DeviceKeyTests: IdentityTestCase {
         XCTAssertEqual(Base64URL.decode(first.challenge)?.count, 32)
         XCTAssertFalse(first.challenge.contains("="))
         XCTAssertNotEqual(first.challenge, second.challenge)
-        XCTAssertEqual(first.expiresAt, clock.now + 120)
+        XCTAssertEqual(first.expiresAt, clock.nowSeconds + 120)
         assertReason("invalid_params") { try service.challenge(deviceID: "iphone-1", token: nil, username: nil) }
         assertReason("unauthenticated") { try service.challenge(deviceID: "iphone-1", token: "lks_bad", username: nil) }
     }
@@ -56,7 +57,7 @@ final class DeviceKeyTests: IdentityTestCase {
         XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: Caller(client: "198.51.100.4")))
         let session = try login().session
         XCTAssertNoThrow(try service.challenge(deviceID: "iphone-1", token: session, username: nil, caller: caller), "sessions are not limited")
-        clock.advance(1)
+        clock.advance(seconds: 1)
         XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: caller))
     }
 
@@ -87,10 +88,10 @@ final class DeviceKeyTests: IdentityTestCase {
         XCTAssertEqual(result.aal, 2)
         XCTAssertEqual(result.requiredFactors, [])
         let session = try service.introspect(token: result.session)
-        XCTAssertEqual(session.aal2At, clock.now)
+        XCTAssertEqual(session.aal2At, clock.nowSeconds)
         let keys = try service.keys(token: result.session)
         XCTAssertEqual(keys.map(\.keyID), [keyID])
-        XCTAssertEqual(keys.first?.lastUsedAt, clock.now)
+        XCTAssertEqual(keys.first?.lastUsedAt, clock.nowSeconds)
     }
 
     func testUserPresenceKeyProvesPossessionOnly() throws {
@@ -129,7 +130,7 @@ final class DeviceKeyTests: IdentityTestCase {
         }
         // Expired.
         let stale = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice").challenge
-        clock.advance(121)
+        clock.advance(seconds: 121)
         assertIdentityError(.invalidChallenge(detail: "expired")) {
             try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: stale, signature: phone.sign(stale), caller: caller)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -48,7 +49,7 @@ final class DeviceTokenTests: IdentityTestCase {
             let lock = try XCTUnwrap(currentLock(), "cycle \(cycle): the guesser is locked")
             locks.append(lock)
             ownerToken = try XCTUnwrap(try login(token: ownerToken).deviceToken, "cycle \(cycle): the owner logs in while locked")
-            clock.advance(lock)
+            clock.advance(seconds: lock)
             assertReason("invalid_credentials") { try login(password: "guess after lock \(cycle)", device: "attacker", token: nil) }
             ownerToken = try XCTUnwrap(try login(token: ownerToken).deviceToken, "cycle \(cycle): the owner logs in just after a guess")
         }
@@ -83,10 +84,10 @@ final class DeviceTokenTests: IdentityTestCase {
         assertReason("locked") { try login(token: stolen) }
         XCTAssertNil(currentLock(), "clients without a token are not locked by the token's failures")
         for index in 0..<(tokenPolicy.maximumConsecutiveFailures - tokenPolicy.freeFailures) {
-            clock.advance(tokenPolicy.maximumDelaySeconds)
+            clock.advance(seconds: tokenPolicy.maximumDelaySeconds)
             assertReason("invalid_credentials") { try login(password: "later guess \(index)", token: stolen) }
         }
-        clock.advance(tokenPolicy.maximumDelaySeconds)
+        clock.advance(seconds: tokenPolicy.maximumDelaySeconds)
         let before = service.passwordChecks
         XCTAssertNotNil(try login(token: stolen).deviceToken, "a revoked token counts as none: judged like any client")
         XCTAssertEqual(service.passwordChecks - before, 1)
@@ -102,11 +103,11 @@ final class DeviceTokenTests: IdentityTestCase {
         XCTAssertLessThanOrEqual(policy.maximumConsecutiveFailures, 100)
         let before = service.passwordChecks
         for index in 0..<(policy.maximumConsecutiveFailures + 20) {
-            if let lock = currentLock() { clock.advance(lock) }
+            if let lock = currentLock() { clock.advance(seconds: lock) }
             _ = try? login(password: "guess \(index)", device: "attacker", token: nil)
         }
         XCTAssertEqual(service.passwordChecks - before, policy.maximumConsecutiveFailures)
-        clock.advance(30 * 86_400)
+        clock.advance(seconds: 30 * 86_400)
         assertReason("locked") { try login(device: "new-phone", token: nil) }  // not even the right password, a month later
         XCTAssertNoThrow(try login(token: ownerToken), "the owner's device is not stopped")
         XCTAssertNoThrow(try login(device: "new-phone", token: nil), "the owner's success ends the streak")

@@ -3,34 +3,18 @@ import Foundation
 import LineProtocol
 import Secrets
 import StoreTestSupport
+import TestSupport
 import XCTest
 
+
+extension ManualClock {
+    /// The clock as identity reads it (seconds).
+    var identityClock: IdentityClock { IdentityClock { [self] in nowSeconds } }
+}
 
 extension IdentityService {
     /// scrypt runs so far (`identity.password_checks`).
     var passwordChecks: Int { Int(metrics.counter(Self.passwordChecksCounter)) }
-}
-
-/// A clock the test moves by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seconds: Int64
-
-    init(_ start: Int64 = 1_800_000_000) { seconds = start }
-
-    var now: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return seconds
-    }
-
-    func advance(_ delta: Int64) {
-        lock.lock()
-        seconds += delta
-        lock.unlock()
-    }
-
-    var identityClock: IdentityClock { IdentityClock { [self] in now } }
 }
 
 /// A fresh store and a service on it, with cheap scrypt (log N 10), on a SQLite file in a
@@ -38,7 +22,7 @@ final class TestClock: @unchecked Sendable {
 /// `postgres` (`.ci/run` runs these suites a second time that way): one body, both backends.
 class IdentityTestCase: XCTestCase {
     var directory = ""
-    var clock = TestClock()
+    var clock = ManualClock()
     var service: IdentityService!
     var databases: TestDatabases!
     let caller = Caller(client: "203.0.113.7")
@@ -50,7 +34,7 @@ class IdentityTestCase: XCTestCase {
         directory = NSTemporaryDirectory() + "identity-tests-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         databases = try TestDatabases(directory: directory)
-        clock = TestClock()
+        clock = ManualClock()
         service = try makeService()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -10,15 +11,15 @@ import XCTest
 final class LoginBurstTests: IdentityTestCase {
     /// The outcome of each of `count` logins run at once, by wire reason ("ok" for a session).
     private func burst(_ count: Int, _ attempt: @escaping @Sendable (Int) throws -> LoginResult) -> [String: Int] {
-        let reasons = ReasonTally()
+        let reasons = Tally()
         DispatchQueue.concurrentPerform(iterations: count) { index in
             do {
                 _ = try attempt(index)
-                reasons.add("ok")
+                reasons.record("ok")
             } catch let error as IdentityError {
-                reasons.add(error.rpcError.reason ?? "no reason")
+                reasons.record(error.rpcError.reason ?? "no reason")
             } catch {
-                reasons.add("unexpected: \(error)")
+                reasons.record("unexpected: \(error)")
             }
         }
         return reasons.counts
@@ -75,23 +76,5 @@ final class LoginBurstTests: IdentityTestCase {
         let caller = caller
         let reasons = burst(12) { _ in try service.login(username: "alice", password: Self.password, deviceID: "iphone-1", caller: caller) }
         XCTAssertEqual(reasons, ["ok": 12], "a success gives its reserved token back")
-    }
-}
-
-/// Counts answers from many threads.
-final class ReasonTally: @unchecked Sendable {
-    private let lock = NSLock()
-    private var tally: [String: Int] = [:]
-
-    func add(_ reason: String) {
-        lock.lock()
-        tally[reason, default: 0] += 1
-        lock.unlock()
-    }
-
-    var counts: [String: Int] {
-        lock.lock()
-        defer { lock.unlock() }
-        return tally
     }
 }

@@ -6,6 +6,7 @@ import Platform
 import RPC
 import Runtime
 import Secrets
+import TestSupport
 import XCTest
 
 
@@ -29,7 +30,7 @@ final class MethodTableTests: IdentityTestCase {
 
     private func call(_ method: String, _ params: [String: JSON], client: String = "203.0.113.7") -> Result<JSON, RPCError> {
         let done = DispatchSemaphore(value: 0)
-        let box = ResultBox()
+        let box = ResultBox<Result<JSON, RPCError>>()
         let context = CallContext(
             method: method, requestID: "test-1", client: client, logger: Logger(service: "identity", minimumLevel: .debug, sink: logs),
             deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
@@ -205,11 +206,4 @@ final class MethodTableTests: IdentityTestCase {
         XCTAssertFalse(text.contains("secret-guess"))
         XCTAssertFalse(text.contains("correct horse"))
     }
-}
-
-private final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Result<JSON, RPCError>?
-    func set(_ value: Result<JSON, RPCError>) { lock.lock(); stored = value; lock.unlock() }
-    var value: Result<JSON, RPCError>? { lock.lock(); defer { lock.unlock() }; return stored }
 }

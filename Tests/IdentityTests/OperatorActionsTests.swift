@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -19,10 +20,10 @@ final class OperatorActionsTests: IdentityTestCase {
         let userID = try registerUser()
         let policy = service.settings.accountThrottle
         for index in 0..<(policy.maximumConsecutiveFailures + 5) {
-            clock.advance(policy.maximumDelaySeconds)
+            clock.advance(seconds: policy.maximumDelaySeconds)
             _ = try? aliceLogin(password: "guess \(index)", device: "attacker")
         }
-        clock.advance(30 * 86_400)
+        clock.advance(seconds: 30 * 86_400)
         assertReason("locked") { try aliceLogin(device: "new-phone") }
 
         let cleared = try service.operatorUnlock(userID: userID, caller: caller)

@@ -1,6 +1,7 @@
 import Foundation
 import Storage
 import StoreTestSupport
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -22,7 +23,7 @@ final class QueryPlanTests: XCTestCase {
 
     func testLoginSessionsAndFactorsReadByIndex() throws {
         let recorder = QueryPlanRecorder(try Database(path: directory + "/i.sqlite", migrations: IdentityMigrations.sqlite))
-        let clock = TestClock()
+        let clock = ManualClock()
         let service = try IdentityService(
             store: IdentityStore(database: recorder), settings: IdentityTestCase.fastSettings(), clock: clock.identityClock)
         let caller = Caller(client: "203.0.113.7")
@@ -30,7 +31,7 @@ final class QueryPlanTests: XCTestCase {
             _ = try service.register(.init(username: name, password: IdentityTestCase.password, email: "\(name)@example.com", phone: "5555550100"), caller: caller)
             for device in ["iphone-1", "iphone-2"] {
                 _ = try service.login(username: name, password: IdentityTestCase.password, deviceID: device, caller: caller)
-                clock.advance(1)
+                clock.advance(seconds: 1)
             }
         }
         _ = recorder.take()

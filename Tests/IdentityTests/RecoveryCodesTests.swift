@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -21,7 +22,7 @@ final class RecoveryCodesTests: IdentityTestCase {
         XCTAssertEqual(Set(codes).count, 10)
         for code in codes { XCTAssertNotNil(code.range(of: "^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$", options: .regularExpression), code) }
         XCTAssertEqual(try service.preferences(token: strong.session, smsVerification: nil, sitekey: nil, caller: caller).recoveryCodesLeft, 10)
-        clock.advance(601)
+        clock.advance(seconds: 601)
         assertReason("step_up_required") { try service.recoveryCodes(token: strong.session, caller: caller) }
     }
 
@@ -104,7 +105,7 @@ final class FactorBudgetTests: IdentityTestCase {
         let codes = try service.recoveryCodes(token: try elevatedLogin().session, caller: caller)
         let thief = try login(device: "thief")
         for _ in 0..<2 { assertReason("invalid_code") { try service.recoveryVerify(token: thief.session, code: "00000-00000", caller: caller) } }
-        clock.advance(3600)
+        clock.advance(seconds: 3600)
         let owner = try login(device: "owner-new-phone")
         assertIdentityError(.factorLocked(retryAfterSeconds: 900)) { try service.recoveryVerify(token: owner.session, code: codes[0], caller: caller) }
         _ = try service.elevate(sessionID: try login().sessionID, factor: "sms", caller: caller)

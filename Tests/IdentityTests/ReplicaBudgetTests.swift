@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -17,15 +18,15 @@ final class ReplicaBudgetTests: IdentityTestCase {
         let replicas = try replicas(3) { $0.scrypt = ScryptParameters(logN: 12, r: 8, p: 1) }
         for index in 0..<10 { try registerUser("user\(index)", on: replicas[0]) }
         let caller = caller
-        let reasons = ReasonTally()
+        let reasons = Tally()
         DispatchQueue.concurrentPerform(iterations: 60) { index in
             do {
                 _ = try replicas[index % 3].login(username: "user\(index)", password: "wrong guess \(index)", deviceID: "attacker", caller: caller)
-                reasons.add("ok")
+                reasons.record("ok")
             } catch let error as IdentityError {
-                reasons.add(error.rpcError.reason ?? "no reason")
+                reasons.record(error.rpcError.reason ?? "no reason")
             } catch {
-                reasons.add("unexpected: \(error)")
+                reasons.record("unexpected: \(error)")
             }
         }
         let burst = replicas[0].settings.clientBurst
@@ -36,15 +37,15 @@ final class ReplicaBudgetTests: IdentityTestCase {
     func testChallengesByUsernameFromOneAddressShareOneBudgetAcrossReplicas() throws {
         let replicas = try replicas(2) { $0.challengeBurst = 4; $0.challengeRefillPerMinute = 1 }
         let caller = caller
-        let issued = ReasonTally()
+        let issued = Tally()
         DispatchQueue.concurrentPerform(iterations: 12) { index in
             do {
                 _ = try replicas[index % 2].challenge(deviceID: "iphone-1", token: nil, username: "alice", caller: caller)
-                issued.add("ok")
+                issued.record("ok")
             } catch let error as IdentityError {
-                issued.add(error.rpcError.reason ?? "no reason")
+                issued.record(error.rpcError.reason ?? "no reason")
             } catch {
-                issued.add("unexpected: \(error)")
+                issued.record("unexpected: \(error)")
             }
         }
         XCTAssertEqual(issued.counts, ["ok": 4, "rate_limited": 8])
@@ -56,13 +57,13 @@ final class StoredClientBudgetTests: IdentityTestCase {
     func testParallelReservationsThroughTwoHandlesNeverOverdrawAndRefundsGiveTokensBack() throws {
         let first = StoredClientBudget(store: try openStore(), name: "login", burst: 5, refillPerMinute: 6)
         let second = StoredClientBudget(store: try openStore(), name: "login", burst: 5, refillPerMinute: 6)
-        let outcomes = ReasonTally()
+        let outcomes = Tally()
         DispatchQueue.concurrentPerform(iterations: 20) { index in
             do {
                 let wait = try (index % 2 == 0 ? first : second).reserve(address: "198.51.100.1", now: 1000)
-                outcomes.add(wait == nil ? "spent" : "wait \(wait!)")
+                outcomes.record(wait == nil ? "spent" : "wait \(wait!)")
             } catch {
-                outcomes.add("unexpected: \(error)")
+                outcomes.record("unexpected: \(error)")
             }
         }
         XCTAssertEqual(outcomes.counts, ["spent": 5, "wait 10": 15])

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -41,11 +42,11 @@ final class SessionAssuranceTests: IdentityTestCase {
 
     func testSensitiveChangesNeedAStepUpWithinTheWindow() throws {
         let session = try elevatedLogin(device: device.deviceID)
-        let passedAt = clock.now
+        let passedAt = clock.nowSeconds
         XCTAssertEqual(try service.assurance(of: service.introspect(token: session.session)).stepUpUntil, passedAt + 600)
         let keyID = try service.enrollKey(token: session.session, deviceID: device.deviceID, publicKey: device.publicKeyBase64, protection: "biometry", caller: caller)
         let other = try elevatedLogin(device: "ipad-1")
-        clock.advance(600)
+        clock.advance(seconds: 600)
         let stale = IdentityError.recentStepUpRequired(windowSeconds: 600)
         assertIdentityError(stale) { try service.revokeKey(token: session.session, keyID: keyID, caller: caller) }
         assertIdentityError(stale) { try service.revoke(token: session.session, sessionID: other.sessionID, caller: caller) }
@@ -63,7 +64,7 @@ final class SessionAssuranceTests: IdentityTestCase {
     func testTheWindowIsConfigurable() throws {
         service = try makeService { $0.stepUpWindowSeconds = 30 }
         let session = try elevatedLogin()
-        clock.advance(30)
+        clock.advance(seconds: 30)
         assertIdentityError(.recentStepUpRequired(windowSeconds: 30)) {
             try service.enrollKey(token: session.session, deviceID: "iphone-1", publicKey: device.publicKeyBase64, protection: "biometry", caller: caller)
         }

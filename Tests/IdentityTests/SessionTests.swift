@@ -1,4 +1,5 @@
 import Secrets
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -51,7 +52,7 @@ final class LoginTests: IdentityTestCase {
         XCTAssertEqual(try service.elevate(sessionID: first.sessionID, factor: "sms", caller: caller), 2)
         let introspected = try service.introspect(token: first.session)
         XCTAssertEqual(introspected.aal, 2)
-        XCTAssertEqual(introspected.aal2At, clock.now)
+        XCTAssertEqual(introspected.aal2At, clock.nowSeconds)
         XCTAssertEqual(try login().requiredFactors, [], "trusted device, SMS verification off")
         XCTAssertEqual(try login(device: "ipad-2").requiredFactors, ["sms"], "trust is per device")
     }
@@ -107,7 +108,7 @@ final class LoginTests: IdentityTestCase {
         service = try makeService { $0.auditRetentionSeconds = 86_400 }
         try registerUser()
         _ = try? login(password: "wrong wrong wrong")
-        clock.advance(86_401)
+        clock.advance(seconds: 86_401)
         let userID = try service.introspect(token: try login().session).userID
         let events = try service.store.events(userID: userID, limit: 100, before: nil).map(\.event)
         XCTAssertEqual(events, ["session.created", "login.succeeded"])
@@ -133,23 +134,23 @@ final class SessionLifecycleTests: IdentityTestCase {
 
     func testIdleSessionsEndUnlessUsed() throws {
         let session = try login().session
-        clock.advance(590)
+        clock.advance(seconds: 590)
         XCTAssertNoThrow(try service.introspect(token: session))
-        clock.advance(590)
+        clock.advance(seconds: 590)
         XCTAssertNoThrow(try service.introspect(token: session), "use refreshes the idle timer")
-        clock.advance(600)
+        clock.advance(seconds: 600)
         assertIdentityError(.unauthenticated) { try service.introspect(token: session) }
     }
 
     func testAbsoluteLifetimeEndsEvenActiveSessions() throws {
         let session = try login().session
         let expiresAt = try service.introspect(token: session).expiresAt
-        XCTAssertEqual(expiresAt, clock.now + 3600)
+        XCTAssertEqual(expiresAt, clock.nowSeconds + 3600)
         for _ in 0..<7 {
-            clock.advance(500)
+            clock.advance(seconds: 500)
             _ = try? service.introspect(token: session)
         }
-        clock.advance(100)
+        clock.advance(seconds: 100)
         assertIdentityError(.unauthenticated) { try service.introspect(token: session) }
     }
 
@@ -178,7 +179,7 @@ final class SessionLifecycleTests: IdentityTestCase {
 
     func testIdleAndExpiredSessionsAreNotListed() throws {
         let stale = try login(device: "old-phone")
-        clock.advance(601)
+        clock.advance(seconds: 601)
         let fresh = try login(device: "new-phone")
         XCTAssertEqual(try service.sessions(token: fresh.session).all.map(\.sessionID), [fresh.sessionID])
         assertIdentityError(.unauthenticated) { try service.introspect(token: stale.session) }
@@ -209,11 +210,11 @@ final class SessionLifecycleTests: IdentityTestCase {
         try service.logout(token: session.session, caller: caller)
         assertReason("not_found") { try service.elevate(sessionID: session.sessionID, factor: "sms", caller: caller) }
         let idle = try login()
-        clock.advance(601)
+        clock.advance(seconds: 601)
         assertReason("not_found") { try service.elevate(sessionID: idle.sessionID, factor: "sms", caller: caller) }
         let other = try login()
         for _ in 0..<8 {
-            clock.advance(500)
+            clock.advance(seconds: 500)
             _ = try? service.introspect(token: other.session)
         }
         assertReason("not_found") { try service.elevate(sessionID: other.sessionID, factor: "sms", caller: caller) }
@@ -251,7 +252,7 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
         XCTAssertFalse(try service.preferences(token: strong, smsVerification: false, sitekey: nil, caller: caller).smsVerification)
         let settled = try login().session
         assertIdentityError(.recentStepUpRequired(windowSeconds: 600)) { try service.preferences(token: settled, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }
-        clock.advance(601)
+        clock.advance(seconds: 601)
         assertIdentityError(.recentStepUpRequired(windowSeconds: 600)) { try service.preferences(token: strong, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }
         _ = try service.elevate(sessionID: try service.introspect(token: strong).sessionID, factor: "sms", caller: caller)
         XCTAssertEqual(try service.preferences(token: strong, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller).sitekey, [0xFF, 0xD8, 0xFF, 0])

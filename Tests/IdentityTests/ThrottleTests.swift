@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -70,10 +71,10 @@ final class LoginThrottleTests: IdentityTestCase {
         assertReason("invalid_credentials") { try login(password: "wrong password 1") }  // 5th: lock starts
         let locked = assertReason("locked") { try login() }  // even the right password waits
         XCTAssertEqual(locked?.data?["retry_after"], 30)
-        clock.advance(30)
+        clock.advance(seconds: 30)
         assertReason("invalid_credentials") { try login(password: "wrong password 1") }  // 6th: 60 s
         assertIdentityError(.locked(retryAfterSeconds: 60)) { try login() }
-        clock.advance(60)
+        clock.advance(seconds: 60)
         XCTAssertEqual(try login().aal, 1, "a lock always ends")
         assertReason("invalid_credentials") { try login(password: "wrong password 1") }
         XCTAssertNoThrow(try login(), "a success forgets earlier failures")
@@ -91,7 +92,7 @@ final class LoginThrottleTests: IdentityTestCase {
         let limited = assertReason("rate_limited") { try login() }
         XCTAssertEqual(limited?.data?["retry_after"], 10)
         XCTAssertNoThrow(try service.login(username: "alice", password: Self.password, deviceID: "d", caller: Caller(client: "198.51.100.9")))
-        clock.advance(10)
+        clock.advance(seconds: 10)
         XCTAssertNoThrow(try login())
     }
 
@@ -99,7 +100,7 @@ final class LoginThrottleTests: IdentityTestCase {
         try registerUser()
         for _ in 0..<5 { _ = try? login(password: "wrong password 1") }
         _ = try? login()
-        clock.advance(30)
+        clock.advance(seconds: 30)
         let userID = try service.introspect(token: try login().session).userID
         let events = try service.store.events(userID: userID, limit: 100, before: nil).map { "\($0.event):\($0.outcome)" }
         XCTAssertTrue(events.contains("login.throttled:locked"))

@@ -1,6 +1,7 @@
 import Foundation
 import Secrets
 import Storage
+import TestSupport
 import XCTest
 
 @testable import Identity
@@ -14,7 +15,7 @@ final class TotpTests: IdentityTestCase {
     /// What the authenticator app would show at `time` for an enrolled secret.
     private func appCode(_ enrollment: TotpEnrollment, at time: Int64? = nil) throws -> String {
         let secret = try XCTUnwrap(Base32.decode(enrollment.secret))
-        return Totp.code(secret: secret, step: Totp.step(at: time ?? clock.now, .standard), .standard)
+        return Totp.code(secret: secret, step: Totp.step(at: time ?? clock.nowSeconds, .standard), .standard)
     }
 
     private func wrong(_ code: String) -> String { code == "000000" ? "111111" : "000000" }
@@ -24,7 +25,7 @@ final class TotpTests: IdentityTestCase {
         let session = try elevatedLogin()
         let enrollment = try service.totpEnroll(token: session.session, caller: caller)
         try service.totpActivate(token: session.session, code: try appCode(enrollment), caller: caller)
-        clock.advance(60)  // past the activating code's step and its skew
+        clock.advance(seconds: 60)  // past the activating code's step and its skew
         return (session, enrollment)
     }
 
@@ -37,7 +38,7 @@ final class TotpTests: IdentityTestCase {
         XCTAssertEqual(
             enrollment.uri,
             "otpauth://totp/Latchkey:alice?secret=\(enrollment.secret)&issuer=Latchkey&algorithm=SHA1&digits=6&period=30")
-        clock.advance(601)
+        clock.advance(seconds: 601)
         assertReason("step_up_required") { try service.totpEnroll(token: strong.session, caller: caller) }
     }
 
@@ -59,7 +60,7 @@ final class TotpTests: IdentityTestCase {
         let (_, enrollment) = try activeApp()
         let session = try login()
         XCTAssertEqual(session.requiredFactors, ["totp"])
-        let late = try appCode(enrollment, at: clock.now - 30)
+        let late = try appCode(enrollment, at: clock.nowSeconds - 30)
         XCTAssertEqual(try service.totpVerify(token: session.session, code: late, caller: caller), 2)
         XCTAssertEqual(try service.introspect(token: session.session).aal, 2)
         let other = try login()
@@ -69,9 +70,9 @@ final class TotpTests: IdentityTestCase {
         }
         // two steps old
         assertIdentityError(.invalidCode(attemptsLeft: 1)) {
-            try service.totpVerify(token: other.session, code: try appCode(enrollment, at: clock.now - 60), caller: caller)
+            try service.totpVerify(token: other.session, code: try appCode(enrollment, at: clock.nowSeconds - 60), caller: caller)
         }
-        XCTAssertEqual(try service.totpVerify(token: other.session, code: try appCode(enrollment, at: clock.now + 30), caller: caller), 2)
+        XCTAssertEqual(try service.totpVerify(token: other.session, code: try appCode(enrollment, at: clock.nowSeconds + 30), caller: caller), 2)
         let events = try service.store.events(userID: try XCTUnwrap(try service.store.user(username: "alice")).userID, limit: 30, before: nil)
         XCTAssertEqual(events.filter { $0.event == "factor.passed" }.map(\.outcome), ["totp", "totp"])
         XCTAssertEqual(events.filter { $0.event == "factor.failed" }.map(\.outcome), ["totp", "totp"])
@@ -87,7 +88,7 @@ final class TotpTests: IdentityTestCase {
         assertIdentityError(.factorLocked(retryAfterSeconds: 30)) {
             try service.totpVerify(token: session.session, code: try appCode(enrollment), caller: caller)
         }
-        clock.advance(30)
+        clock.advance(seconds: 30)
         XCTAssertEqual(try service.totpVerify(token: session.session, code: try appCode(enrollment), caller: caller), 2)
     }
 
@@ -119,21 +120,5 @@ final class TotpTests: IdentityTestCase {
         try service.totpRemove(token: session.session, caller: caller)
         XCTAssertEqual(try login().requiredFactors, [])
         assertReason("not_found") { try service.totpRemove(token: session.session, caller: caller) }
-    }
-}
-
-/// A thread-safe counter for bursts.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
     }
 }

@@ -8,6 +8,7 @@ import RPC
 import Runtime
 import Secrets
 import Storage
+import TestSupport
 import XCTest
 
 
@@ -29,8 +30,8 @@ final class ResetRequestTests: ResetTestCase {
         // bound is loose for a shared CI box, the point is that no answer waits for identity.
         XCTAssertLessThan(durations.max()!, 200_000, "durations \(durations) µs")
         runJobs()
-        XCTAssertEqual(mail.messages.count, 1, "only the known address gets a mail")
-        XCTAssertEqual(mail.messages.first?.to, "alice@example.com")
+        XCTAssertEqual(mail.sent.count, 1, "only the known address gets a mail")
+        XCTAssertEqual(mail.sent.first?.to, "alice@example.com")
         XCTAssertEqual(identity.callCount("identity.find_by_email"), 3, "alice twice, but the second is rate limited before the lookup")
     }
 
@@ -40,12 +41,12 @@ final class ResetRequestTests: ResetTestCase {
         service.register(on: router)
         XCTAssertEqual(try dispatch(router, "reset.request", ["email": "alice@example.com"]).get(), ["ok": true])
         runJobs()
-        XCTAssertEqual(mail.messages.count, 0)
+        XCTAssertEqual(mail.sent.count, 0)
         XCTAssertEqual(metrics.counter("reset.job_retried"), 1, "identity down: the job waits for another try")
         identity.failing = []
         clock.advance(seconds: 1)
         runJobs()
-        XCTAssertEqual(mail.messages.count, 1, "the promised mail goes out once identity is back")
+        XCTAssertEqual(mail.sent.count, 1, "the promised mail goes out once identity is back")
     }
 
     func testMalformedAddressIsInvalidParamsForEveryone() {
@@ -58,7 +59,7 @@ final class ResetRequestTests: ResetTestCase {
 
     func testKnownAddressGetsOneSingleUseTokenStoredOnlyAsItsHash() throws {
         requestNow("Alice@Example.com")
-        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(mail.sent.count, 1)
         let token = try lastToken()
         XCTAssertTrue(OpaqueToken.isWellFormed(token, prefix: "lkr_"), token)
         let rows = try store.database.read { c in try c.query("SELECT * FROM reset_tokens") }
@@ -76,18 +77,18 @@ final class ResetRequestTests: ResetTestCase {
     func testTheMailGoesToTheAddressOnFileNotTheOneTyped() throws {
         identity.add(userID: "u_dave", email: "Dave.Smith@Example.com", password: "dave password 1234")
         requestNow("  DAVE.smith@example.COM ")
-        XCTAssertEqual(mail.messages.map(\.to), ["Dave.Smith@Example.com"])
+        XCTAssertEqual(mail.sent.map(\.to), ["Dave.Smith@Example.com"])
     }
 
     func testUnknownAddressGetsNothingByDefaultAndANoticeWhenTurnedOn() throws {
         requestNow("nobody@example.com")
-        XCTAssertEqual(mail.messages.count, 0)
+        XCTAssertEqual(mail.sent.count, 0)
         var settings = ResetSettings()
         settings.notifyUnknownAddresses = true
         try makeService(settings)
         requestNow("other@example.com")
-        XCTAssertEqual(mail.messages.count, 1)
-        let notice = try XCTUnwrap(mail.messages.first)
+        XCTAssertEqual(mail.sent.count, 1)
+        let notice = try XCTUnwrap(mail.sent.first)
         XCTAssertEqual(notice.to, "other@example.com")
         XCTAssertFalse(notice.text.contains("token="))
         XCTAssertTrue(notice.text.contains("no account uses it"))
@@ -108,11 +109,11 @@ final class ResetRequestTests: ResetTestCase {
         requestNow("alice@example.com")
         clock.advance(seconds: 30)
         requestNow("alice@example.com")
-        XCTAssertEqual(mail.messages.count, 1, "second request within 60 s sends nothing")
+        XCTAssertEqual(mail.sent.count, 1, "second request within 60 s sends nothing")
         XCTAssertEqual(metrics.counter("reset.refused"), 1)
         clock.advance(seconds: 31)
         requestNow("alice@example.com")
-        XCTAssertEqual(mail.messages.count, 2)
+        XCTAssertEqual(mail.sent.count, 2)
     }
 
     func testPerAddressLimitFiveAnHour() throws {
@@ -120,11 +121,11 @@ final class ResetRequestTests: ResetTestCase {
             requestNow("alice@example.com")
             clock.advance(seconds: 61)
         }
-        XCTAssertEqual(mail.messages.count, 5)
+        XCTAssertEqual(mail.sent.count, 5)
         XCTAssertEqual(metrics.counter("reset.refused"), 3)
         clock.advance(seconds: 3600)
         requestNow("alice@example.com")
-        XCTAssertEqual(mail.messages.count, 6, "the hour passed")
+        XCTAssertEqual(mail.sent.count, 6, "the hour passed")
     }
 
     func testUnknownAddressesAreLimitedLikeKnownOnes() throws {
@@ -143,9 +144,9 @@ final class ResetRequestTests: ResetTestCase {
         for index in 0..<5 { requestNow("someone\(index)@example.com", client: "203.0.113.9") }
         XCTAssertEqual(metrics.counter("reset.refused"), 2)
         requestNow("bob@example.com", client: "203.0.113.9")
-        XCTAssertEqual(mail.messages.count, 0, "the client spent its budget")
+        XCTAssertEqual(mail.sent.count, 0, "the client spent its budget")
         requestNow("bob@example.com", client: "203.0.113.10")
-        XCTAssertEqual(mail.messages.count, 1, "another client still can")
+        XCTAssertEqual(mail.sent.count, 1, "another client still can")
     }
 
     func testRefusalsAreLoggedWithoutTheAddress() throws {
@@ -176,19 +177,15 @@ final class ResetRequestTests: ResetTestCase {
         XCTAssertNoThrow(try service.request(email: "bob@example.com", context: context()))
         XCTAssertEqual(metrics.counter("reset.dropped"), 1)
         runJobs()
-        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(mail.sent.count, 1)
     }
-}
-
-final class ResultBox: @unchecked Sendable {
-    var result: Result<JSON, RPCError>?
 }
 
 final class ResetValidateCompleteTests: ResetTestCase {
     func testValidateAnswersExpiryForALiveToken() throws {
         requestNow("alice@example.com")
         let expiresAt = try service.validate(token: try lastToken())
-        XCTAssertEqual(expiresAt, clock.now / 1000 + 1800)
+        XCTAssertEqual(expiresAt, clock.nowMilliseconds() / 1000 + 1800)
     }
 
     func testUnknownMalformedExpiredAndUsedTokensAreAllInvalidToken() throws {
@@ -212,7 +209,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         try makeService(settings)
         requestNow("alice@example.com")
         let token = try lastToken()
-        XCTAssertTrue(mail.messages[0].text.contains("expires in 5 minutes"))
+        XCTAssertTrue(mail.sent[0].text.contains("expires in 5 minutes"))
         clock.advance(seconds: 299)
         XCTAssertNoThrow(try service.validate(token: token))
         clock.advance(seconds: 1)
@@ -227,9 +224,9 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertEqual(identity.user("u_alice")?.password, "correct horse battery")
         XCTAssertEqual(identity.user("u_alice")?.sessions, 0)
         XCTAssertEqual(identity.events, ["u_alice password.reset success"])
-        XCTAssertEqual(mail.messages.count, 2)
-        XCTAssertEqual(mail.messages[1].subject, "Your Latchkey password was changed")
-        XCTAssertEqual(mail.messages[1].to, "alice@example.com")
+        XCTAssertEqual(mail.sent.count, 2)
+        XCTAssertEqual(mail.sent[1].subject, "Your Latchkey password was changed")
+        XCTAssertEqual(mail.sent[1].to, "alice@example.com")
         // Single use.
         XCTAssertThrowsError(try service.validate(token: token)) { XCTAssertEqual($0 as? ResetError, .invalidToken) }
         XCTAssertThrowsError(try service.complete(token: token, password: "another good password", context: context())) {
@@ -259,7 +256,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
             clock.advance(seconds: 3600)
             requestNow("alice@example.com")
             let token = try lastToken()
-            let outcomes = OutcomeList()
+            let outcomes = SharedList<String>()
             let service = self.service!
             let context = self.context()
             DispatchQueue.concurrentPerform(iterations: 4) { index in
@@ -270,8 +267,8 @@ final class ResetValidateCompleteTests: ResetTestCase {
                     outcomes.append(String(describing: error))
                 }
             }
-            XCTAssertEqual(outcomes.values.filter { $0 == "ok" }.count, 1, "round \(round): \(outcomes.values)")
-            XCTAssertEqual(outcomes.values.filter { $0 == "invalidToken" }.count, 3, "round \(round): \(outcomes.values)")
+            XCTAssertEqual(outcomes.all.filter { $0 == "ok" }.count, 1, "round \(round): \(outcomes.all)")
+            XCTAssertEqual(outcomes.all.filter { $0 == "invalidToken" }.count, 3, "round \(round): \(outcomes.all)")
         }
         XCTAssertEqual(identity.callCount("identity.set_password"), 5)
     }
@@ -295,7 +292,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         let second = OpaqueToken.make(prefix: "lkr_")
         _ = try store.database.write { c in
             try c.run("INSERT INTO reset_tokens (token_hash, user_id, created_at_ms, expires_at_ms) VALUES (?, 'u_alice', ?, ?)",
-                [.blob(SHA256.hash(second)), .integer(clock.now), .integer(clock.now + 60_000)])
+                [.blob(SHA256.hash(second)), .integer(clock.nowMilliseconds()), .integer(clock.nowMilliseconds() + 60_000)])
         }
         try service.complete(token: first, password: "a much better password", context: context())
         XCTAssertThrowsError(try service.validate(token: second))
@@ -327,7 +324,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         service.register(on: router)
         let valid = dispatch(router, "reset.validate", ["token": .string(token)])
         XCTAssertEqual(try valid.get()["valid"], true)
-        XCTAssertEqual(try valid.get()["expires_at"]?.intValue, clock.now / 1000 + 1800)
+        XCTAssertEqual(try valid.get()["expires_at"]?.intValue, clock.nowMilliseconds() / 1000 + 1800)
         let weak = dispatch(router, "reset.complete", ["token": .string(token), "password": "weak"])
         XCTAssertEqual(weak.failure?.reason, "weak_password")
         XCTAssertEqual(weak.failure?.code, 422)
@@ -336,27 +333,5 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertEqual(used.failure?.reason, "invalid_token")
         XCTAssertEqual(used.failure?.code, 400)
         XCTAssertEqual(dispatch(router, "reset.complete", ["token": .string(token)]).failure?.reason, "invalid_params")
-    }
-}
-
-final class OutcomeList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    func append(_ value: String) {
-        lock.lock()
-        list.append(value)
-        lock.unlock()
-    }
-    var values: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return list
-    }
-}
-
-extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Platform
 @testable import Reset
 import Runtime
+import TestSupport
 import XCTest
 
 
@@ -13,7 +14,7 @@ final class ResetJobQueueTests: ResetTestCase {
     /// limit it was admitted under (one request a minute per address) does not refuse it again.
     func testAJobInterruptedMidRunIsRedoneAfterARestartAndAdmittedOnce() throws {
         try service.request(email: "alice@example.com", context: context())
-        let claimed = try XCTUnwrap(try store.claimDueJob(nowMilliseconds: clock.now, leaseUntilMilliseconds: clock.now + 300_000))
+        let claimed = try XCTUnwrap(try store.claimDueJob(nowMilliseconds: clock.nowMilliseconds(), leaseUntilMilliseconds: clock.nowMilliseconds() + 300_000))
         XCTAssertEqual(claimed.attempts, 1)
         XCTAssertFalse(service.runNextJob(), "a running job is not taken twice")
 
@@ -26,7 +27,7 @@ final class ResetJobQueueTests: ResetTestCase {
             clock.advance(seconds: 300)
         }
         runJobs()
-        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(mail.sent.count, 1)
         XCTAssertEqual(metrics.counter("reset.refused"), 0)
         XCTAssertFalse(service.runNextJob(), "done jobs leave the queue")
     }
@@ -60,8 +61,8 @@ final class ResetJobQueueTests: ResetTestCase {
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             while service.runNextJob() {}
         }
-        XCTAssertEqual(mail.messages.count, 40)
-        XCTAssertEqual(Set(mail.messages.map(\.to)).count, 40)
+        XCTAssertEqual(mail.sent.count, 40)
+        XCTAssertEqual(Set(mail.sent.map(\.to)).count, 40)
     }
 
     func testTheMailWorkersSendWhatIsQueuedAndStopWhenItIsDone() throws {
@@ -70,6 +71,6 @@ final class ResetJobQueueTests: ResetTestCase {
         service.jobQueued.onQueued { [weak workers] in workers?.wake() }
         try service.request(email: "alice@example.com", context: context())
         XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000), "what was due is done before the stop")
-        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(mail.sent.count, 1)
     }
 }

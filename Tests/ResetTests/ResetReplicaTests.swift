@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import Reset
 import Runtime
+import TestSupport
 import XCTest
 
 
@@ -16,14 +17,14 @@ final class ResetReplicaTests: ResetTestCase {
             ResetService(
                 settings: settings, store: try openStore(), subjects: ResetSubject(key: Array(repeating: 7, count: 32)), identity: identity,
                 mail: mail, composer: ResetMailComposer(linkTemplate: try LinkTemplate(LinkTemplate.defaultTemplate)),
-                metrics: metrics, logger: Logger(service: "reset", minimumLevel: .debug, sink: logs), nowMilliseconds: { clock.now })
+                metrics: metrics, logger: Logger(service: "reset", minimumLevel: .debug, sink: logs), nowMilliseconds: { clock.nowMilliseconds() })
         }
     }
 
     func testABurstForOneAddressOverTwoReplicasIsAdmittedOnceAndMailedOnce() throws {
         let replicas = try replicas(2)
         let contexts = (0..<20).map { _ in context() }
-        let errors = ErrorList()
+        let errors = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 20) { index in
             do { try replicas[index % 2].request(email: "alice@example.com", context: contexts[index]) } catch { errors.append("\(error)") }
         }
@@ -33,7 +34,7 @@ final class ResetReplicaTests: ResetTestCase {
         DispatchQueue.concurrentPerform(iterations: 4) { index in
             while replicas[index % 2].runNextJob() {}
         }
-        XCTAssertEqual(mail.messages.count, 1, "the one admitted request is mailed once")
+        XCTAssertEqual(mail.sent.count, 1, "the one admitted request is mailed once")
     }
 
     func testMailWorkersOfTwoReplicasDoEveryJobExactlyOnce() throws {
@@ -47,8 +48,8 @@ final class ResetReplicaTests: ResetTestCase {
         DispatchQueue.concurrentPerform(iterations: 6) { index in
             while replicas[index % 2].runNextJob() {}
         }
-        XCTAssertEqual(mail.messages.count, 30)
-        XCTAssertEqual(Set(mail.messages.map(\.to)).count, 30, "no job done twice")
+        XCTAssertEqual(mail.sent.count, 30)
+        XCTAssertEqual(Set(mail.sent.map(\.to)).count, 30, "no job done twice")
     }
 }
 
@@ -58,29 +59,12 @@ final class ResetJobLeaseTests: ResetTestCase {
         try service.request(email: "alice@example.com", context: context())
         let lease = service.settings.jobLeaseMilliseconds
         // A replica claims it and dies (no requeue, no restart of that replica).
-        XCTAssertNotNil(try store.claimDueJob(nowMilliseconds: clock.now, leaseUntilMilliseconds: clock.now + lease))
+        XCTAssertNotNil(try store.claimDueJob(nowMilliseconds: clock.nowMilliseconds(), leaseUntilMilliseconds: clock.nowMilliseconds() + lease))
         clock.advance(seconds: lease / 1000 - 1)
         XCTAssertFalse(service.runNextJob(), "still under its lease")
         clock.advance(seconds: 1)
         runJobs()
-        XCTAssertEqual(mail.messages.count, 1)
+        XCTAssertEqual(mail.sent.count, 1)
         XCTAssertFalse(service.runNextJob(), "done once, then gone")
-    }
-}
-
-final class ErrorList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var errors: [String] = []
-
-    func append(_ error: String) {
-        lock.lock()
-        errors.append(error)
-        lock.unlock()
-    }
-
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return errors
     }
 }

@@ -1,4 +1,5 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import LineProtocol
 import Platform
@@ -8,6 +9,7 @@ import Runtime
 import Secrets
 import ServiceKit
 import StoreTestSupport
+import TestSupport
 import XCTest
 
 
@@ -88,43 +90,6 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
     }
 }
 
-/// Keeps every message instead of sending it.
-final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
-    let name = "recording"
-    private let lock = NSLock()
-    private var sent: [OutgoingMessage] = []
-
-    var messages: [OutgoingMessage] {
-        lock.lock()
-        defer { lock.unlock() }
-        return sent
-    }
-
-    func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
-        lock.lock()
-        sent.append(message)
-        lock.unlock()
-    }
-}
-
-/// A clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var milliseconds: Int64 = 1_800_000_000_000
-
-    var now: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return milliseconds
-    }
-
-    func advance(seconds: Int64) {
-        lock.lock()
-        milliseconds += seconds * 1000
-        lock.unlock()
-    }
-}
-
 func makePool(threads: Int, name: String) -> WorkerPool {
     WorkerPool(threadCount: threads, maxQueued: 100, name: name)
 }
@@ -178,7 +143,7 @@ class ResetTestCase: XCTestCase {
             settings: settings, store: store, subjects: ResetSubject(key: Array(repeating: 7, count: 32)), identity: identity, mail: mail,
             composer: ResetMailComposer(linkTemplate: try LinkTemplate(template)),
             metrics: metrics, logger: Logger(service: "reset", minimumLevel: .debug, sink: logs),
-            nowMilliseconds: { clock.now })
+            nowMilliseconds: { clock.nowMilliseconds() })
     }
 
     func context(client: String? = "198.51.100.7") -> CallContext {
@@ -195,22 +160,17 @@ class ResetTestCase: XCTestCase {
 
     /// The token in the newest reset mail (other mails, like "password changed", carry no link).
     func lastToken(file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        XCTAssertFalse(mail.messages.isEmpty, "no mail", file: file, line: line)
-        let text = try XCTUnwrap(mail.messages.last(where: { $0.text.contains("token=") })?.text, "no link", file: file, line: line)
+        XCTAssertFalse(mail.sent.isEmpty, "no mail", file: file, line: line)
+        let text = try XCTUnwrap(mail.sent.last(where: { $0.text.contains("token=") })?.text, "no link", file: file, line: line)
         let range = try XCTUnwrap(text.range(of: "token="), "no link", file: file, line: line)
         return String(text[range.upperBound...].prefix { $0 != "\n" && $0 != "&" })
     }
 
     /// Sends one request through the service's method table and waits for the answer.
     func dispatch(_ router: Router, _ method: String, _ params: JSON) -> Result<JSON, RPCError> {
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { result in
-            box.result = result
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return box.result!
+        let box = ResultBox<Result<JSON, RPCError>>()
+        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context()) { box.set($0) }
+        return box.wait()
     }
 
     /// Runs every due job of the queue on this thread (the tests' stand-in for the mail workers).

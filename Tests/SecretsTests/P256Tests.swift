@@ -1,5 +1,6 @@
 import Foundation
 import Secrets
+import TestSupport
 import XCTest
 
 final class P256Tests: XCTestCase {
@@ -98,11 +99,11 @@ final class P256Tests: XCTestCase {
         let publicKey = key.publicKey
         let signature = key.signature(for: message)
         let message = self.message
-        let failures = LockedCounter()
+        let failures = Counter()
         DispatchQueue.concurrentPerform(iterations: 64) { index in
             let good = publicKey.isValidSignature(der: signature, for: message)
             let bad = publicKey.isValidSignature(der: signature, for: message + [UInt8(index)])
-            if !good || bad { failures.increment() }
+            if !good || bad { failures.add() }
         }
         XCTAssertEqual(failures.value, 0)
     }
@@ -148,11 +149,4 @@ final class P256Tests: XCTestCase {
             XCTAssertFalse(String(describing: error).isEmpty)
         }
     }
-}
-
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }

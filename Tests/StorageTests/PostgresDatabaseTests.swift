@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import Storage
@@ -62,7 +63,7 @@ final class PostgresDatabaseTests: XCTestCase {
 
     func testTenReplicasStartingTogetherMigrateOnce() throws {
         let migrations = [Self.itemsMigration, Migration(version: 2, name: "more", sql: "ALTER TABLE items ADD COLUMN note TEXT")]
-        let errors = ErrorList()
+        let errors = SharedList<String>()
         let (url, schema) = (self.url, self.schema)
         DispatchQueue.concurrentPerform(iterations: 10) { _ in
             do { _ = try PostgresDatabase(url: url, schema: schema, migrations: migrations) } catch { errors.append("\(error)") }
@@ -98,7 +99,7 @@ final class PostgresDatabaseTests: XCTestCase {
         options.poolSize = 8
         let db = try open(url: url, options: options)
         try db.write { c in try c.run("INSERT INTO items (name, qty) VALUES ('counter', 0)") }
-        let errors = ErrorList()
+        let errors = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 40) { _ in
             do {
                 try db.write { c in
@@ -163,25 +164,11 @@ final class PostgresDatabaseTests: XCTestCase {
         XCTAssertThrowsError(try PostgresDatabase(url: refused, schema: schema, migrations: [], options: options))
         let attempts = Counter()
         let counting = PostgresPool(size: 2, options: options) { () throws(StorageError) in
-            attempts.increment()
+            attempts.add()
             return try PostgresConnection(url: refused, applicationName: "test", connectTimeoutSeconds: 1)
         }
         for _ in 0..<5 { XCTAssertThrowsError(try counting.checkOut()) }
         XCTAssertEqual(attempts.value, 1, "one connect attempt, then fast failures during the back-off")
         XCTAssertEqual(try db.read { c in try c.queryOne("SELECT 1 AS one")!.int("one") }, 1)
     }
-}
-
-private final class ErrorList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var errors: [String] = []
-    func append(_ error: String) { lock.lock(); errors.append(error); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return errors }
-}
-
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import Storage
@@ -57,16 +58,3 @@ class StorageTestCase: XCTestCase {
 }
 
 struct DomainFailure: Error, Equatable { let reason: String }
-
-/// A lock-protected box for results produced on other threads.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-    var current: Value { withLock { $0 } }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import Verification
@@ -6,14 +7,14 @@ import XCTest
 class ConcurrencyTests: VerificationTestCase {
     func testRacingStartsForOneNumberSendOneCode() throws {
         let harness = try makeHarness { $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)] }
-        let outcomes = Outcomes()
+        let outcomes = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             do {
-                outcomes.add("started:" + (try harness.start()))
+                outcomes.append("started:" + (try harness.start()))
             } catch VerificationError.concurrentVerification(let id) {
-                outcomes.add("concurrent:" + id)
+                outcomes.append("concurrent:" + id)
             } catch {
-                outcomes.add("error:\(error)")
+                outcomes.append("error:\(error)")
             }
         }
         let started = outcomes.all.filter { $0.hasPrefix("started:") }
@@ -27,43 +28,26 @@ class ConcurrencyTests: VerificationTestCase {
         let harness = try makeHarness()
         let id = try harness.start()
         let code = harness.code(id)
-        let outcomes = Outcomes()
+        let outcomes = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            outcomes.add((try? harness.check(id, code)) == nil ? "refused" : "verified")
+            outcomes.append((try? harness.check(id, code)) == nil ? "refused" : "verified")
         }
         XCTAssertEqual(outcomes.all.filter { $0 == "verified" }.count, 1)
 
         let other = try harness.start(number: "+15555550150")
         let right = harness.code(other)
-        let wrongOutcomes = Outcomes()
+        let wrongOutcomes = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 10) { _ in
             do {
                 _ = try harness.check(other, wrong(right))
             } catch let error as VerificationError {
-                wrongOutcomes.add(error.rpcError.reason ?? "?")
+                wrongOutcomes.append(error.rpcError.reason ?? "?")
             } catch {
-                wrongOutcomes.add("\(error)")
+                wrongOutcomes.append("\(error)")
             }
         }
         XCTAssertEqual(wrongOutcomes.all.filter { $0 == "invalid_code" }.count, 2)
         XCTAssertEqual(wrongOutcomes.all.filter { $0 == "too_many_attempts" }.count, 8)
         XCTAssertVerificationError(.tooManyAttempts, try harness.check(other, right))
-    }
-}
-
-final class Outcomes: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String] = []
-
-    func add(_ value: String) {
-        lock.lock()
-        values.append(value)
-        lock.unlock()
-    }
-
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return values
     }
 }

@@ -1,8 +1,10 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import LineProtocol
 import Runtime
 import Storage
+import TestSupport
 @testable import Verification
 import XCTest
 

@@ -1,8 +1,10 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import LineProtocol
 import Platform
 import Runtime
+import TestSupport
 @testable import Verification
 import XCTest
 

@@ -1,7 +1,9 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import Runtime
 import Storage
+import TestSupport
 @testable import Verification
 import XCTest
 
@@ -41,16 +43,16 @@ final class GroupCommitTests: XCTestCase {
         // Only once the leader is inside its transaction do the starts begin: otherwise a start that
         // ran first would lead, commit alone, and leave nothing to queue.
         XCTAssertEqual(holding.wait(timeout: .now() + 20), .success)
-        let outcomes = OutcomeBox()
+        let outcomes = SharedList<String>()
         for index in 0..<16 {
             spawn {
                 var parameters = StartParameters(workflow: .sms, purpose: .transaction)
                 parameters.number = String(format: "+1555555%04d", 2000 + index)
                 do {
                     _ = try service.start(parameters, logger: logger)
-                    outcomes.add("started")
+                    outcomes.append("started")
                 } catch {
-                    outcomes.add("\(error)")
+                    outcomes.append("\(error)")
                 }
             }
         }
@@ -69,22 +71,5 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertLessThanOrEqual(batches, 2 + (16 - queuedAtRelease), "the queued starts committed together")
         let stored = try database.read { c in try c.queryOne("SELECT COUNT(*) AS n FROM requests")?.int("n") }
         XCTAssertEqual(stored, 16)
-    }
-}
-
-final class OutcomeBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-
-    func add(_ item: String) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-    }
-
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import Verification
@@ -22,14 +23,14 @@ class PhoneOwnershipTests: VerificationTestCase {
 
     func testABurstOfStrangersNeitherBlocksNorDrainsTheOwner() throws {
         let harness = try makeHarness()
-        let outcomes = Outcomes()
+        let outcomes = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: 12) { index in
             do {
-                outcomes.add("started:" + (try Self.strangerStart(harness, "u_stranger\(index)")))
+                outcomes.append("started:" + (try Self.strangerStart(harness, "u_stranger\(index)")))
             } catch let error as VerificationError {
-                outcomes.add("refused:" + (error.rpcError.reason ?? "?"))
+                outcomes.append("refused:" + (error.rpcError.reason ?? "?"))
             } catch {
-                outcomes.add("error:\(error)")
+                outcomes.append("error:\(error)")
             }
         }
         let proofSends = harness.provider.sent.filter { $0.to == number }.count

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 @testable import Verification
@@ -15,7 +16,7 @@ class SendWindowTests: VerificationTestCase {
             $0.global = Self.globalLimits
         }
         var model = CountingModel()
-        var random = SplitMix(seed: 19)
+        var random = SeededGenerator(seed: 19)
         var refusals = 0
         var admitted = 0
         for step in 0..<400 {
@@ -99,27 +100,12 @@ private struct CountingModel {
 
     /// How far to move the clock: often to a past send's window edge exactly, a millisecond
     /// before or after it, or a short random step.
-    func nextStep(after now: Int64, _ random: inout SplitMix) -> Int64 {
+    func nextStep(after now: Int64, _ random: inout SeededGenerator) -> Int64 {
         let windows: [Int64] = [2_000, 600_000, 3_600_000]
         if let sent = history.last(where: { _ in random.next() % 3 == 0 }) ?? history.last, random.next() % 2 == 0 {
             let edge = sent + windows[Int(random.next() % 3)] + Int64(random.next() % 3) - 1
             if edge >= now { return edge - now }
         }
         return Int64(random.next() % 120_000)
-    }
-}
-
-/// A small seeded generator: the same walk on every run.
-struct SplitMix {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,8 +1,10 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import LineProtocol
 import Runtime
 import Storage
+import TestSupport
 @testable import Verification
 import XCTest
 
@@ -53,16 +55,16 @@ class SharedDatabaseTests: VerificationTestCase {
     func testStartsForOneNumberThroughThreeReplicasRespectThePerNumberLimit() throws {
         let provider = RecordingProvider()
         let services = try replicas(3, clock: ManualClock(), provider: provider)
-        let (outcomes, logger) = (Outcomes(), logger)
+        let (outcomes, logger) = (SharedList<String>(), logger)
         // Twelve users claim the same proven number at once, spread over the replicas.
         DispatchQueue.concurrentPerform(iterations: 12) { index in
             do {
                 _ = try Self.start(services[index % 3], user: "user-\(index)", logger: logger)
-                outcomes.add("started")
+                outcomes.append("started")
             } catch let error as VerificationError {
-                outcomes.add(error.rpcError.reason ?? "?")
+                outcomes.append(error.rpcError.reason ?? "?")
             } catch {
-                outcomes.add("\(error)")
+                outcomes.append("\(error)")
             }
         }
         XCTAssertEqual(outcomes.all.filter { $0 == "started" }.count, 3, "3 per number per 10 minutes: \(outcomes.all)")
@@ -72,16 +74,16 @@ class SharedDatabaseTests: VerificationTestCase {
     func testABurstOfStartsForManyNumbersThroughThreeReplicasSpendsTheGlobalBudgetExactly() throws {
         let provider = RecordingProvider()
         let services = try replicas(3, clock: ManualClock(), provider: provider) { $0.global = [SendLimit(count: 5, windowSeconds: 3600)] }
-        let (outcomes, logger) = (Outcomes(), logger)
+        let (outcomes, logger) = (SharedList<String>(), logger)
         // Every start has its own number: only the global budget (one hot counter row) limits them.
         DispatchQueue.concurrentPerform(iterations: 40) { index in
             do {
                 _ = try Self.start(services[index % 3], number: String(format: "+1555555%04d", 1000 + index), logger: logger)
-                outcomes.add("started")
+                outcomes.append("started")
             } catch let error as VerificationError {
-                outcomes.add(error.rpcError.reason ?? "?")
+                outcomes.append(error.rpcError.reason ?? "?")
             } catch {
-                outcomes.add("\(error)")
+                outcomes.append("\(error)")
             }
         }
         XCTAssertEqual(outcomes.all.filter { $0 == "started" }.count, 5, "\(outcomes.all)")
@@ -94,15 +96,15 @@ class SharedDatabaseTests: VerificationTestCase {
         let services = try replicas(3, clock: ManualClock(), provider: RecordingProvider()) {
             $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)]
         }
-        let (outcomes, logger) = (Outcomes(), logger)
+        let (outcomes, logger) = (SharedList<String>(), logger)
         DispatchQueue.concurrentPerform(iterations: 12) { index in
             do {
                 _ = try Self.start(services[index % 3], user: "alice", logger: logger)
-                outcomes.add("started")
+                outcomes.append("started")
             } catch let error as VerificationError {
-                outcomes.add(error.rpcError.reason ?? "?")
+                outcomes.append(error.rpcError.reason ?? "?")
             } catch {
-                outcomes.add("\(error)")
+                outcomes.append("\(error)")
             }
         }
         XCTAssertEqual(outcomes.all.filter { $0 == "started" }.count, 1, "\(outcomes.all)")

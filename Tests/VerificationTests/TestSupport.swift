@@ -1,90 +1,16 @@
 import Delivery
+import DeliveryTestSupport
 import Foundation
 import LineProtocol
 import Runtime
 import Storage
 import StoreTestSupport
+import TestSupport
 @testable import Verification
 import XCTest
 
 
-/// A clock the test moves by hand.
-final class ManualClock: VerificationClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var now: Int64
-
-    init(_ start: Int64 = 1_800_000_000_000) { now = start }
-
-    func nowMilliseconds() -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return now
-    }
-
-    func advance(seconds: Int64) {
-        advance(milliseconds: seconds * 1000)
-    }
-
-    func advance(milliseconds: Int64) {
-        precondition(milliseconds >= 0, "the manual clock only moves forward")
-        lock.lock()
-        now += milliseconds
-        lock.unlock()
-    }
-}
-
-/// Keeps every message; fails on demand.
-final class RecordingProvider: DeliveryProvider, @unchecked Sendable {
-    let name = "recording"
-    private let lock = NSLock()
-    private var messages: [OutgoingMessage] = []
-    private var failing: Set<DeliveryChannel> = []
-
-    func deliver(_ message: OutgoingMessage) throws(DeliveryError) {
-        lock.lock()
-        defer { lock.unlock() }
-        if failing.contains(message.channel) {
-            throw DeliveryError(provider: name, detail: "provider said no", permanent: true)
-        }
-        messages.append(message)
-    }
-
-    func fail(_ channel: DeliveryChannel, _ on: Bool = true) {
-        lock.lock()
-        if on { failing.insert(channel) } else { failing.remove(channel) }
-        lock.unlock()
-    }
-
-    var sent: [OutgoingMessage] {
-        lock.lock()
-        defer { lock.unlock() }
-        return messages
-    }
-
-    /// The code in the last message for `requestID` (the first run of 4-10 digits).
-    func code(for requestID: String) -> String? {
-        guard let message = sent.last(where: { $0.requestID == requestID }) else { return nil }
-        return extractCode(message.text)
-    }
-}
-
-/// The first run of 4-10 digits in a text; for voice texts ("1, 2, 3, ...") the spoken digits.
-func extractCode(_ text: String) -> String? {
-    if text.contains(", ") {
-        // Voice: "...: 1, 2, 3, 4, 5, 6. Again: ..."
-        let pattern = try! NSRegularExpression(pattern: "(\\d(, \\d){3,9})")
-        if let match = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-            let range = Range(match.range, in: text)
-        {
-            return text[range].filter(\.isNumber)
-        }
-    }
-    let pattern = try! NSRegularExpression(pattern: "\\b(\\d{4,10})\\b")
-    guard let match = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-        let range = Range(match.range(at: 1), in: text)
-    else { return nil }
-    return String(text[range])
-}
+extension ManualClock: VerificationClock {}
 
 /// A service over a fresh database, a manual clock and a recording provider.
 final class Harness: @unchecked Sendable {

@@ -4,6 +4,7 @@ import Foundation
 import LineProtocol
 @testable import Platform
 @testable import ServiceKit
+import TestSupport
 import XCTest
 
 /// The gateway door's routes over real TCP, against a fake dispatcher standing in for the gateway.

@@ -1,33 +1,16 @@
 import Foundation
 @testable import Gateway
 import LineProtocol
-import XCTest
 @testable import ServiceKit
+import TestSupport
+import XCTest
 
 /// curl as a real HTTP/1.1 client against the door (over a fake dispatcher).
 final class HTTPCurlTests: XCTestCase {
-    static let curlPath = "/usr/bin/curl"
-
-    /// Runs curl and returns (HTTP status, body). `-w` appends the status after a marker line.
-    private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.curlPath)
-        process.arguments = ["-sS", "--max-time", "10", "-w", "\n%{http_code}"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard let newline = text.lastIndex(of: "\n"), let status = Int(text[text.index(after: newline)...]) else {
-            throw ConfigurationError("curl printed no status: \(text)")
-        }
-        return (status, String(text[..<newline]))
-    }
+    private func curl(_ arguments: [String]) throws -> Curl.Response { try Curl.run(arguments, maxTimeSeconds: 10) }
 
     func testCurlDrivesTheRoutesAndSeesTheStatuses() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.curlPath), "curl is not installed")
+        try XCTSkipUnless(Curl.isInstalled, "curl is not installed")
         var settings = HTTPGatewayDoor.Settings()
         settings.aasaAppIDs = ["ABCDE12345.com.example.bank"]
         let server = try TestHTTPServer(settings: settings)
@@ -64,7 +47,7 @@ final class HTTPCurlTests: XCTestCase {
     }
 
     func testCurlBigBodyWithExpectContinueAndOversizeBody() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.curlPath), "curl is not installed")
+        try XCTSkipUnless(Curl.isInstalled, "curl is not installed")
         let server = try TestHTTPServer()
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.endpoint.port)"
@@ -79,18 +62,11 @@ final class HTTPCurlTests: XCTestCase {
     }
 
     func testCurlReusesOneKeepAliveConnectionForSeveralURLs() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.curlPath), "curl is not installed")
+        try XCTSkipUnless(Curl.isInstalled, "curl is not installed")
         let server = try TestHTTPServer()
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.endpoint.port)/healthz"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.curlPath)
-        process.arguments = ["-sS", "-w", "%{http_code} %{num_connects}\n", "-o", "/dev/null", url, "-o", "/dev/null", url, "-o", "/dev/null", url]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try runProgram(Curl.path, ["-sS", "-w", "%{http_code} %{num_connects}\n", "-o", "/dev/null", url, "-o", "/dev/null", url, "-o", "/dev/null", url]).output
         XCTAssertEqual(text.split(separator: "\n"), ["200 1", "200 0", "200 0"], "one connect, then reuse")
     }
 }

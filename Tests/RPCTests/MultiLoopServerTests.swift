@@ -3,6 +3,7 @@ import LineProtocol
 @testable import Platform
 @testable import RPC
 @testable import Runtime
+import TestSupport
 import XCTest
 
 /// One server over several event loops (`--event-loops N`): connections are spread over every
@@ -28,7 +29,7 @@ final class MultiLoopServerTests: XCTestCase {
         defer { harness.stop() }
         let connections = 24
         let perConnection = 1500
-        let failures = FailureLog()
+        let failures = SharedList<String>()
         DispatchQueue.concurrentPerform(iterations: connections) { connection in
             do {
                 let client = try LineClient(harness.endpoint)
@@ -55,7 +56,7 @@ final class MultiLoopServerTests: XCTestCase {
                 }
                 if seen.count != perConnection { throw TestFailure("\(seen.count) distinct answers of \(perConnection)") }
             } catch {
-                failures.add("connection \(connection): \(error)")
+                failures.append("connection \(connection): \(error)")
             }
         }
         XCTAssertEqual(failures.all, [])
@@ -67,7 +68,7 @@ final class MultiLoopServerTests: XCTestCase {
         limits.maxConnections = 5
         let harness = try MultiLoopHarness(loopCount: 3, limits: limits)
         defer { harness.stop() }
-        let outcomes = OutcomeCounter()
+        let outcomes = Tally()
         // Every connection stays open until all have been answered, so none frees a place early.
         let answered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -99,11 +100,11 @@ final class MultiLoopServerTests: XCTestCase {
         for (index, client) in clients.enumerated() {
             try client.send(RPCRequest(method: "t.gate", params: nil, id: .int(Int64(100 + index))).encoded())
         }
-        XCTAssertTrue(harness.gate.waitForEntered(6, timeoutSeconds: 20), "every connection's request is running")
+        XCTAssertTrue(harness.gate.waitUntilHeld(6, timeoutSeconds: 20), "every connection's request is running")
         let drained = DispatchSemaphore(value: 0)
         harness.drain { drained.signal() }
         XCTAssertEqual(drained.wait(timeout: .now()), .timedOut, "the drain cannot finish while requests are in flight")
-        harness.gate.open()
+        harness.gate.release()
         for (index, client) in clients.enumerated() {
             let line = try XCTUnwrap(try client.readLine(), "connection \(index) got its answer")
             XCTAssertEqual(try JSONParser.parse(line)["id"], .int(Int64(100 + index)))
@@ -121,8 +122,8 @@ private final class MultiLoopHarness: @unchecked Sendable {
     let server: RPCServer
     let workers = WorkerPool(threadCount: 8, maxQueued: 100_000)
     let endpoint: Endpoint
-    let gate = Gate()
-    private let runs = RunCounter()
+    let gate = Blocker()
+    private let runs = Counter()
     private let mainThread: JoinableThread
     private var stopped = false
 
@@ -136,15 +137,15 @@ private final class MultiLoopHarness: @unchecked Sendable {
             .int(Int64(loops.firstIndex { $0 === EventLoop.current } ?? -1))
         }
         router.register("t.inline", execution: .inline) { params, _ in
-            runs.increment()
+            runs.add()
             return params["n"].map { ["n": $0] } ?? [:]
         }
         router.register("t.pool") { params, _ in
-            runs.increment()
+            runs.add()
             return params["n"].map { ["n": $0] } ?? [:]
         }
         router.register("t.gate") { _, _ in
-            gate.enterAndWait()
+            gate.hold()
             return true
         }
         var serverLimits = limits
@@ -159,7 +160,7 @@ private final class MultiLoopHarness: @unchecked Sendable {
         mainThread = JoinableThread(name: "test-main-loop") { main.run() }
     }
 
-    var handlerRuns: Int64 { runs.value }
+    var handlerRuns: Int64 { Int64(runs.value) }
 
     func drain(completion: @escaping @Sendable () -> Void) {
         let server = self.server
@@ -169,7 +170,7 @@ private final class MultiLoopHarness: @unchecked Sendable {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        gate.open()
+        gate.release()
         let finished = DispatchSemaphore(value: 0)
         drain { finished.signal() }
         _ = finished.wait(timeout: .now() + 30)
@@ -178,85 +179,4 @@ private final class MultiLoopHarness: @unchecked Sendable {
         group.stopSecondaryLoops()
         workers.shutdownAndJoin()
     }
-}
-
-/// Holds pool handlers until opened (at most 30 s, so a failing test cannot hang).
-private final class Gate: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var isOpen = false
-    private var entered = 0
-
-    func enterAndWait() {
-        condition.lock()
-        entered += 1
-        condition.broadcast()
-        let deadline = Date().addingTimeInterval(30)
-        while !isOpen && condition.wait(until: deadline) {}
-        condition.unlock()
-    }
-
-    func waitForEntered(_ count: Int, timeoutSeconds: Double) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while entered < count { if !condition.wait(until: deadline) { break } }
-        return entered >= count
-    }
-
-    func open() {
-        condition.lock()
-        isOpen = true
-        condition.broadcast()
-        condition.unlock()
-    }
-}
-
-private final class RunCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count: Int64 = 0
-    func increment() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-    var value: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
-    }
-}
-
-private final class OutcomeCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var tally: [String: Int] = [:]
-    func record(_ outcome: String) {
-        lock.lock()
-        tally[outcome, default: 0] += 1
-        lock.unlock()
-    }
-    var counts: [String: Int] {
-        lock.lock()
-        defer { lock.unlock() }
-        return tally
-    }
-}
-
-private final class FailureLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var failures: [String] = []
-    func add(_ failure: String) {
-        lock.lock()
-        failures.append(failure)
-        lock.unlock()
-    }
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return failures
-    }
-}
-
-private struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

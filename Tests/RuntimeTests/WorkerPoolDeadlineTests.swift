@@ -1,8 +1,7 @@
 import Foundation
-import LineProtocol
 @testable import Platform
-@testable import RPC
 @testable import Runtime
+import TestSupport
 import XCTest
 
 /// Load shedding and joining in `WorkerPool` (a worker never runs work whose caller has gone, and every thread is joined). Work is counted, never
@@ -105,102 +104,5 @@ final class WorkerPoolDeadlineTests: XCTestCase {
         blocker.release()
         XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
         XCTAssertTrue(pool.hasEnded)
-    }
-
-    func testRouterAnswersTimeoutWithoutRunningTheHandlerForExpiredWork() {
-        let pool = WorkerPool(threadCount: 1, maxQueued: 100)
-        let metrics = Metrics()
-        let router = Router(workers: pool, metrics: metrics)
-        let blocker = Blocker()
-        let runs = Counter()
-        router.register("t.block") { _, _ in
-            blocker.hold()
-            return true
-        }
-        router.register("t.count") { _, _ in
-            runs.add()
-            return true
-        }
-        let replies = ReplyLog()
-        let logger = Logger(service: "t", sink: LogSink())
-        router.dispatch(RPCRequest(method: "t.block", params: nil, id: 0), context: CallContext(
-            method: "t.block", requestID: "r0", client: nil, logger: logger, deadlineMilliseconds: .max)) { replies.add($0) }
-        blocker.waitUntilHeld()
-        let deadline = MonotonicClock.nowMilliseconds() + 100
-        for index in 1...10 {
-            let context = CallContext(method: "t.count", requestID: "r\(index)", client: nil, logger: logger, deadlineMilliseconds: deadline)
-            router.dispatch(RPCRequest(method: "t.count", params: nil, id: .int(Int64(index))), context: context) { replies.add($0) }
-        }
-        waitUntil("the deadline passes while the work is queued") { MonotonicClock.nowMilliseconds() > deadline }
-        blocker.release()
-        waitUntil("every request is answered") { replies.count == 11 }
-        XCTAssertEqual(runs.value, 0, "no handler ran for work nobody waits for")
-        XCTAssertEqual(replies.reasons.filter { $0 == "timeout" }.count, 10)
-        XCTAssertEqual(metrics.counter("workers.expired"), 10)
-        pool.shutdown()
-        XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))
-    }
-
-    /// Waits (bounded, 10 s) for a condition; fails the test if it never holds.
-    private func waitUntil(_ what: String, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) {
-        let end = MonotonicClock.nowMilliseconds() + 10_000
-        while !condition() {
-            guard MonotonicClock.nowMilliseconds() < end else { return XCTFail("timed out waiting: \(what)", file: file, line: line) }
-            usleep(1000)
-        }
-    }
-}
-
-/// Holds a worker until released, and says when it holds it.
-final class Blocker: @unchecked Sendable {
-    private let held = DispatchSemaphore(value: 0)
-    private let gate = DispatchSemaphore(value: 0)
-
-    func hold() {
-        held.signal()
-        gate.wait()
-    }
-
-    func waitUntilHeld() { held.wait() }
-    func release() { gate.signal() }
-}
-
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-
-    func add() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
-    }
-}
-
-final class ReplyLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var outcomes: [Result<JSON, RPCError>] = []
-
-    func add(_ outcome: Result<JSON, RPCError>) {
-        lock.lock()
-        outcomes.append(outcome)
-        lock.unlock()
-    }
-
-    var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return outcomes.count
-    }
-
-    var reasons: [String?] {
-        lock.lock()
-        defer { lock.unlock() }
-        return outcomes.map { if case .failure(let error) = $0 { error.reason } else { nil } }
     }
 }

@@ -3,16 +3,31 @@ import LineProtocol
 @testable import Platform
 @testable import RPC
 @testable import Runtime
+import ServerTestSupport
+import TestSupport
 import XCTest
 
 /// The server over real TCP on port 0, in-process.
 final class RPCServerTests: XCTestCase {
-    private func makeServer(limits: ServerLimits = ServerLimits()) throws -> TestServer {
-        try TestServer(limits: limits) { router in
-            router.register("t.echo") { params, _ in params["value"] ?? .null }
+    /// `t.hold` runs until the test releases it; `held` counts the runs that ended.
+    private let hold = Blocker()
+    private let held = Counter()
+
+    private func makeServer(limits: ServerLimits = ServerLimits()) throws -> RouterServer {
+        let hold = self.hold
+        let held = self.held
+        return try RouterServer(limits: limits) { router in
+            // Inline: answered even once the pool has learned that `t.hold` takes longer than a deadline.
+            router.register("t.echo", execution: .inline) { params, _ in params["value"] ?? .null }
+            // A handler whose work takes time (the thing these tests need), not synchronisation.
             router.register("t.slow") { params, _ in
                 usleep(UInt32(try params.int("ms", range: 0...10_000)) * 1000)
                 return "slow"
+            }
+            router.register("t.hold") { _, _ in
+                hold.hold()
+                held.add()
+                return "held"
             }
         }
     }
@@ -26,9 +41,11 @@ final class RPCServerTests: XCTestCase {
         let server = try makeServer()
         defer { server.stop() }
         let client = try LineClient(server.endpoint)
-        try client.send(Array(#"{"jsonrpc":"2.0","id":"slow","method":"t.slow","params":{"ms":300}}"#.utf8))
+        try client.send(Array(#"{"jsonrpc":"2.0","id":"slow","method":"t.hold"}"#.utf8))
+        XCTAssertTrue(hold.waitUntilHeld())
         try client.send(Array(#"{"jsonrpc":"2.0","id":"fast","method":"t.echo","params":{"value":1}}"#.utf8))
         XCTAssertEqual(try answer(client)["id"], "fast")
+        hold.release()
         XCTAssertEqual(try answer(client)["id"], "slow")
     }
 
@@ -63,9 +80,11 @@ final class RPCServerTests: XCTestCase {
         let server = try makeServer(limits: limits)
         defer { server.stop() }
         let client = try LineClient(server.endpoint)
-        let response = try client.call("t.slow", ["ms": 1000])
+        let response = try client.call("t.hold")
         guard case .failure(let error) = response.outcome else { return XCTFail("expected timeout") }
         XCTAssertEqual(error.reason, "timeout")
+        hold.release()
+        waitUntil("the late handler finishes") { held.value == 1 }
         // The late result must not arrive as a second answer to the next call.
         XCTAssertEqual(try client.result("t.echo", ["value": "after"]), "after")
     }
@@ -91,9 +110,8 @@ final class RPCServerTests: XCTestCase {
         defer { server.stop() }
         let slow = try LineClient(server.endpoint)
         try slow.sendRaw(Array(#"{"jsonrpc":"2.0","#.utf8))
-        let started = Date()
+        // End of input (nil), not the client's own read timeout (which throws): the server closed it.
         XCTAssertNil(try slow.readLine(), "the server closes the connection")
-        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
         // Others are served meanwhile.
         XCTAssertEqual(try LineClient(server.endpoint).result("t.echo", ["value": 1]), 1)
     }
@@ -111,11 +129,13 @@ final class RPCServerTests: XCTestCase {
     func testDrainFinishesInflightWorkThenCloses() throws {
         let server = try makeServer()
         let client = try LineClient(server.endpoint)
-        try client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"t.slow","params":{"ms":300}}"#.utf8))
-        usleep(50_000)
+        try client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"t.hold"}"#.utf8))
+        XCTAssertTrue(hold.waitUntilHeld())
         let stopped = DispatchSemaphore(value: 0)
         Thread { server.stop(); stopped.signal() }.start()
-        XCTAssertEqual(try answer(client)["result"], "slow")
+        waitUntil("the server drains") { (try? server.loopThread.sync { [server] in server.server.state }) == .draining }
+        hold.release()
+        XCTAssertEqual(try answer(client)["result"], "held")
         XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
     }
 
@@ -124,11 +144,15 @@ final class RPCServerTests: XCTestCase {
         limits.maxInflightPerConnection = 1
         let server = try makeServer(limits: limits)
         let client = try LineClient(server.endpoint)
-        let three = (1...3).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"t.slow","params":{"ms":100}}"# }.joined(separator: "\n") + "\n"
+        let three = (1...3).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"t.hold"}"# }.joined(separator: "\n") + "\n"
+        // One small write: the three lines arrive in the read that starts the first, which then holds;
+        // the other two wait behind the in-flight limit.
         try client.sendRaw(Array(three.utf8))
-        usleep(30_000)  // all three lines are in; one runs, two wait behind the in-flight limit
+        XCTAssertTrue(hold.waitUntilHeld())
         let stopped = DispatchSemaphore(value: 0)
         Thread { server.stop(); stopped.signal() }.start()
+        waitUntil("the server drains") { (try? server.loopThread.sync { [server] in server.server.state }) == .draining }
+        for _ in 0..<3 { hold.release() }
         var answered = Set<Int64>()
         for _ in 0..<3 { answered.insert(try answer(client)["id"]?.intValue ?? -1) }
         XCTAssertEqual(answered, [1, 2, 3])
@@ -149,56 +173,42 @@ final class RPCServerTests: XCTestCase {
 }
 
 final class RPCClientTests: XCTestCase {
-    private func clientLoop() throws -> (EventLoop, Thread) {
-        let loop = try EventLoop()
-        let thread = Thread { loop.run() }
-        thread.start()
-        return (loop, thread)
-    }
-
     func testCallsReachTheServerAndManyCallersShareConnections() throws {
-        let server = try TestServer { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
+        let server = try RouterServer { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
         defer { server.stop() }
-        let (loop, _) = try clientLoop()
-        defer { loop.stop() }
-        let client = RPCClient(loop: loop, service: "t", endpoints: [server.endpoint], logger: Logger(service: "c", sink: LogSink()))
-        let results = ResultList()
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = RPCClient(loop: caller.loop, service: "t", endpoints: [server.endpoint], logger: Logger(service: "c", sink: LogSink()))
+        let results = SharedList<Int64>()
         DispatchQueue.concurrentPerform(iterations: 200) { index in
             let value = try? client.callAndWait("t.echo", params: ["value": .int(Int64(index))], context: nil)
             results.append(value?.intValue ?? -1)
         }
-        XCTAssertEqual(Set(results.values), Set((0..<200).map(Int64.init)))
+        XCTAssertEqual(Set(results.all), Set((0..<200).map(Int64.init)))
     }
 
     func testNothingListeningFailsFastAsUnavailable() throws {
-        let (loop, _) = try clientLoop()
-        defer { loop.stop() }
-        let client = RPCClient(loop: loop, service: "t", endpoints: [Endpoint(host: "127.0.0.1", port: 1)], logger: Logger(service: "c", sink: LogSink()))
-        let started = Date()
-        XCTAssertThrowsError(try client.callAndWait("t.echo", params: nil, context: nil)) { error in
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = RPCClient(loop: caller.loop, service: "t", endpoints: [Endpoint(host: "127.0.0.1", port: 1)], logger: Logger(service: "c", sink: LogSink()))
+        // With a minute to wait, `unavailable` (not `timeout`) proves the call failed at once.
+        XCTAssertThrowsError(try client.callAndWait("t.echo", params: nil, context: nil, timeoutMilliseconds: 60_000)) { error in
             XCTAssertEqual((error as? RPCError)?.reason, "unavailable")
         }
-        XCTAssertLessThan(Date().timeIntervalSince(started), 1)
     }
 
     func testSlowServerGivesTimeoutInBoundedTime() throws {
-        let server = try TestServer { $0.register("t.slow") { _, _ in usleep(2_000_000); return 1 } }
-        defer { server.stop() }
-        let (loop, _) = try clientLoop()
-        defer { loop.stop() }
-        let client = RPCClient(loop: loop, service: "t", endpoints: [server.endpoint], logger: Logger(service: "c", sink: LogSink()))
+        let blocker = Blocker()
+        let server = try RouterServer { $0.register("t.slow") { _, _ in blocker.hold(); return 1 } }
+        defer {
+            blocker.release()
+            server.stop()
+        }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = RPCClient(loop: caller.loop, service: "t", endpoints: [server.endpoint], logger: Logger(service: "c", sink: LogSink()))
         XCTAssertThrowsError(try client.callAndWait("t.slow", params: nil, context: nil, timeoutMilliseconds: 200)) { error in
             XCTAssertEqual((error as? RPCError)?.reason, "timeout")
         }
-    }
-}
-
-final class ResultList: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var values: [Int64] = []
-    func append(_ value: Int64) {
-        lock.lock()
-        values.append(value)
-        lock.unlock()
     }
 }

@@ -3,8 +3,9 @@ import LineProtocol
 @testable import Platform
 @testable import RPC
 @testable import Runtime
+import ServerTestSupport
+import TestSupport
 import XCTest
-
 
 /// A caller that stops waiting bounds the work it asked for: the gateway gives up on a login
 /// after its upstream timeout, and identity must then never start the hash. The budget travels
@@ -13,7 +14,7 @@ final class CallerBudgetTests: XCTestCase {
     func testQueuedCallsWhoseCallerHasGivenUpNeverRun() throws {
         let blocker = Blocker()
         let runs = Counter()
-        let server = try TestServer(workerThreads: 1) { router in
+        let server = try RouterServer(workerThreads: 1) { router in
             router.register("t.block") { _, _ in
                 blocker.hold()
                 return true
@@ -24,34 +25,24 @@ final class CallerBudgetTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let callerLoop = try EventLoop()
-        let callerThread = Thread { callerLoop.run() }
-        callerThread.start()
-        defer { callerLoop.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
         let client = RPCClient(
-            loop: callerLoop, service: "t", endpoints: [server.endpoint], connectionsPerAddress: 1, logger: Logger(service: "test", sink: LogSink()))
+            loop: caller.loop, service: "t", endpoints: [server.endpoint], connectionsPerAddress: 1, logger: Logger(service: "test", sink: LogSink()))
 
         // The server's own timeout (10 s) would let these run after the blocker; the caller waits 200 ms.
         client.call("t.block", params: nil, timeoutMilliseconds: 60_000) { _ in }
         blocker.waitUntilHeld()
-        let answered = ReplyLog()
+        let answered = SharedList<Result<JSON, RPCError>>()
         for _ in 0..<10 {
-            client.call("t.count", params: nil, timeoutMilliseconds: 200) { answered.add($0.result) }
+            client.call("t.count", params: nil, timeoutMilliseconds: 200) { answered.append($0.result) }
         }
-        waitUntil("the caller gives up on all ten") { answered.count == 10 }
+        waitUntil("the caller gives up on all ten", timeoutSeconds: 20) { answered.count == 10 }
         blocker.release()
         // Once the worker is free, the queued calls meet their expired budget: answered, never run.
-        let probe = ReplyLog()
-        client.call("t.count", params: nil, timeoutMilliseconds: 60_000) { probe.add($0.result) }
-        waitUntil("a call within its budget still runs") { probe.count == 1 }
+        let probe = SharedList<Result<JSON, RPCError>>()
+        client.call("t.count", params: nil, timeoutMilliseconds: 60_000) { probe.append($0.result) }
+        waitUntil("a call within its budget still runs", timeoutSeconds: 20) { probe.count == 1 }
         XCTAssertEqual(runs.value, 1, "only the call whose caller still waited ran")
-    }
-
-    private func waitUntil(_ what: String, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) {
-        let end = MonotonicClock.nowMilliseconds() + 20_000
-        while !condition() {
-            guard MonotonicClock.nowMilliseconds() < end else { return XCTFail("timed out waiting: \(what)", file: file, line: line) }
-            usleep(1000)
-        }
     }
 }

@@ -1,6 +1,7 @@
 import LineProtocol
 @testable import RPC
 @testable import Runtime
+import TestSupport
 import XCTest
 
 final class ParamsTests: XCTestCase {
@@ -100,15 +101,10 @@ final class RouterTests: XCTestCase {
     override func tearDown() { pool.shutdownAndJoin() }
 
     private func call(_ router: Router, _ method: String, _ params: JSON? = nil) -> Result<JSON, RPCError> {
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox<Result<JSON, RPCError>>()
         let context = CallContext(method: method, requestID: "t", client: nil, logger: Logger(service: "t", sink: LogSink()), deadlineMilliseconds: .max)
-        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context) { outcome in
-            box.value = outcome
-            done.signal()
-        }
-        done.wait()
-        return box.value!
+        router.dispatch(RPCRequest(method: method, params: params, id: 1), context: context) { box.set($0) }
+        return box.wait()
     }
 
     func testUnknownMethodIsMethodNotFound() {
@@ -139,33 +135,5 @@ final class RouterTests: XCTestCase {
         let snapshot = metrics.snapshot()
         XCTAssertEqual(snapshot["methods"]?["t.ok"]?["count"], 2)
         XCTAssertEqual(snapshot["methods"]?["t.bad"]?["errors"]?["not_found"], 1)
-    }
-}
-
-final class Box: @unchecked Sendable {
-    var value: Result<JSON, RPCError>?
-}
-
-final class WorkerPoolAndHistogramTests: XCTestCase {
-    func testFullQueueRefusesInsteadOfGrowing() {
-        let pool = WorkerPool(threadCount: 1, maxQueued: 2)
-        let gate = DispatchSemaphore(value: 0)
-        XCTAssertTrue(pool.submit { gate.wait() })
-        Thread.sleep(forTimeInterval: 0.05)  // the one worker is now blocked
-        XCTAssertTrue(pool.submit {})
-        XCTAssertTrue(pool.submit {})
-        XCTAssertFalse(pool.submit {}, "a third queued item exceeds maxQueued")
-        gate.signal()
-        pool.shutdownAndJoin()
-    }
-
-    func testHistogramPercentilesBracketTheTruth() {
-        var histogram = LatencyHistogram()
-        for value in 1...1000 { histogram.record(microseconds: Int64(value)) }
-        let p50 = histogram.percentile(0.5)
-        let p99 = histogram.percentile(0.99)
-        XCTAssertTrue((500...600).contains(p50), "p50 \(p50)")
-        XCTAssertTrue((990...1200).contains(p99), "p99 \(p99)")
-        XCTAssertEqual(LatencyHistogram().percentile(0.5), 0)
     }
 }

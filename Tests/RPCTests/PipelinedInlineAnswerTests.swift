@@ -3,6 +3,8 @@ import LineProtocol
 @testable import Platform
 @testable import RPC
 @testable import Runtime
+import ServerTestSupport
+import TestSupport
 import XCTest
 
 /// Answers given during dispatch (inline methods, the gateway's own refusals) to a long pipeline
