@@ -25,7 +25,7 @@ final class HTTPGatewayDoorTests: XCTestCase {
         server?.stop()
     }
 
-    private func post(_ path: String, _ body: String, headers: [String] = []) throws -> RawResponse {
+    private func post(_ path: String, _ body: String, headers: [String] = []) throws -> RawHTTPResponse {
         try client.exchange(RawHTTPClient.post(path, body, headers: headers))
     }
 
@@ -112,7 +112,7 @@ final class HTTPGatewayDoorTests: XCTestCase {
     /// Before, JSON-RPC codes (-32602, -32601, -32700) and a validate answer turned into 400 kept
     /// a code that was not their status.
     func testEveryErrorBodyCarriesTheResponseStatusAsItsCode() throws {
-        var responses: [(String, RawResponse)] = []
+        var responses: [(String, RawHTTPResponse)] = []
         for reason in Reason.allCases {
             responses.append((reason.rawValue, try post("/v1/t/fail", #"{"reason":"\#(reason.rawValue)"}"#)))
         }

@@ -85,7 +85,7 @@ final class HTTPServerTests: XCTestCase {
         ]
         for (request, status) in cases {
             let client = try RawHTTPClient(server.endpoint)
-            let response = try XCTUnwrap(client.exchange(request) as RawResponse?)
+            let response = try XCTUnwrap(client.exchange(request) as RawHTTPResponse?)
             XCTAssertEqual(response.status, status, request.prefix(60).debugDescription)
             XCTAssertEqual(response.headers["Connection"], "close")
             XCTAssertTrue(client.isClosedByServer(), "nothing after a refused request is answered")

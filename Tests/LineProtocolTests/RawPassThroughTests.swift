@@ -1,5 +1,6 @@
 import XCTest
 @testable import LineProtocol
+import TestSupport
 
 /// What the gateway passes through without building it must be judged exactly as the parser
 /// judges it: `RawJSON(validating:)` and `RawResponse.decode` accept what the parser accepts

@@ -11,7 +11,7 @@ public struct RawHeaders {
 }
 
 /// A response as a raw client reads it off the wire.
-public struct RawResponse {
+public struct RawHTTPResponse {
     public let status: Int
     public let headers: RawHeaders
     public let body: [UInt8]
@@ -61,14 +61,14 @@ public final class RawHTTPClient: @unchecked Sendable {
     }
 
     /// Sends one request and reads its response.
-    public func exchange(_ request: String) throws -> RawResponse {
+    public func exchange(_ request: String) throws -> RawHTTPResponse {
         try send(request)
         guard let response = try readResponse() else { throw SystemError(call: "read", errno: ECONNRESET) }
         return response
     }
 
     /// The next response, or nil when the server closed the connection first.
-    public func readResponse(headRequest: Bool = false) throws -> RawResponse? {
+    public func readResponse(headRequest: Bool = false) throws -> RawHTTPResponse? {
         var headEnd: Int?
         while headEnd == nil {
             headEnd = buffer.firstRange(of: [13, 10, 13, 10])?.lowerBound
@@ -87,7 +87,7 @@ public final class RawHTTPClient: @unchecked Sendable {
         while buffer.count < bodyStart + length { guard try fill() else { return nil } }
         let body = Array(buffer[bodyStart..<(bodyStart + length)])
         buffer.removeFirst(bodyStart + length)
-        return RawResponse(status: Int(statusLine[1]) ?? 0, headers: RawHeaders(fields: headers), body: body)
+        return RawHTTPResponse(status: Int(statusLine[1]) ?? 0, headers: RawHeaders(fields: headers), body: body)
     }
 
     /// True once the server has closed the connection (reads end of input), within the timeout.
