@@ -24,8 +24,10 @@ public struct RetryPolicy: Sendable {
 
     /// Calls `attempt` until it succeeds, fails permanently, or the attempts run out, waiting
     /// between tries; then throws what `gaveUp` makes of the last failure and the number of tries.
+    /// `pause` waits the given milliseconds (a test records them instead).
     func run<Failure: Error>(
-        _ attempt: () throws(Failure) -> Void, isPermanent: (Failure) -> Bool, gaveUp: (Failure, _ tries: Int) -> Failure
+        _ attempt: () throws(Failure) -> Void, isPermanent: (Failure) -> Bool, gaveUp: (Failure, _ tries: Int) -> Failure,
+        pause: (Int) -> Void = { usleep(UInt32($0) * 1000) }
     ) throws(Failure) {
         var backoff = initialBackoffMilliseconds
         var tries = 0
@@ -37,7 +39,7 @@ public struct RetryPolicy: Sendable {
             } catch {
                 if isPermanent(error) || tries >= maxAttempts { throw gaveUp(error, tries) }
             }
-            if backoff > 0 { usleep(UInt32(min(backoff, maxBackoffMilliseconds)) * 1000) }
+            if backoff > 0 { pause(min(backoff, maxBackoffMilliseconds)) }
             backoff = min(maxBackoffMilliseconds, max(1, backoff * 2))
         }
     }

@@ -28,6 +28,8 @@ public struct LineFramer: Sendable {
     private var eventHead = 0
     /// True while dropping the rest of an oversized line until its `\n`.
     private var discarding = false
+    /// Bytes searched for `\n` so far: each appended byte once, however the stream is chunked.
+    private(set) var scannedByteCount = 0
 
     public init(maxLineBytes: Int) {
         precondition(maxLineBytes > 0, "maxLineBytes must be positive")
@@ -55,6 +57,7 @@ public struct LineFramer: Sendable {
         var position = 0
         while position < input.count {
             let newline = Self.firstNewline(in: input, from: position)
+            scannedByteCount += (newline.map { $0 + 1 } ?? input.count) - position
             if discarding {
                 guard let newline else { return }
                 discarding = false

