@@ -270,7 +270,7 @@ final class SMTPSession {
             guard buffer.count <= settings.maxReplyLineBytes else { throw SMTPError(.permanent, "reply line longer than \(settings.maxReplyLineBytes) bytes") }
             let count: Int
             do { count = try stream.read(into: &chunk) } catch {
-                throw SMTPError(.transient, error.kind == .timedOut ? "the server did not reply in time" : error.detail)
+                throw SMTPError(.transient, error.kind == .timedOut ? "the server did not reply within \(settings.replyTimeoutMilliseconds) ms" : error.detail)
             }
             guard count > 0 else { throw SMTPError(.transient, "the server closed the connection") }
             buffer += chunk[..<count]
