@@ -6,6 +6,8 @@ import Platform
 public final class LineClient {
     public let endpoint: Endpoint
     private let fd: Int32
+    /// The socket, for a caller that waits on several clients with `poll` before reading.
+    public var descriptor: Int32 { fd }
     private var framer = LineFramer(maxLineBytes: 64 << 20)
     private var nextID: Int64 = 0
 

@@ -36,31 +36,34 @@ enum LoadGenerator {
     static let warmUpSeconds = 0.5
 
     /// Each connection keeps `inflight` requests of one method in flight (pipelining). The client
-    /// side is kept cheap, as redis-benchmark's is, so the server is what gets measured: requests
-    /// are encoded from a template and sent in one write per batch of answers read, and answers
-    /// are scanned for their `id` and an `error` member instead of being parsed.
+    /// side is kept cheap, as redis-benchmark's is, so the server is what gets measured: one thread
+    /// drives every connection through `poll(2)` (a thread per connection spent the shared cores
+    /// on waking 50 threads), requests are encoded from a template and sent in one write per batch
+    /// of answers read, and answers are scanned for their `id` and an `error` member, not parsed.
     static func pipelined(endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings) throws -> LoadResult {
         let template = PipelinedTemplate(method: method, params: params)
-        return try runThreads(count: settings.connections, seconds: settings.seconds) { _, startMicroseconds, endMicroseconds in
-            var result = LoadResult()
-            let client = try LineClient(endpoint)
-            var sentAt = SendTimes()
-            var nextID: Int64 = 0
-            var batch: [UInt8] = []
-            func queueOne() {
-                nextID += 1
-                sentAt.record(id: nextID, at: MonotonicClock.nowMicroseconds())
-                template.append(id: nextID, to: &batch)
-            }
-            for _ in 0..<settings.inflight { queueOne() }
-            try client.sendRaw(batch)
-            var stopping = false
-            while !(stopping && sentAt.outstanding == 0) {
-                batch.removeAll(keepingCapacity: true)
+        let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
+        let end = start + Int64(settings.seconds * 1_000_000)
+        // A server that stops answering must not hold the bench forever.
+        let giveUp = end + 10_000_000
+        var connections = try (0..<settings.connections).map { _ in PipelinedConnection(client: try LineClient(endpoint)) }
+        var result = LoadResult()
+        for index in connections.indices {
+            for _ in 0..<settings.inflight { connections[index].queueOne(template) }
+            try connections[index].flush()
+        }
+        var descriptors = connections.map { pollfd(fd: $0.client.descriptor, events: Int16(POLLIN), revents: 0) }
+        while connections.contains(where: { !($0.stopping && $0.sentAt.outstanding == 0) }) {
+            guard MonotonicClock.nowMicroseconds() < giveUp else { throw ConfigurationError("no answers for 10 s after the run") }
+            let ready = descriptors.withUnsafeMutableBufferPointer { LibC.poll($0.baseAddress, nfds_t($0.count), 100) }
+            if ready < 0 && errno != EINTR { throw SystemError(call: "poll", errno: errno) }
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                descriptors[index].revents = 0
+                let client = connections[index].client
                 let read = try client.readAvailableLines { line in
                     let now = MonotonicClock.nowMicroseconds()
                     let id = AnswerScan.id(in: line) ?? 0
-                    if let sent = sentAt.take(id: id), sent >= startMicroseconds {
+                    if let sent = connections[index].sentAt.take(id: id), sent >= start {
                         result.operations += 1
                         result.latenciesMicroseconds.append(now - sent)
                         if AnswerScan.isError(line) {
@@ -68,14 +71,15 @@ enum LoadGenerator {
                             result.sampleError = result.sampleError ?? String(decoding: line, as: UTF8.self)
                         }
                     }
-                    stopping = stopping || now >= endMicroseconds
-                    if !stopping { queueOne() }
+                    connections[index].stopping = connections[index].stopping || now >= end
+                    if !connections[index].stopping { connections[index].queueOne(template) }
                 }
                 guard read else { throw ConfigurationError("server closed the connection") }
-                if !batch.isEmpty { try client.sendRaw(batch) }
+                try connections[index].flush()
             }
-            return result
         }
+        result.elapsedSeconds = settings.seconds
+        return result
     }
 
     /// Each connection repeats `operation` back to back; one operation may make several calls.
@@ -181,6 +185,29 @@ private struct PipelinedTemplate {
         buffer.append(contentsOf: prefix)
         buffer.append(contentsOf: String(id).utf8)
         buffer.append(contentsOf: suffix)
+    }
+}
+
+/// One connection of `pipelined`: its requests in flight and the batch waiting to be written.
+private struct PipelinedConnection {
+    let client: LineClient
+    var sentAt = SendTimes()
+    var nextID: Int64 = 0
+    var batch: [UInt8] = []
+    var stopping = false
+
+    init(client: LineClient) { self.client = client }
+
+    mutating func queueOne(_ template: PipelinedTemplate) {
+        nextID += 1
+        sentAt.record(id: nextID, at: MonotonicClock.nowMicroseconds())
+        template.append(id: nextID, to: &batch)
+    }
+
+    mutating func flush() throws {
+        guard !batch.isEmpty else { return }
+        try client.sendRaw(batch)
+        batch.removeAll(keepingCapacity: true)
     }
 }
 
