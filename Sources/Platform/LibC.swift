@@ -1,7 +1,9 @@
+// The platform's C library, re-exported: modules above Platform import Platform and never Glibc
+// or Darwin, so the calls that differ between the two stay in this module's `#if` branches.
 #if canImport(Darwin)
-import Darwin
-#else
-import Glibc
+@_exported import Darwin
+#elseif canImport(Glibc)
+@_exported import Glibc
 #endif
 
 /// The C library's calls that types above Platform shadow with methods of the same name

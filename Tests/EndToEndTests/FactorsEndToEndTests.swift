@@ -10,16 +10,6 @@ import XCTest
 final class FactorsEndToEndTests: StackTestCase {
     static let password = "correct horse battery"
 
-    /// Plays the iPhone: a software P-256 key exported as iOS does, DER signatures.
-    private struct Device {
-        let id: String
-        let key = P256PrivateKey()
-        var publicKey: JSON { .string(Data(key.publicKey.x963).base64EncodedString()) }
-        func sign(base64url text: JSON) -> JSON {
-            .string(Data(key.signature(for: Base64URL.decode(text.stringValue ?? "") ?? [])).base64EncodedString())
-        }
-    }
-
     /// Registers, logs in on `device` and passes the SMS factor (which proves the phone).
     private func signIn(_ gateway: LineClient, _ username: String, device: String) throws -> JSON {
         _ = try gateway.result("identity.register", [
@@ -47,7 +37,7 @@ final class FactorsEndToEndTests: StackTestCase {
 
     func testATransferConfirmedByTheDeviceKeySendsNoSMSAndSurvivesAKill9() throws {
         let gateway = try gateway()
-        let phone = Device(id: "iphone-1")
+        let phone = SimulatedDevice(id: "iphone-1")
         let session = try signIn(gateway, "joan", device: phone.id)
         _ = try gateway.result("identity.enroll_key", ["session": session, "device_id": .string(phone.id), "public_key": phone.publicKey, "protection": "biometry"])
         let userID = try XCTUnwrap(try direct("identity").result("identity.introspect", ["session": session])["user_id"])
@@ -69,11 +59,11 @@ final class FactorsEndToEndTests: StackTestCase {
         let confirm = { (signature: JSON) throws -> RPCResponse in
             try gateway.call("accounts.confirm", ["session": session, "transfer_id": ticket["transfer_id"]!, "device_id": .string(phone.id), "signature": signature])
         }
-        let forged = Device(id: phone.id).sign(base64url: sign)
+        let forged = SimulatedDevice(id: phone.id).sign(sign)
         XCTAssertEqual(assertError(try confirm(forged), "invalid_code")?.data?["attempts_left"], 2)
-        let done = try confirm(phone.sign(base64url: sign)).outcome.get()
+        let done = try confirm(phone.sign(sign)).outcome.get()
         XCTAssertEqual(done["accounts"]?.arrayValue?.map { $0["balance"] }, [375_000, 125_000])
-        XCTAssertEqual(try confirm(phone.sign(base64url: sign)).outcome.get()["accounts"], done["accounts"], "a repeat moves nothing")
+        XCTAssertEqual(try confirm(phone.sign(sign)).outcome.get()["accounts"], done["accounts"], "a repeat moves nothing")
         XCTAssertEqual(outbox().count, messagesBefore, "no SMS for a device-key transfer")
         let events = try gateway.result("identity.activity", ["session": session, "limit": 10])["events"]?.arrayValue ?? []
         let keyEvents = events.filter { $0["outcome"] == "device_key" }.map { $0["event"]?.stringValue ?? "" }
@@ -88,7 +78,7 @@ final class FactorsEndToEndTests: StackTestCase {
         _ = try gateway.result("identity.revoke_key", ["session": session, "key_id": keyID])
         let refused = assertError(
             try gateway.call("accounts.confirm", [
-                "session": session, "transfer_id": second["transfer_id"]!, "device_id": .string(phone.id), "signature": phone.sign(base64url: second["sign"]!),
+                "session": session, "transfer_id": second["transfer_id"]!, "device_id": .string(phone.id), "signature": phone.sign(second["sign"]!),
             ]), "not_found")
         XCTAssertEqual(refused?.data?["detail"], "key_revoked")
         XCTAssertEqual(try direct("accounts").result("accounts.audit", [:])["ok"], true)

@@ -48,64 +48,12 @@ final class FaultEndToEndTests: StackTestCase {
 
     func testKillNineOfAccountsDuringATransferStormLosesNothingAcknowledgedAndAppliesNothingTwice() throws {
         let customers = try (0..<6).map { try customer($0, amount: 1_000_000) }
-        let acknowledged = SharedList<String>()  // transfer ids whose confirm answered `done`
-        let stopAt = Date().addingTimeInterval(3)
-        let gatewayEndpoint = stack.gateway
-        let outboxPath = stack.outboxPath
-        let group = DispatchGroup()
-        for customer in customers {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                var iteration = 0
-                while Date() < stopAt {
-                    iteration += 1
-                    // Every step may fail while accounts is down: the storm goes on regardless.
-                    guard let client = try? LineClient(gatewayEndpoint),
-                        let ticket = try? client.result("accounts.transfer", [
-                            "session": .string(customer.session), "from": "checking", "to": "saving", "amount": 100,
-                            "idempotency_key": .string("storm-\(iteration)"),
-                        ]),
-                        let transferID = ticket["transfer_id"]?.stringValue, let requestID = ticket["request_id"]?.stringValue,
-                        let code = try? Self.code(outboxPath: outboxPath, for: requestID, timeoutSeconds: 2),
-                        let done = try? client.result("accounts.confirm", [
-                            "session": .string(customer.session), "transfer_id": .string(transferID), "code": .string(code),
-                        ])
-                    else { usleep(20_000); continue }
-                    if done["status"] == "done" { acknowledged.append(transferID) }
-                }
-            }.start()
+        let storm = try runTransferStorm(sessions: customers.map(\.session), keyPrefix: "storm") {
+            stack.kill("accounts")
+            usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
+            try stack.restart("accounts")
         }
-        waitUntil("the storm confirms a transfer before the kill", timeoutSeconds: 30) { !acknowledged.isEmpty }
-        stack.kill("accounts")
-        usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
-        try stack.restart("accounts")
-        group.wait()
-
-        let audit = try direct("accounts").result("accounts.audit")
-        XCTAssertEqual(audit["ok"], true, "audit after kill -9: \(audit.text)")
-        XCTAssertFalse(acknowledged.all.isEmpty, "the storm confirmed transfers before and after the crash")
-        var booked: [String: Int] = [:]
-        for customer in customers {
-            var cursor: JSON = .null
-            repeat {
-                var params: [String: JSON] = ["session": .string(customer.session), "limit": 100]
-                if cursor != .null { params["before"] = cursor }
-                let page = try gateway().result("accounts.history", .object(params))
-                for entry in page["entries"]?.arrayValue ?? [] {
-                    // Deposits (`dp_`) book one row on the user's side; transfers book one per account.
-                    if let transferID = entry["transfer_id"]?.stringValue, !transferID.hasPrefix("dp_") { booked[transferID, default: 0] += 1 }
-                }
-                cursor = page["next"] ?? .null
-            } while cursor != .null
-            let balances = try gateway().result("accounts.balances", ["session": .string(customer.session)])
-            let total = (balances["accounts"]?.arrayValue ?? []).compactMap { $0["balance"]?.intValue }.reduce(0, +)
-            XCTAssertEqual(total, 1_000_000, "money is conserved across both accounts")
-        }
-        for transferID in acknowledged.all {
-            XCTAssertEqual(booked[transferID], 2, "acknowledged \(transferID) is booked exactly once (one row per account)")
-        }
-        XCTAssertTrue(booked.values.allSatisfy { $0 == 2 }, "no transfer is booked twice or half: \(booked.filter { $0.value != 2 })")
+        try assertLedgerConsistent(sessions: customers.map(\.session), acknowledged: storm.acknowledged, balance: 1_000_000)
     }
 
     func testSigtermUnderLoadFinishesInflightRequestsAndExitsZero() throws {

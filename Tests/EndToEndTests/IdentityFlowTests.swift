@@ -11,17 +11,6 @@ import XCTest
 final class IdentityFlowTests: StackTestCase {
     static let password = "correct horse battery"
 
-    /// Plays the iPhone: a P-256 key exported as `SecKeyCopyExternalRepresentation` does
-    /// (X9.63 uncompressed, standard base64) and DER ECDSA-SHA256 signatures of the challenge bytes.
-    private struct Device {
-        let id: String
-        let key = P256PrivateKey()
-        var publicKey: JSON { .string(Data(key.publicKey.x963).base64EncodedString()) }
-        func sign(_ challenge: JSON) -> JSON {
-            .string(Data(key.signature(for: Base64URL.decode(challenge.stringValue ?? "") ?? [])).base64EncodedString())
-        }
-    }
-
     private func register(_ client: LineClient, _ username: String) throws -> String {
         let result = try client.result("identity.register", [
             "username": .string(username), "password": .string(Self.password),
@@ -41,7 +30,7 @@ final class IdentityFlowTests: StackTestCase {
     func testSeedLoginFlowThroughTheGateway() throws {
         let gateway = try gateway()
         let identity = try direct("identity")
-        let phone = Device(id: "6F9619FF-8B86-D011-B42D-00C04FC964FF")
+        let phone = SimulatedDevice(id: "6F9619FF-8B86-D011-B42D-00C04FC964FF")
 
         let userID = try register(gateway, "Carol")
         XCTAssertEqual(try identity.result("identity.user", ["user_id": .string(userID)])["phone"], "+15555550100")
@@ -159,7 +148,7 @@ final class IdentityFlowTests: StackTestCase {
         }
 
         // Device keys: bad key, bad signature, foreign and unknown challenges.
-        let phone = Device(id: "iphone-dave")
+        let phone = SimulatedDevice(id: "iphone-dave")
         let session = try XCTUnwrap(try login(gateway, "dave", device: phone.id)["session"])
         let sessionID = try XCTUnwrap(try identity.result("identity.introspect", ["session": session])["session_id"])
         _ = try identity.result("identity.elevate", ["session_id": sessionID, "factor": "sms"])
@@ -170,7 +159,7 @@ final class IdentityFlowTests: StackTestCase {
         _ = try gateway.result("identity.enroll_key", ["session": session, "device_id": .string(phone.id), "public_key": phone.publicKey, "protection": "biometry"])
         let nonce = try challenge(gateway, ["username": "dave", "device_id": .string(phone.id)])
         assertError(try gateway.call("identity.key_login", [
-            "username": "dave", "device_id": .string(phone.id), "challenge": nonce, "signature": Device(id: phone.id).sign(nonce),
+            "username": "dave", "device_id": .string(phone.id), "challenge": nonce, "signature": SimulatedDevice(id: phone.id).sign(nonce),
         ]), "invalid_credentials")
         let other = try challenge(gateway, ["username": "dave", "device_id": "ipad-dave"])
         XCTAssertEqual(assertError(try gateway.call("identity.key_login", [

@@ -12,16 +12,6 @@ final class SessionAssuranceEndToEndTests: StackTestCase {
     static let password = "correct horse battery"
     static let newPassword = "staple gun rhubarb kite"
 
-    /// Plays the iPhone: a software P-256 key exported as iOS does, DER signatures of the challenge bytes.
-    private struct Device {
-        let id: String
-        let key = P256PrivateKey()
-        var publicKey: JSON { .string(Data(key.publicKey.x963).base64EncodedString()) }
-        func sign(_ challenge: JSON) -> JSON {
-            .string(Data(key.signature(for: Base64URL.decode(challenge.stringValue ?? "") ?? [])).base64EncodedString())
-        }
-    }
-
     private func register(_ client: LineClient, _ username: String) throws {
         _ = try client.result("identity.register", [
             "username": .string(username), "password": .string(Self.password),
@@ -90,7 +80,7 @@ final class SessionAssuranceEndToEndTests: StackTestCase {
     func testSensitiveChangesNeedARecentSecondFactorAndAFreshOneWorks() throws {
         let gateway = try gateway()
         try register(gateway, "fay")
-        let phone = Device(id: "fay-phone")
+        let phone = SimulatedDevice(id: "fay-phone")
         let session = try XCTUnwrap(try login(gateway, "fay", device: phone.id)["session"])
         try passSMS(gateway, session)
         let keyID = try XCTUnwrap(try gateway.result("identity.enroll_key", [
@@ -124,13 +114,13 @@ final class SessionAssuranceEndToEndTests: StackTestCase {
     func testAResetRevokesEveryDeviceKeyAndTrustedDeviceAndANewKeyEnrolls() throws {
         let gateway = try gateway()
         try register(gateway, "hal")
-        let attacker = Device(id: "attacker-phone")
+        let attacker = SimulatedDevice(id: "attacker-phone")
         let session = try XCTUnwrap(try login(gateway, "hal", device: attacker.id)["session"])
         try passSMS(gateway, session)
         _ = try gateway.result("identity.enroll_key", [
             "session": session, "device_id": .string(attacker.id), "public_key": attacker.publicKey, "protection": "biometry",
         ])
-        func keyLogin(_ device: Device) throws -> RPCResponse {
+        func keyLogin(_ device: SimulatedDevice) throws -> RPCResponse {
             let challenge = try XCTUnwrap(try gateway.result("identity.challenge", ["username": "hal", "device_id": .string(device.id)])["challenge"])
             return try gateway.call("identity.key_login", [
                 "username": "hal", "device_id": .string(device.id), "challenge": challenge, "signature": device.sign(challenge),
@@ -148,7 +138,7 @@ final class SessionAssuranceEndToEndTests: StackTestCase {
         XCTAssertEqual(fresh["required_factors"], ["sms"])
 
         // The owner enrolls a new key on her phone and logs in with it.
-        let owner = Device(id: "owner-phone")
+        let owner = SimulatedDevice(id: "owner-phone")
         let ownerSession = try XCTUnwrap(try login(gateway, "hal", device: owner.id, password: Self.newPassword)["session"])
         try passSMS(gateway, ownerSession)
         _ = try gateway.result("identity.enroll_key", [

@@ -41,71 +41,15 @@ final class TransferFlowCrashEndToEndTests: StackTestCase {
 
     func testKillNineOfVerificationMidStormLosesNoAnsweredCodeAndBooksEachConfirmOnce() throws {
         let sessions = try (0..<6).map { try customer($0) }
-        let answered = SharedList<String>()  // request ids of transfers answered with their code's request
-        let acknowledged = SharedList<String>()  // transfer ids whose confirm answered `done`
-        let stopAt = Date().addingTimeInterval(3)
-        let gatewayEndpoint = stack.gateway
-        let outboxPath = stack.outboxPath
-        let group = DispatchGroup()
-        for session in sessions {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                var iteration = 0
-                while Date() < stopAt {
-                    iteration += 1
-                    // Every step may fail while verification is down: the storm goes on regardless.
-                    guard let client = try? LineClient(gatewayEndpoint),
-                        let ticket = try? client.result("accounts.transfer", [
-                            "session": .string(session), "from": "checking", "to": "saving", "amount": 100,
-                            "idempotency_key": .string("crash-\(iteration)"),
-                        ]),
-                        let transferID = ticket["transfer_id"]?.stringValue, let requestID = ticket["request_id"]?.stringValue
-                    else { usleep(20_000); continue }
-                    answered.append(requestID)
-                    guard let code = try? Self.code(outboxPath: outboxPath, for: requestID, timeoutSeconds: 2),
-                        let done = try? client.result("accounts.confirm", [
-                            "session": .string(session), "transfer_id": .string(transferID), "code": .string(code),
-                        ])
-                    else { continue }
-                    if done["status"] == "done" { acknowledged.append(transferID) }
-                }
-            }.start()
+        let storm = try runTransferStorm(sessions: sessions, keyPrefix: "crash") {
+            stack.kill("verification")
+            usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
+            try stack.restart("verification")
         }
-        waitUntil("the storm confirms a transfer before the kill", timeoutSeconds: 30) { !acknowledged.isEmpty }
-        stack.kill("verification")
-        usleep(300_000)  // a window of downtime the storm runs into (the fault under test), not synchronisation
-        try stack.restart("verification")
-        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
-
         // Every answered transfer's message goes out, if need be after the restart.
         let delivered = Set(outbox().compactMap { $0["request_id"]?.stringValue })
-        let missing = answered.all.filter { !delivered.contains($0) }
-        for requestID in missing { _ = try code(for: requestID, timeoutSeconds: 20) }
-        XCTAssertFalse(answered.all.isEmpty)
-        XCTAssertFalse(acknowledged.all.isEmpty, "the storm confirmed transfers")
-
-        let audit = try direct("accounts").result("accounts.audit")
-        XCTAssertEqual(audit["ok"], true, "audit after kill -9: \(audit.text)")
-        var booked: [String: Int] = [:]
-        for session in sessions {
-            var cursor: JSON = .null
-            repeat {
-                var params: [String: JSON] = ["session": .string(session), "limit": 100]
-                if cursor != .null { params["before"] = cursor }
-                let page = try gateway().result("accounts.history", .object(params))
-                for entry in page["entries"]?.arrayValue ?? [] {
-                    if let transferID = entry["transfer_id"]?.stringValue, !transferID.hasPrefix("dp_") { booked[transferID, default: 0] += 1 }
-                }
-                cursor = page["next"] ?? .null
-            } while cursor != .null
-            let balances = try gateway().result("accounts.balances", ["session": .string(session)])
-            let total = (balances["accounts"]?.arrayValue ?? []).compactMap { $0["balance"]?.intValue }.reduce(0, +)
-            XCTAssertEqual(total, 1_000_000, "money is conserved across both accounts")
-        }
-        for transferID in acknowledged.all {
-            XCTAssertEqual(booked[transferID], 2, "acknowledged \(transferID) is booked exactly once (one row per account)")
-        }
-        XCTAssertTrue(booked.values.allSatisfy { $0 == 2 }, "no transfer is booked twice or half: \(booked.filter { $0.value != 2 })")
+        for requestID in storm.answered where !delivered.contains(requestID) { _ = try code(for: requestID, timeoutSeconds: 20) }
+        XCTAssertFalse(storm.answered.isEmpty)
+        try assertLedgerConsistent(sessions: sessions, acknowledged: storm.acknowledged, balance: 1_000_000)
     }
 }
