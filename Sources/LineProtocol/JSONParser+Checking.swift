@@ -29,57 +29,15 @@ extension Parser {
     }
 
     private mutating func skipArray(depth: Int) throws(JSONParseError) {
-        position += 1  // [
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == ASCII.closeBracket {
-            position += 1
-            return
-        }
-        while true {
-            try skipValue(depth: depth)
-            skipWhitespace()
-            guard position < bytes.count else { throw fail("unterminated array") }
-            switch bytes[position] {
-            case ASCII.comma: position += 1
-            case ASCII.closeBracket:
-                position += 1
-                return
-            default: throw fail("expected ',' or ']' in array")
-            }
-        }
+        try walkArray { parser throws(JSONParseError) in try parser.skipValue(depth: depth) }
     }
 
     private mutating func skipObject(depth: Int) throws(JSONParseError) {
-        position += 1  // {
+        // Short keys are stored inline, without an allocation.
         var keys = ObjectKeys()
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == ASCII.closeBrace {
-            position += 1
-            return
-        }
-        while true {
-            skipWhitespace()
-            guard position < bytes.count, bytes[position] == ASCII.quote else {
-                throw fail("expected a string key in object")
-            }
-            let keyOffset = position
-            // Keys are built: duplicates are judged as the parser's dictionary judges them
-            // (String equality), and short keys are stored inline, without an allocation.
-            let key = try parseString()
-            skipWhitespace()
-            guard position < bytes.count, bytes[position] == ASCII.colon else { throw fail("expected ':' in object") }
-            position += 1
-            try skipValue(depth: depth)
+        try walkObject { parser, key, keyOffset throws(JSONParseError) in
+            try parser.skipValue(depth: depth)
             if !keys.insert(key) { throw JSONParseError(message: "duplicate object key", offset: keyOffset) }
-            skipWhitespace()
-            guard position < bytes.count else { throw fail("unterminated object") }
-            switch bytes[position] {
-            case ASCII.comma: position += 1
-            case ASCII.closeBrace:
-                position += 1
-                return
-            default: throw fail("expected ',' or '}' in object")
-            }
         }
     }
 

@@ -244,34 +244,56 @@ struct Parser {
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSON {
-        position += 1  // [
         var elements: [JSON] = []
+        try walkArray { parser throws(JSONParseError) in elements.append(try parser.parseValue(depth: depth)) }
+        return .array(elements)
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
+        var members: [String: JSON] = [:]
+        try walkObject { parser, key, keyOffset throws(JSONParseError) in
+            let value = try parser.parseValue(depth: depth)
+            if members.updateValue(value, forKey: key) != nil {
+                throw JSONParseError(message: "duplicate object key", offset: keyOffset)
+            }
+        }
+        return .object(members)
+    }
+
+    /// An array's grammar, written once for the parser and the checker: `element` reads each
+    /// value where it starts (`[` is at `position`).
+    @inline(__always)
+    mutating func walkArray(_ element: (inout Parser) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        position += 1  // [
         skipWhitespace()
         if position < bytes.count, bytes[position] == ASCII.closeBracket {
             position += 1
-            return .array(elements)
+            return
         }
         while true {
-            elements.append(try parseValue(depth: depth))
+            try element(&self)
             skipWhitespace()
             guard position < bytes.count else { throw fail("unterminated array") }
             switch bytes[position] {
             case ASCII.comma: position += 1
             case ASCII.closeBracket:
                 position += 1
-                return .array(elements)
+                return
             default: throw fail("expected ',' or ']' in array")
             }
         }
     }
 
-    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
+    /// An object's grammar, written once for the parser and the checker: `member` gets each key
+    /// (built: duplicates are judged by `String` equality in both) and its offset, and reads the
+    /// value where it starts (`{` is at `position`).
+    @inline(__always)
+    mutating func walkObject(_ member: (inout Parser, String, Int) throws(JSONParseError) -> Void) throws(JSONParseError) {
         position += 1  // {
-        var members: [String: JSON] = [:]
         skipWhitespace()
         if position < bytes.count, bytes[position] == ASCII.closeBrace {
             position += 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -283,17 +305,14 @@ struct Parser {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == ASCII.colon else { throw fail("expected ':' in object") }
             position += 1
-            let value = try parseValue(depth: depth)
-            if members.updateValue(value, forKey: key) != nil {
-                throw JSONParseError(message: "duplicate object key", offset: keyOffset)
-            }
+            try member(&self, key, keyOffset)
             skipWhitespace()
             guard position < bytes.count else { throw fail("unterminated object") }
             switch bytes[position] {
             case ASCII.comma: position += 1
             case ASCII.closeBrace:
                 position += 1
-                return .object(members)
+                return
             default: throw fail("expected ',' or '}' in object")
             }
         }
