@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import LineProtocol
 
@@ -20,21 +21,13 @@ final class ResponseFastPathTests: XCTestCase {
     ]
 
     func testFastPathAgreesWithTheGeneralParser() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED_F457)  // seeded: a failure replays
         let alphabet = Array(#"{}[]":,\ 0123456789-.eE+truefalsnul"#.utf8) + [0x80, 0xC3, 0xA9, 0xFF]
         for seed in Self.seeds { assertAgreement(Array(seed.utf8)) }
         assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"result":[[1]]}"#.utf8), limits: JSONLimits(maxDepth: 2))
         for _ in 0..<20_000 {
-            var bytes = Array(Self.seeds.randomElement(using: &generator)!.utf8)
-            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
-                let index = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[index] = alphabet.randomElement(using: &generator)!
-                case 1: bytes.remove(at: index)
-                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: index)
-                }
-            }
-            assertAgreement(bytes)
+            let seed = Self.seeds.randomElement(using: &generator)!
+            assertAgreement(ByteMutations.mutate(seed, alphabet: alphabet, using: &generator))
         }
     }
 
