@@ -70,7 +70,7 @@ public final class IdentityService: Sendable {
             clientBudget = ClientLoginBudget(burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
             challengeBudget = ClientLoginBudget(burst: settings.challengeBurst, refillPerMinute: settings.challengeRefillPerMinute)
         }
-        dummyHash = try PasswordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)), parameters: settings.scrypt)
+        dummyHash = try PasswordHasher.unmatchableHash(parameters: settings.scrypt)
     }
 
     private func verifyPassword(_ password: String, against phc: String) -> Bool {

@@ -75,8 +75,8 @@ public enum Scrypt {
 /// `$scrypt$ln=15,r=8,p=1$<salt>$<hash>` (standard base64 alphabet, no padding; 16-byte random
 /// salt, 32-byte hash). Passwords are taken as their UTF-8 bytes, unnormalised.
 ///
-/// Unknown users: call `verifyDummy(_:parameters:)` with the current parameters so that a
-/// login for a missing account costs the same scrypt work as a real one.
+/// Unknown users: `verify` against `unmatchableHash(parameters:)` made with the current
+/// parameters, so that a login for a missing account costs the same work as a real one.
 ///
 /// All of these are slow on purpose (tens of milliseconds): run them off the event loop.
 public enum PasswordHasher {
@@ -112,20 +112,15 @@ public enum PasswordHasher {
         return constantTimeEquals(derived, parsed.hash)
     }
 
-    /// Spends the same scrypt work as `verify` against a hash made with `parameters`, and
-    /// answers false. For unknown users, so that "no such user" takes as long as "wrong password".
-    @discardableResult
-    public static func verifyDummy(_ password: String, parameters: ScryptParameters = .interactive) -> Bool {
-        var passwordBytes = Array(password.utf8)
-        defer { secureWipe(&passwordBytes) }
-        let salt = SecureRandom.bytes(saltLength)
-        if var derived = try? Scrypt.derive(password: passwordBytes, salt: salt, parameters: parameters,
-                                            length: hashLength) {
-            let expected = [UInt8](repeating: 0, count: hashLength)
-            _ = constantTimeEquals(derived, expected)
-            secureWipe(&derived)
-        }
-        return false
+    /// A well-formed hash with `parameters` that no password matches: a random salt and 32
+    /// random bytes that no derivation produced. `verify` against it does exactly the work of a
+    /// real verify (the parse, the same scrypt, the constant-time compare) and answers false, so
+    /// an unknown user costs what a known one does. Made without running scrypt: a process pays
+    /// nothing for it at start. Throws for parameters outside `isWithinLimits`, which `verify`
+    /// would refuse at once (and so answer faster).
+    public static func unmatchableHash(parameters: ScryptParameters = .interactive) throws(SecretsError) -> String {
+        guard parameters.isWithinLimits else { throw SecretsError("scrypt: parameters outside the accepted limits") }
+        return format(parameters: parameters, salt: SecureRandom.bytes(saltLength), hash: SecureRandom.bytes(hashLength))
     }
 
     /// True when `phc` should be replaced at the next successful login: it does not parse, or

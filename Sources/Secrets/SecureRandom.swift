@@ -1,18 +1,20 @@
-import COpenSSL
-
-/// OpenSSL's CSPRNG (RAND_bytes). Failures are fatal: there is no safe fallback.
+/// The operating system's CSPRNG through the standard library's `SystemRandomNumberGenerator`
+/// (`getrandom(2)` on Linux, `arc4random_buf` on Darwin): no user-space generator to seed, fork
+/// or wipe, and the standard library stops the process if the kernel cannot supply bytes (there
+/// is no safe fallback). Not OpenSSL's `RAND_bytes`: setting up its generator on first use kept
+/// 2 MB of libcrypto resident in every process that drew a random byte (issue 19).
 public enum SecureRandom {
-    /// `count` bytes from RAND_bytes.
+    /// `count` random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {
         precondition(count >= 0, "SecureRandom.bytes: negative count")
+        var generator = SystemRandomNumberGenerator()
         var out = [UInt8](repeating: 0, count: count)
-        out.withUnsafeMutableBufferPointer { buffer in
+        out.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let chunk = min(buffer.count - offset, 1 << 20)
-                guard RAND_bytes(buffer.baseAddress! + offset, Int32(chunk)) == 1 else {
-                    fatalOpenSSL("SecureRandom: RAND_bytes failed")
-                }
+                let word = generator.next()
+                let chunk = min(8, buffer.count - offset)
+                withUnsafeBytes(of: word) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: chunk) }
                 offset += chunk
             }
         }
@@ -42,11 +44,7 @@ public enum SecureRandom {
     }
 
     private static func random64() -> UInt64 {
-        var value: UInt64 = 0
-        let rc = withUnsafeMutableBytes(of: &value) { raw in
-            RAND_bytes(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(raw.count))
-        }
-        guard rc == 1 else { fatalOpenSSL("SecureRandom: RAND_bytes failed") }
-        return value
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
     }
 }

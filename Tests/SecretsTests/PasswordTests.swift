@@ -148,18 +148,18 @@ final class PasswordHasherTests: XCTestCase {
         }
     }
 
-    func testVerifyDummyAlwaysFailsAndSpendsScryptWork() throws {
+    func testAnUnmatchableHashFailsEveryPasswordAfterTheFullWorkOfARealOne() throws {
         let phc = try PasswordHasher.hash("secret", parameters: cheap)
-        XCTAssertFalse(PasswordHasher.verifyDummy("secret", parameters: cheap))
-        XCTAssertFalse(PasswordHasher.verifyDummy("", parameters: cheap))
-        // Rough check that the dummy does the same work as a real verify (same order of magnitude).
-        func time(_ body: () -> Void) -> TimeInterval {
-            let start = Date()
-            for _ in 0..<5 { body() }
-            return Date().timeIntervalSince(start)
+        let unmatchable = try PasswordHasher.unmatchableHash(parameters: cheap)
+        for password in ["secret", "", "wrong", "hunter2"] {
+            XCTAssertFalse(PasswordHasher.verify(password, against: unmatchable))
         }
-        let real = time { _ = PasswordHasher.verify("wrong", against: phc) }
-        let dummy = time { PasswordHasher.verifyDummy("wrong", parameters: cheap) }
-        XCTAssertGreaterThan(dummy, real / 4)
+        // The same work as a real verify, shown by its form rather than a clock: it parses, with
+        // the same parameters and the salt and hash lengths of a real hash, so `verify` runs the
+        // same scrypt before its compare (a malformed one would be refused before any work).
+        XCTAssertFalse(PasswordHasher.needsRehash(unmatchable, current: cheap), "parses, with these parameters and a real hash's lengths")
+        XCTAssertEqual(unmatchable.split(separator: "$")[1], phc.split(separator: "$")[1], "the same parameters")
+        XCTAssertNotEqual(try PasswordHasher.unmatchableHash(parameters: cheap), unmatchable, "a fresh random salt and hash each time")
+        XCTAssertThrowsError(try PasswordHasher.unmatchableHash(parameters: ScryptParameters(logN: 30, r: 8, p: 1)))
     }
 }
