@@ -84,7 +84,7 @@ final class TestHTTPServer: @unchecked Sendable {
     var loop: EventLoop { loopThread.loop }
 
     init(limits: HTTPLimits = HTTPLimits(), settings: HTTPGatewayDoor.Settings = HTTPGatewayDoor.Settings(), handler: HTTPHandler? = nil) throws {
-        loopThread = try LoopThread(keptAliveUntilExit: false)
+        loopThread = try LoopThread()
         dispatcher = FakeGatewayDispatcher()
         let door = handler ?? HTTPGatewayDoor(dispatcher: dispatcher, settings: settings)
         let server = HTTPServer(loop: loopThread.loop, limits: limits, handler: door, logger: Logger(service: "test", sink: LogSink()), replicaID: "test")

@@ -53,7 +53,7 @@ final class TestHTTPServer: @unchecked Sendable {
     private var stopped = false
 
     init(limits: HTTPLimits = HTTPLimits()) throws {
-        loopThread = try LoopThread(keptAliveUntilExit: false)
+        loopThread = try LoopThread()
         let server = HTTPServer(loop: loopThread.loop, limits: limits, handler: routes, logger: Logger(service: "test", sink: LogSink()), replicaID: "test")
         self.server = server
         endpoint = Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port })

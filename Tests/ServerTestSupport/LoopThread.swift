@@ -8,11 +8,7 @@ public final class LoopThread: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var stopped = false
 
-    /// `keptAliveUntilExit` false: the loop, and what is registered on it, may be freed once the
-    /// thread is shut down and the last reference goes (a harness that drains its server first).
-    /// Kept alive, objects that hold weak references stay allocated until exit, where the leak
-    /// checker cannot follow Swift's tagged pointers to their side tables and reports them.
-    public init(keptAliveUntilExit: Bool = true) throws {
+    public init() throws {
         loop = try EventLoop()
         let thread = Thread { [loop, done] in
             loop.run()
@@ -21,7 +17,7 @@ public final class LoopThread: @unchecked Sendable {
         thread.start()
         // Wait until the loop runs (and knows its thread) before anyone asks `isInLoopThread`.
         _ = try sync { true }
-        if keptAliveUntilExit { KeptAlive.shared.keep(self) }
+        KeptAlive.shared.keep(self)
     }
 
     /// Stops the loop and waits for its thread. The loop and what is registered on it stay
