@@ -1,13 +1,6 @@
 /// Compact, deterministic encoding: no whitespace, object keys sorted, strings escaped per
 /// RFC 8259 (non-ASCII stays UTF-8), doubles in shortest round-trip form, non-finite doubles as `null`.
-extension JSON {
-    public func encoded() -> [UInt8] {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(64)
-        append(to: &buffer)
-        return buffer
-    }
-
+extension JSON: LineEncodable {
     public var text: String { String(decoding: encoded(), as: UTF8.self) }
 
     public func append(to buffer: inout [UInt8]) {

@@ -1,5 +1,5 @@
 /// A JSON-RPC 2.0 request or notification.
-public struct RPCRequest: Sendable, Equatable {
+public struct RPCRequest: Sendable, Equatable, LineEncodable {
     public var method: String
     /// An object or an array, or nil when absent.
     public var params: JSON?
@@ -19,13 +19,6 @@ public struct RPCRequest: Sendable, Equatable {
     public var isNotification: Bool { id == nil }
 
     /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..,"meta":..}`, absent members omitted.
-    public func encoded() -> [UInt8] {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(128)
-        append(to: &buffer)
-        return buffer
-    }
-
     public func append(to buffer: inout [UInt8]) {
         buffer.append(contentsOf: #"{"jsonrpc":"2.0""#.utf8)
         if let id {
@@ -47,7 +40,7 @@ public struct RPCRequest: Sendable, Equatable {
 }
 
 /// A JSON-RPC 2.0 response: `{"jsonrpc":"2.0","id":..,"result":..}` or `..,"error":{..}}`.
-public struct RPCResponse: Sendable, Equatable {
+public struct RPCResponse: Sendable, Equatable, LineEncodable {
     public var id: JSON
     public var outcome: Result<JSON, RPCError>
 
@@ -59,13 +52,6 @@ public struct RPCResponse: Sendable, Equatable {
     public init(id: JSON, error: RPCError) {
         self.id = id
         self.outcome = .failure(error)
-    }
-
-    public func encoded() -> [UInt8] {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(128)
-        append(to: &buffer)
-        return buffer
     }
 
     public func append(to buffer: inout [UInt8]) {
