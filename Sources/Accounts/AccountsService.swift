@@ -71,12 +71,7 @@ public final class AccountsService: Sendable {
     /// Idempotent by key, also for twins sent at once: one of them reserves and starts the one
     /// code; the others wait (bounded by `twinWaitMilliseconds`) and answer the same transfer.
     public func transfer(userID: String, _ request: TransferRequest, context: CallContext?) throws -> TransferTicket {
-        guard request.from != request.to else {
-            throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
-        }
-        guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
-            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
-        }
+        try validate(request)
         // A retry of a recorded transfer answers from a read, without the writer.
         if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey), existing.requestID != nil {
             guard SQLLedgerStore.sameRequest(existing, newTransfer(userID: userID, request)) else {
@@ -113,6 +108,16 @@ public final class AccountsService: Sendable {
     }
 
     /// The reservation holder's part: start the code, bind it to the transfer, wake the twins.
+    /// The checks every transfer passes before anything is written, whatever confirms it.
+    func validate(_ request: TransferRequest) throws {
+        guard request.from != request.to else {
+            throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
+        }
+        guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
+        }
+    }
+
     private func startCode(for reserved: Transfer, context: CallContext?) throws -> TransferTicket {
         defer { twins.wake() }
         let requestID: String

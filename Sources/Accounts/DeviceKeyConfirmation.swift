@@ -53,12 +53,7 @@ extension AccountsService {
         guard deviceID == sessionDeviceID else {
             throw AccountsError.invalidParams(field: "device_id", message: "device_id must be the device of this session")
         }
-        guard request.from != request.to else {
-            throw AccountsError.invalidParams(field: "to", message: "from and to must be different accounts")
-        }
-        guard (1...settings.maxAmountMinor).contains(request.amountMinor) else {
-            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
-        }
+        try validate(request)
         let outcome = try store.recordKeyConfirmedTransfer(
             newTransfer(userID: userID, request), deviceID: deviceID, challenge: SecureRandom.bytes(TransferSigning.challengeByteCount),
             attempts: settings.keyConfirmAttempts)

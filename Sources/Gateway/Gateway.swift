@@ -56,9 +56,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         var pools: [String: ServicePool] = [:]
         for service in PolicyTable.services {
             guard let list = endpoints[service], !list.isEmpty else { continue }
+            let resolved = RPCClient.resolve(list)
             let clients = group.loops.map { loop in
                 RPCClient(
-                    loop: loop, service: service, endpoints: list, connectionsPerAddress: settings.connectionsPerReplica,
+                    loop: loop, service: service, endpoints: list, resolved: resolved, connectionsPerAddress: settings.connectionsPerReplica,
                     serviceToken: settings.serviceToken, logger: logger)
             }
             pools[service] = ServicePool(
@@ -92,7 +93,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     private let contextLock = NSLock()
     private var contextCounter: UInt64 = 0
-    private let contextPrefix = "gw-\(String(UInt32.random(in: .min ... .max), radix: 16))-"
+    private let contextPrefix = "gw-\(Hex8.random())-"
 
     /// A call context for a door that is not an `RPCServer` (the HTTP listener): the peer's
     /// address as the client, a fresh gateway-issued request id, and a deadline. The line

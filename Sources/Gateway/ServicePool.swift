@@ -92,7 +92,9 @@ public final class ServicePool: @unchecked Sendable {
     /// Re-resolves DNS names off the event loop (Compose scaling), then probes the new set.
     public func refreshAddresses() {
         DispatchQueue.global().async { [self] in
-            for client in clientsByLoop.values { client.refreshAddresses() }
+            // One lookup for every loop's client.
+            let resolved = RPCClient.resolve(client.endpoints)
+            for client in clientsByLoop.values { client.replaceAddresses(resolved) }
             probe()
         }
     }

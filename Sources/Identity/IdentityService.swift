@@ -271,8 +271,7 @@ public final class IdentityService: Sendable {
             // The service that checked the factor records `factor.passed` itself (see `record`).
             [event(session.userID, "session.elevated", factor, device: session.deviceID, caller, now)]
         }
-        guard let elevated else { throw IdentityError.notFound("no such active session") }
-        try store.clearFactorThrottle(userID: elevated.userID)
+        guard elevated != nil else { throw IdentityError.notFound("no such active session") }
         return 2
     }
 
@@ -295,11 +294,9 @@ public final class IdentityService: Sendable {
         try settings.policy.check(password, username: user.username, email: user.email)
         let hash = try PasswordHasher.hash(PasswordPolicy.normalize(password), parameters: settings.scrypt)
         let now = clock.now()
-        guard try store.setPasswordHash(userID: userID, hash: hash, event: event(userID, "password.changed", "ok", device: nil, caller, now)) else {
-            throw IdentityError.notFound("no such user")
-        }
-        try store.clearLoginThrottle(username: user.username)  // guessers of the old password get no head start
-        try store.clearFactorThrottle(userID: userID)
+        let changed = try store.setPasswordHash(
+            userID: userID, username: user.username, hash: hash, event: event(userID, "password.changed", "ok", device: nil, caller, now))
+        guard changed else { throw IdentityError.notFound("no such user") }
     }
 
     /// After a password reset: no device key and no trusted device survives (an attacker's

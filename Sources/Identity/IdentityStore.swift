@@ -120,11 +120,17 @@ public final class IdentityStore: Sendable {
             createdAt: try row.int("created_at"))
     }
 
-    public func setPasswordHash(userID: String, hash: String, event: PendingEvent?) throws -> Bool {
+    /// A new password, and in the same transaction the end of both throttles on the old one:
+    /// guessers of the old password get no head start, and a second-factor budget a password thief
+    /// spent is given back to the owner.
+    public func setPasswordHash(userID: String, username: String, hash: String, event: PendingEvent?) throws -> Bool {
         try database.write { c in
             let changed = try c.run("UPDATE users SET password_hash = ? WHERE user_id = ?", [.text(hash), .text(userID)])
-            if changed > 0, let event { try Self.insert(event, c) }
-            return changed > 0
+            guard changed > 0 else { return false }
+            if let event { try Self.insert(event, c) }
+            _ = try c.run("DELETE FROM login_throttle WHERE username = ?", [.text(username)])
+            try Self.clearFactorThrottle(userID: userID, c)
+            return true
         }
     }
 
@@ -230,8 +236,8 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was) and trusts its device
-    /// for its user. Nil when the session is unknown, revoked, past its absolute expiry, or not
+    /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was), trusts its device
+    /// for its user and forgets the user's wrong second-factor codes. Nil when the session is unknown, revoked, past its absolute expiry, or not
     /// seen since `seenSince` (idle).
     public func elevate(sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
         try database.write { c in
@@ -246,6 +252,7 @@ public final class IdentityStore: Sendable {
                               [.text(session.userID), .text(session.deviceID), .integer(now), .integer(now)])
             }
             for event in events(session) { try Self.insert(event, c) }
+            try Self.clearFactorThrottle(userID: session.userID, c)
             session.aal = 2
             session.aal2At = now
             session.lastSeenAt = now

@@ -47,8 +47,8 @@ extension IdentityStore {
     /// Forgets the user's wrong codes: any second factor passed, or a new password. Without it a
     /// password thief could spend the budget to its consecutive limit and lock the owner's
     /// authenticator app and recovery codes for good.
-    func clearFactorThrottle(userID: String) throws {
-        try database.write { c in _ = try c.run("DELETE FROM factor_throttle WHERE user_id = ?", [.text(userID)]) }
+    static func clearFactorThrottle(userID: String, _ c: Connection) throws {
+        _ = try c.run("DELETE FROM factor_throttle WHERE user_id = ?", [.text(userID)])
     }
 
     /// The second factors the user has, in one read: `sms` (every user has a phone; the first

@@ -141,11 +141,7 @@ public enum RPCDecoder {
         if let members = line.withUnsafeBufferPointer({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) {
             return .single(entry(RequestEnvelope(members)))
         }
-        do throws(JSONParseError) {
-            return decode(json: try JSONParser.parse(line, limits: limits), maxBatch: maxBatch)
-        } catch {
-            return .failure(RPCResponse(id: .null, error: .parseError("parse error: \(error.description)")))
-        }
+        return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
     }
 
     public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)

@@ -41,7 +41,7 @@ public enum LinkFailure: Sendable, Equatable {
 public final class RPCClient: @unchecked Sendable {
     public let loop: EventLoop
     public let service: String
-    private let endpoints: [Endpoint]
+    public let endpoints: [Endpoint]
     private let connectionsPerAddress: Int
     /// Sent as `meta.token` on every call when set (`--service-token`).
     public let serviceToken: String?
@@ -51,7 +51,12 @@ public final class RPCClient: @unchecked Sendable {
     private var roundRobin = 0
     private var nextCallID: Int64 = 0
 
-    public init(loop: EventLoop, service: String, endpoints: [Endpoint], connectionsPerAddress: Int = 2, serviceToken: String? = nil, logger: Logger) {
+    /// `resolved`: the endpoints' addresses when the caller resolved them already (a gateway
+    /// resolves once for the clients of all its loops); nil resolves here (blocks: DNS).
+    public init(
+        loop: EventLoop, service: String, endpoints: [Endpoint], resolved: [SocketAddress]? = nil, connectionsPerAddress: Int = 2,
+        serviceToken: String? = nil, logger: Logger
+    ) {
         precondition(!endpoints.isEmpty && connectionsPerAddress > 0)
         self.loop = loop
         self.service = service
@@ -59,19 +64,23 @@ public final class RPCClient: @unchecked Sendable {
         self.connectionsPerAddress = connectionsPerAddress
         self.serviceToken = serviceToken
         self.logger = logger
-        let resolved = Self.resolveAll(endpoints)
-        loop.execute { [self] in self.replaceTargets(resolved) }
+        let addresses = resolved ?? Self.resolve(endpoints)
+        loop.execute { [self] in self.replaceTargets(addresses) }
         loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
     }
 
     /// Resolves names again (Docker Compose scaling adds and removes addresses). Blocks: call off the loop.
-    public func refreshAddresses() {
-        let resolved = Self.resolveAll(endpoints)
+    public func refreshAddresses() { replaceAddresses(Self.resolve(endpoints)) }
+
+    /// Addresses resolved elsewhere (Compose scaling added or removed some); an empty list (a
+    /// failed lookup) keeps the current ones. Safe from any thread.
+    public func replaceAddresses(_ resolved: [SocketAddress]) {
         guard !resolved.isEmpty else { return }
         loop.execute { [self] in self.replaceTargets(resolved) }
     }
 
-    private static func resolveAll(_ endpoints: [Endpoint]) -> [SocketAddress] {
+    /// The addresses of `endpoints`, duplicates dropped. Blocks (DNS): call off the loop.
+    public static func resolve(_ endpoints: [Endpoint]) -> [SocketAddress] {
         var addresses: [SocketAddress] = []
         for endpoint in endpoints {
             for address in (try? SocketAddress.resolve(host: endpoint.host, port: endpoint.port)) ?? [] where !addresses.contains(address) {
@@ -140,6 +149,7 @@ public final class RPCClient: @unchecked Sendable {
             // two processes do not compare), so it never starts work after the caller gave up.
             var sentMeta = meta ?? [:]
             sentMeta["budget_ms"] = .int(timeoutMilliseconds)
+            if let serviceToken { sentMeta["token"] = .string(serviceToken) }
             let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
             let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
             target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
@@ -235,15 +245,15 @@ final class UpstreamTarget {
             nextConnection = (nextConnection + 1) % connections.count
             connection = connections[nextConnection]
         }
-        var request = request
-        if let token = client.serviceToken { request.meta = (request.meta ?? [:]).merging(["token": .string(token)]) { _, new in new } }
         connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
     }
 
     func learnReplicaID() {
         guard !learning else { return }
         learning = true
-        let request = RPCRequest(method: "\(client.service).health", params: nil, id: .int(client.takeCallID()))
+        let request = RPCRequest(
+            method: "\(client.service).health", params: nil, id: .int(client.takeCallID()),
+            meta: client.serviceToken.map { ["token": .string($0)] })
         let deadline = MonotonicClock.nowMilliseconds() + 2000
         let callID = request.id!.intValue!
         send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome, _ in

@@ -97,7 +97,7 @@ public final class GroupCommitter: @unchecked Sendable {
     private func run(_ batch: [Job]) -> Error? {
         let durable = batch.contains { $0.durable }
         do {
-            try write(durable: durable) { connection in
+            try database.write(durable: durable) { connection in
                 for job in batch {
                     try connection.execute("SAVEPOINT job")
                     do {
@@ -113,14 +113,6 @@ public final class GroupCommitter: @unchecked Sendable {
             return nil
         } catch {
             return error
-        }
-    }
-
-    private func write(durable: Bool, _ body: (Connection) throws -> Void) throws {
-        if !durable, let sqlite = database as? Database {
-            try sqlite.write(durable: false, body)
-        } else {
-            try database.write(body)
         }
     }
 }

@@ -39,7 +39,16 @@ public enum SQLDialect: String, Sendable {
 public protocol SQLDatabase: AnyObject, Sendable {
     var dialect: SQLDialect { get }
     func write<T>(_ body: (Connection) throws -> T) throws -> T
+    /// `write`, but with `durable` false the commit may skip the wait for the disk: only for writes
+    /// whose loss nobody was told about, or whose loss only repeats work (see `Database`).
+    func write<T>(durable: Bool, _ body: (Connection) throws -> T) throws -> T
     func read<T>(_ body: (Connection) throws -> T) throws -> T
     /// The highest applied migration version (0 for none).
     func schemaVersion() throws -> Int
+}
+
+extension SQLDatabase {
+    /// Every write commits durably unless the backend can do otherwise (PostgreSQL: the server
+    /// already groups concurrent commits, so there is nothing to save).
+    public func write<T>(durable: Bool, _ body: (Connection) throws -> T) throws -> T { try write(body) }
 }

@@ -52,7 +52,7 @@ public protocol DeliveryQueueTransaction {
     func requeueInterruptedDeliveries(claimant: String) throws -> Int
     /// Messages claimed before `claimedBefore` whose replica never finished them (it died and
     /// did not come back) go back to the queue. Returns how many.
-    func requeueAbandonedDeliveries(claimedBefore: Int64) throws -> Int
+    func requeueAbandonedDeliveries(claimedBefore: Int64, exceptClaimant: String) throws -> Int
     func queuedDeliveryCount() throws -> Int
 }
 
@@ -104,10 +104,10 @@ extension SQLTransaction: DeliveryQueueTransaction {
             [.text(claimant)])
     }
 
-    func requeueAbandonedDeliveries(claimedBefore: Int64) throws -> Int {
+    func requeueAbandonedDeliveries(claimedBefore: Int64, exceptClaimant: String) throws -> Int {
         try connection.run(
-            "UPDATE deliveries SET state = 'queued', claimed_by = NULL, claimed_at = NULL WHERE state = 'sending' AND claimed_at < ?",
-            [.integer(claimedBefore)])
+            "UPDATE deliveries SET state = 'queued', claimed_by = NULL, claimed_at = NULL WHERE state = 'sending' AND claimed_at < ? AND claimed_by <> ?",
+            [.integer(claimedBefore), .text(exceptClaimant)])
     }
 
     func queuedDeliveryCount() throws -> Int {

@@ -80,12 +80,15 @@ extension VerificationService {
         if requeued > 0 { logger.warning("resending messages interrupted by a stop", ["delivery.requeued": .int(Int64(requeued))]) }
     }
 
-    /// Messages whose claim outlived the lease (their replica died and stayed away) go back to
-    /// the queue for any replica. The workflow timer calls it.
+    /// Messages another replica claimed longer ago than the lease (it died and stayed away) go
+    /// back to the queue. Never this replica's own: a send of its own still running past the lease
+    /// is slow, not lost (what its own stops left behind, its start re-queued).
     public func requeueAbandonedDeliveries(logger: Logger) {
         let before = clock.nowMilliseconds() - settings.delivery.claimLeaseMilliseconds
         do {
-            let requeued = try store.write { tx in try tx.requeueAbandonedDeliveries(claimedBefore: before) }
+            let requeued = try store.write { [self] tx in
+                try tx.requeueAbandonedDeliveries(claimedBefore: before, exceptClaimant: settings.replicaID)
+            }
             if requeued > 0 { logger.warning("resending messages a lost replica was sending", ["delivery.requeued": .int(Int64(requeued))]) }
         } catch {
             logger.error("delivery queue failed", ["error": .string(String(describing: error))])

@@ -122,10 +122,7 @@ public final class SQLVerificationStore: VerificationStore, @unchecked Sendable 
     /// PostgreSQL commits every write durably (the server groups concurrent commits itself).
     public func write<T>(durable: Bool, _ body: @escaping (VerificationTransaction) throws -> T) throws -> T {
         if let committer { return try committer.write(durable: durable) { connection in try body(SQLTransaction(connection: connection)) } }
-        if !durable, let sqlite = database as? Database {
-            return try sqlite.write(durable: false) { connection in try body(SQLTransaction(connection: connection)) }
-        }
-        return try database.write { connection in try body(SQLTransaction(connection: connection)) }
+        return try database.write(durable: durable) { connection in try body(SQLTransaction(connection: connection)) }
     }
 
     /// (transactions, writes) committed through the group committer so far.

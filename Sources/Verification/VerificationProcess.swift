@@ -65,6 +65,7 @@ final class WorkflowTimer: @unchecked Sendable {
     private let lock = NSLock()
     private var running = false
     private var lastPruneMilliseconds: Int64 = 0
+    private var lastAbandonCheckMilliseconds: Int64 = 0
 
     init(service: VerificationService, host: ServiceHost, dispatcher: DeliveryWorkers, intervalMilliseconds: Int64) {
         self.service = service
@@ -88,8 +89,12 @@ final class WorkflowTimer: @unchecked Sendable {
         lock.unlock()
         let submitted = host.workers.submit { [self] in
             service.runDueSteps(logger: host.logger) { work in host.workers.submit(work) }
-            service.requeueAbandonedDeliveries(logger: host.logger)
             let now = MonotonicClock.nowMilliseconds()
+            // A lease's quarter is soon enough for a claim a dead replica left: not a write every tick.
+            if now - lastAbandonCheckMilliseconds >= service.settings.delivery.claimLeaseMilliseconds / 4 {
+                lastAbandonCheckMilliseconds = now
+                service.requeueAbandonedDeliveries(logger: host.logger)
+            }
             if now - lastPruneMilliseconds > 3_600_000 {
                 lastPruneMilliseconds = now
                 service.prune(logger: host.logger)

@@ -40,7 +40,7 @@ enum MemoryBench {
         // Built as one binary, this process maps the services' file too and takes a share of its pages.
         table.add(cells("this bench process", try ProcessMemory.read(pid: getpid())))
         if let baseline = try? idleProcessOfThisBuild() { table.add(cells("peer: idle process of this build", baseline)) }
-        let redis = IdleRedis.start()
+        let redis = RedisPeer.start()
         defer { redis?.stop() }
         if let redis { table.add(cells("peer: redis-server, idle", try ProcessMemory.read(pid: redis.pid))) }
         print(table.text, terminator: "")
@@ -153,8 +153,9 @@ struct ProcessMemory {
     }
 }
 
-/// An idle `redis-server` on a free loopback port, without persistence, for the peer figures.
-final class IdleRedis {
+/// A `redis-server` on a free loopback port, without persistence: the peer of the ping bench
+/// (under redis-benchmark) and of the memory bench (idle).
+final class RedisPeer {
     let port: Int
     private let process: Process
     var pid: Int32 { process.processIdentifier }
@@ -164,7 +165,7 @@ final class IdleRedis {
         self.process = process
     }
 
-    static func start() -> IdleRedis? {
+    static func start() -> RedisPeer? {
         guard let server = RedisCeilingBench.executable("redis-server"), let port = RedisCeilingBench.freePort() else { return nil }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: server)
@@ -172,7 +173,7 @@ final class IdleRedis {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return nil }
-        let redis = IdleRedis(port: port, process: process)
+        let redis = RedisPeer(port: port, process: process)
         guard RedisCeilingBench.waitUntilListening(port: port, timeoutMilliseconds: 5000) else {
             redis.stop()
             return nil

@@ -8,18 +8,9 @@ import RPC
 /// stops it before returning.
 enum RedisCeilingBench {
     static func measure(connections: Int, inflight: Int, requests: Int = 2_000_000) -> Double? {
-        guard let server = executable("redis-server"), let benchmark = executable("redis-benchmark"), let port = freePort() else { return nil }
-        let redis = Process()
-        redis.executableURL = URL(fileURLWithPath: server)
-        redis.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"]
-        redis.standardOutput = FileHandle.nullDevice
-        redis.standardError = FileHandle.nullDevice
-        guard (try? redis.run()) != nil else { return nil }
-        defer {
-            redis.terminate()
-            redis.waitUntilExit()
-        }
-        guard waitUntilListening(port: port, timeoutMilliseconds: 5000) else { return nil }
+        guard let benchmark = executable("redis-benchmark"), let redis = RedisPeer.start() else { return nil }
+        defer { redis.stop() }
+        let port = redis.port
         let run = Process()
         run.executableURL = URL(fileURLWithPath: benchmark)
         run.arguments = [
