@@ -91,15 +91,12 @@ public enum DepositOutcome: Sendable, Equatable {
 /// which SQLite serializes and PostgreSQL retries on conflict, so money stays exact across replicas.
 public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
     public let database: any SQLDatabase
-    let writer: LedgerWriter
+    let writer: any SQLWriter
 
     /// `groupCommitMax` 1 turns grouping off; PostgreSQL never groups.
     public init(database: any SQLDatabase, groupCommitMax: Int = 64) {
         self.database = database
-        switch database.dialect {
-        case .sqlite: writer = GroupCommitter(database: database, maxBatch: groupCommitMax)
-        case .postgres: writer = TransactionPerWrite(database: database)
-        }
+        writer = makeSQLWriter(for: database, groupCommitMax: groupCommitMax)
     }
 
     /// The embedded default: the SQLite file at `path`, created and migrated.

@@ -11,14 +11,12 @@ public enum IdentityProcess {
             extraOptions: IdentityOptions.all + DeliveryOptions.all + SMTPOptions.all)
         var settings = try IdentityOptions.settings(from: host.configuration)
         let database = try host.openDatabase(sqliteFile: "identity.sqlite", sqlite: IdentityMigrations.sqlite, postgres: IdentityMigrations.postgres)
-        let configuredKey = host.configuration.string(IdentityOptions.key) ?? ""
         // Authenticator secrets are sealed under this key: replicas with a key file each could
         // not open one another's (a user's TOTP would pass on one replica and fail on the next).
-        if database.dialect == .postgres && configuredKey.isEmpty {
-            throw ConfigurationError(
-                "with --database-url every identity replica needs the same --identity-key (64+ hex digits): a key file per replica could not open the others' authenticator secrets")
-        }
-        settings.serverKey = try ServerKeyFile.load(path: try host.dataFile("identity.key"), configured: configuredKey, option: "--identity-key")
+        settings.serverKey = try ServerKeyFile.load(
+            path: try host.dataFile("identity.key"), configured: host.configuration.string(IdentityOptions.key), option: "--identity-key",
+            shared: database.dialect == .postgres, service: "identity",
+            consequence: "a key file per replica could not open the others' authenticator secrets")
         let store = IdentityStore(database: database)
         let service = try IdentityService(store: store, settings: settings, metrics: host.metrics, notices: try notices(host))
         IdentityMethods.register(on: host.router, service: service)

@@ -77,14 +77,12 @@ public enum ResetProcess {
         let database = try host.openDatabase(
             sqliteFile: "reset.sqlite", sqlite: ResetMigrations.sqlite, postgres: ResetMigrations.postgres, sqliteOptions: SQLResetStore.sqliteOptions)
         let store = SQLResetStore(database: database)
-        let configuredKey = configuration.string(ResetOptions.key) ?? ""
         // Replicas name an address by the same key or count it apart; the key stays out of the
         // database, so a copy of the records alone cannot test addresses against them.
-        if database.dialect == .postgres && configuredKey.isEmpty {
-            throw ConfigurationError(
-                "with --database-url every reset replica needs the same --reset-key (64+ hex digits): a key file per replica would give each replica its own per-address limits")
-        }
-        let subjects = ResetSubject(key: try ServerKeyFile.load(path: try host.dataFile("reset.key"), configured: configuredKey, option: "--reset-key"))
+        let subjects = ResetSubject(key: try ServerKeyFile.load(
+            path: try host.dataFile("reset.key"), configured: configuration.string(ResetOptions.key), option: "--reset-key",
+            shared: database.dialect == .postgres, service: "reset",
+            consequence: "a key file per replica would give each replica its own per-address limits"))
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         // Work after the answer has its own loop and identity client: on SIGTERM the server's loop
         // stops once answers are out, and mails already promised must still be looked up and sent.

@@ -7,6 +7,16 @@ import Secrets
 /// and read back on every start. Verification and reset keep their keys this way.
 public enum ServerKeyFile {
     /// `configured` is the option's value (nil or empty: use the file); `option` names the flag in errors.
+    /// `load` for a service whose replicas may share a PostgreSQL database (`shared`): there each
+    /// must be given the same key, since a key file of its own would differ from the others'
+    /// (`consequence` says what would break, for the error).
+    public static func load(path: String, configured: String?, option: String, shared: Bool, service: String, consequence: String) throws -> [UInt8] {
+        if shared && (configured ?? "").isEmpty {
+            throw ConfigurationError("with --database-url every \(service) replica needs the same \(option) (64+ hex digits): \(consequence)")
+        }
+        return try load(path: path, configured: configured, option: option)
+    }
+
     public static func load(path: String, configured: String?, option: String) throws -> [UInt8] {
         if let configured, !configured.isEmpty {
             return try parse(configured, option: option)

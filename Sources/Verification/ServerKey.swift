@@ -7,11 +7,8 @@ import ServiceKit
 /// another checks, and the key never goes into the database, which alone must not reveal codes.
 public enum ServerKey {
     public static func load(configuration: Configuration, keyFile: String, shared: Bool = false) throws -> [UInt8] {
-        let configured = configuration.string(VerificationOptions.key)
-        if shared && (configured ?? "").isEmpty {
-            throw ConfigurationError(
-                "with --database-url every verification replica needs the same --verification-key (LATCHKEY_VERIFICATION_KEY); a key file of its own would make its codes fail on the others")
-        }
-        return try ServerKeyFile.load(path: keyFile, configured: configured, option: "--verification-key")
+        try ServerKeyFile.load(
+            path: keyFile, configured: configuration.string(VerificationOptions.key), option: "--verification-key", shared: shared,
+            service: "verification", consequence: "a key file of its own would make its codes fail on the others")
     }
 }

@@ -105,13 +105,13 @@ extension VerificationStore {
 public final class SQLVerificationStore: VerificationStore, @unchecked Sendable {
     public let database: any SQLDatabase
     /// SQLite: concurrent writes (starts, checks, delivery claims) share one transaction and one
-    /// fsync, each in its own savepoint, each answered only once committed. nil on PostgreSQL,
-    /// whose server already groups concurrent commits, and where one conflict would sink a batch.
-    private let committer: GroupCommitter?
+    /// fsync, each in its own savepoint, each answered only once committed. One transaction a
+    /// write on PostgreSQL, whose server already groups concurrent commits.
+    private let writer: any SQLWriter
 
     public init(database: any SQLDatabase, groupCommitMax: Int = 64) {
         self.database = database
-        committer = database.dialect == .sqlite && groupCommitMax > 1 ? GroupCommitter(database: database, maxBatch: groupCommitMax) : nil
+        writer = makeSQLWriter(for: database, groupCommitMax: groupCommitMax)
     }
 
     /// The embedded default: the SQLite file at `path`, created and migrated.
@@ -121,15 +121,14 @@ public final class SQLVerificationStore: VerificationStore, @unchecked Sendable 
 
     /// PostgreSQL commits every write durably (the server groups concurrent commits itself).
     public func write<T>(durable: Bool, _ body: @escaping (VerificationTransaction) throws -> T) throws -> T {
-        if let committer { return try committer.write(durable: durable) { connection in try body(SQLTransaction(connection: connection)) } }
-        return try database.write(durable: durable) { connection in try body(SQLTransaction(connection: connection)) }
+        try writer.write(durable: durable) { connection in try body(SQLTransaction(connection: connection)) }
     }
 
-    /// (transactions, writes) committed through the group committer so far.
-    public var groupCommitStatistics: (batches: Int, jobs: Int) { committer?.statistics ?? (0, 0) }
+    /// (transactions, writes) committed so far.
+    public var groupCommitStatistics: (batches: Int, jobs: Int) { writer.statistics }
 
     /// Writes waiting for the running batch to commit.
-    public var groupCommitQueued: Int { committer?.queuedJobs ?? 0 }
+    public var groupCommitQueued: Int { writer.queuedJobs }
 
     public func read<T>(_ body: (VerificationTransaction) throws -> T) throws -> T {
         try database.read { connection in try body(SQLTransaction(connection: connection)) }

@@ -35,7 +35,7 @@ enum UpCommand {
             stackOptions.basePort = try configuration.int(basePort, range: 1...(65535 - Stack.httpPortOffset))
         }
         stackOptions.environment = developmentSendLimits(unlessSetIn: environment)
-        try chooseStorageAndReplicas(configuration, into: &stackOptions)
+        try chooseStorageAndReplicas(configuration, environment: environment, into: &stackOptions)
         let stack = try Stack.start(stackOptions)
         let follower = LogFollower(members: stack.members)
         printBanner(stack: stack, dataDirectory: stackOptions.dataDirectory)
@@ -54,12 +54,14 @@ enum UpCommand {
     /// starts N of every service. SQLite files belong to one process each, so without
     /// PostgreSQL only the stateless gateway and verification (whose ids name their replica)
     /// get N.
-    private static func chooseStorageAndReplicas(_ configuration: Configuration, into options: inout Stack.Options) throws {
+    private static func chooseStorageAndReplicas(
+        _ configuration: Configuration, environment: [String: String], into options: inout Stack.Options
+    ) throws {
         let count = try configuration.int(replicas, range: 1...7)
         let url = configuration.string(postgres).flatMap { $0.isEmpty ? nil : $0 }
         if let url {
             options.environment[CommonOptions.databaseURL.environmentName] = url
-            try shareServerKeys(with: &options)
+            try shareServerKeys(unlessSetIn: environment, with: &options)
         }
         let replicated = url == nil ? ["gateway", "verification"] : Stack.startOrder
         for service in replicated { options.replicas[service] = count }
@@ -70,8 +72,9 @@ enum UpCommand {
 
     /// On PostgreSQL every replica of identity, verification and reset must hold the same key
     /// (authenticator secrets, code hashes, keyed address hashes): one file per key in the stack's data directory, made once
-    /// (0600), handed to every replica, unless the variable is set.
-    private static func shareServerKeys(with options: inout Stack.Options) throws {
+    /// (0600), handed to every replica, unless the variable is set (empty counts as unset, as it
+    /// does for the services: `.env.example` ships the names empty).
+    private static func shareServerKeys(unlessSetIn environment: [String: String], with options: inout Stack.Options) throws {
         try FileManager.default.createDirectory(
             atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keys = [
@@ -79,7 +82,7 @@ enum UpCommand {
             ("reset", "LATCHKEY_RESET_KEY", "shared-reset.key"),
         ]
         for (service, variable, file) in keys
-        where ProcessInfo.processInfo.environment[variable] == nil {
+        where (environment[variable] ?? "").isEmpty {
             let path = (options.dataDirectory as NSString).appendingPathComponent(file)
             var key = try ServerKeyFile.load(path: path, configured: nil, option: variable)
             options.serviceEnvironment[service, default: [:]][variable] = Hex.encode(key)
