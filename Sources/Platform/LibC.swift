@@ -5,12 +5,25 @@
 #elseif canImport(Glibc)
 @_exported import Glibc
 #endif
+import Foundation
 
 /// The C library's calls that types above Platform shadow with methods of the same name
 /// (`close`, `read`, `write`, `connect`...): `LibC.close(fd)` names the C call on Linux and on
 /// Darwin alike, where `Glibc.close` would tie the caller to one platform.
 public enum LibC {
-    @inline(__always) @discardableResult public static func close(_ fd: Int32) -> Int32 { closeCall(fd) }
+    /// Closes `fd`. A close that finds nothing open (`EBADF`) means the number was closed before:
+    /// had it been reused in between, another owner's descriptor (libdispatch's epoll, a
+    /// neighbour's socket) would have gone instead. Counted, so a test can prove a path closes once.
+    @discardableResult public static func close(_ fd: Int32) -> Int32 {
+        let status = closeCall(fd)
+        if status != 0 && errno == EBADF { closesOfUnopenDescriptors.increment() }
+        return status
+    }
+
+    /// How many closes in this process found their descriptor already closed.
+    public static var unopenDescriptorCloses: Int { closesOfUnopenDescriptors.value }
+    private static let closesOfUnopenDescriptors = LockedCount()
+
     @inline(__always) public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { readCall(fd, buffer, count) }
     @inline(__always) public static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { writeCall(fd, buffer, count) }
     @inline(__always) public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int { sendCall(fd, buffer, count, flags) }
@@ -19,6 +32,13 @@ public enum LibC {
     @inline(__always) @discardableResult public static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdownCall(fd, how) }
     @inline(__always) public static func poll(_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 { pollCall(fds, count, timeout) }
     @inline(__always) @discardableResult public static func kill(_ pid: pid_t, _ signal: Int32) -> Int32 { killCall(pid, signal) }
+}
+
+private final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
 
 // At file scope the C names are the C library's; inside `LibC` they would be its own members.

@@ -126,14 +126,13 @@ public struct Socket: Sendable, Hashable {
     /// Stops further reads and writes but keeps the fd, so queued data can still be flushed.
     public func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
 
-    public func close() { _ = libcClose(fd) }
+    public func close() { LibC.close(fd) }
 }
 
 // The C library's calls whose names `Socket`'s own methods shadow, and `accept4` where it exists.
 private func libcListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
 private func libcConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { connect(fd, address, length) }
 private func libcRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
-private func libcClose(_ fd: Int32) -> Int32 { close(fd) }
 
 private func acceptCloseOnExecNonBlocking(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
     #if canImport(Darwin)

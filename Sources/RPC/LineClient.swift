@@ -23,11 +23,8 @@ public final class LineClient {
         var noDelay: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
         let status = address.withSockaddr { raw, length in connect(fd, raw, length) }
-        if status != 0 {
-            let code = errno
-            LibC.close(fd)
-            throw SystemError(call: "connect(\(endpoint))", errno: code)
-        }
+        // Every stored property is set by now, so a throw runs deinit, which closes the socket.
+        if status != 0 { throw SystemError(call: "connect(\(endpoint))", errno: errno) }
     }
 
     deinit { LibC.close(fd) }

@@ -50,12 +50,8 @@ public final class EventLoop: @unchecked Sendable {
         backendKind = kind
         backend = try kind.make()
         wakeup = try WakeupSignal()
-        do {
-            try backend.add(wakeup.fd, readable: true, writable: false, token: Self.wakeToken)
-        } catch {
-            wakeup.close()
-            throw error
-        }
+        // Every stored property is set by now, so a throw runs deinit, which closes the wake-up.
+        try backend.add(wakeup.fd, readable: true, writable: false, token: Self.wakeToken)
     }
 
     deinit {

@@ -7,7 +7,9 @@ import TLS
 /// smtps, after `STARTTLS` for SMTP). Records what each handshake saw. `stop()` joins every thread.
 public final class TLSTestServer: @unchecked Sendable {
     public let port: Int
-    private let listener: Int32
+    /// The listening socket's descriptor number; closed once, by the first `stop()`.
+    public let listeningDescriptor: Int32
+    private var isStopped = false
     private let context: TLSServerContext
     private let handler: @Sendable (TestConnection) -> Void
     private let lock = NSLock()
@@ -24,7 +26,7 @@ public final class TLSTestServer: @unchecked Sendable {
         self.context = context
         self.handler = handler
         signal(SIGPIPE, SIG_IGN)  // OpenSSL writes with write(2); a client that hung up must not end the test run.
-        (listener, port) = try Self.listen(on: address)
+        (listeningDescriptor, port) = try Self.listen(on: address)
         threads.enter()
         Thread { [self] in
             acceptLoop()
@@ -36,16 +38,20 @@ public final class TLSTestServer: @unchecked Sendable {
 
     /// Stops accepting and waits for the accept loop and every connection's thread to end.
     public func stop() {
-        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        guard lock.withLock({ () -> Bool in
+            defer { isStopped = true }
+            return !isStopped
+        }) else { return }
+        Glibc.shutdown(listeningDescriptor, Int32(SHUT_RDWR))
         threads.wait()
-        Glibc.close(listener)
+        Glibc.close(listeningDescriptor)
     }
 
     func record(_ handshake: Handshake) { lock.withLock { _handshakes.append(handshake) } }
 
     private func acceptLoop() {
         while true {
-            let fd = accept(listener, nil, nil)
+            let fd = accept(listeningDescriptor, nil, nil)
             if fd < 0 {
                 if errno == EINTR { continue }
                 return  // shut down
