@@ -101,10 +101,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     public func makeContext(method: String, client: String?, timeoutMilliseconds: Int64) -> CallContext {
         contextLock.lock()
         contextCounter &+= 1
-        let requestID = contextPrefix + String(contextCounter)
+        let requestID = RequestID(prefix: contextPrefix, number: contextCounter)
         contextLock.unlock()
         return CallContext(
-            method: method, requestID: requestID, client: client, logger: logger.with(requestID: requestID),
+            method: method, id: requestID, client: client, logger: logger,
             deadlineMilliseconds: MonotonicClock.nowMilliseconds() + timeoutMilliseconds)
     }
 
@@ -123,39 +123,24 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// The line door: a service's result goes back to the client as the bytes the service wrote
     /// (checked by the parser's rules when they arrived), only the `id` rewritten.
     public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
-        let started = MonotonicClock.nowMicroseconds()
         let policy = PolicyTable.policy(for: request.method)
-        let metrics = self.metrics
-        let accessLog = self.accessLog
-        let finish: @Sendable (RPCReply) -> Void = { answer in
-            let elapsed = MonotonicClock.nowMicroseconds() - started
-            let reason = answer.failure.map { $0.reason ?? "error" }
-            let method = policy == nil ? "unknown" : request.method
-            metrics.record(method: method, microseconds: elapsed, errorReason: reason)
-            // The access log: never params, never the session token; what anyone can send
-            // without limit is counted for the summary line instead.
-            if let kind = Self.summaryKind(method: method, group: policy?.group, reason: reason) {
-                accessLog.summarise(kind)
-            } else {
-                accessLog.record(requestID: context.requestID, method: method, reason: reason, durationMicroseconds: elapsed, client: context.client)
-            }
-            reply(answer)
-        }
-        let fail: @Sendable (RPCError) -> Void = { finish(.outcome(.failure($0))) }
+        let finish = Finisher(
+            started: MonotonicClock.nowMicroseconds(), method: policy == nil ? "unknown" : request.method, group: policy?.group,
+            requestID: context.id, client: context.client, metrics: metrics, accessLog: accessLog, reply: reply)
         // Every request spends a token before anything else, an unknown method too.
         if let wait = limiter.take(client: context.client ?? "unknown", group: policy?.group ?? PolicyTable.Group.standard) {
-            fail(Self.rateLimited(retryAfterSeconds: wait))
+            finish.fail(Self.rateLimited(retryAfterSeconds: wait))
             return
         }
         guard let policy else {
-            fail(.methodNotFound(request.method))
+            finish.fail(.methodNotFound(request.method))
             return
         }
         if policy.isLocal {
             do throws(RPCError) {
                 try AcceptedParams.none.check(try Params(request.params), method: request.method)
             } catch {
-                fail(error)
+                finish.fail(error)
                 return
             }
             finish(.outcome(answerLocally(request.method)))
@@ -167,16 +152,16 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             return
         }
         guard let token = members["session"]?.stringValue, !token.isEmpty, token.utf8.count <= 1024 else {
-            fail(Self.unauthenticated)
+            finish.fail(Self.unauthenticated)
             return
         }
         let decide: @Sendable (Result<SessionInfo, RPCError>) -> Void = { [self] outcome in
             switch outcome {
             case .failure(let error):
-                fail(error)
+                finish.fail(error)
             case .success(let info):
                 if let refusal = PolicyTable.refusal(policy.access, info, nowSeconds: WallClock.nowSeconds()) {
-                    fail(refusal)
+                    finish.fail(refusal)
                 } else {
                     forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
                 }
@@ -190,6 +175,36 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     }
 
     static let unauthenticated = RPCError(.unauthenticated, "a valid session is required")
+
+    /// What every answer of one request goes through on its way to the door: metrics, then the
+    /// access log. A value, so a request answered at once (a ping, a refusal) allocates no closure.
+    private struct Finisher: Sendable {
+        let started: Int64
+        /// The method, or "unknown" for one without a policy (never a caller's made-up name).
+        let method: String
+        let group: String?
+        let requestID: RequestID
+        let client: String?
+        let metrics: Metrics
+        let accessLog: AccessLog
+        let reply: @Sendable (RPCReply) -> Void
+
+        func callAsFunction(_ answer: RPCReply) {
+            let elapsed = MonotonicClock.nowMicroseconds() - started
+            let reason = answer.failure.map { $0.reason ?? "error" }
+            metrics.record(method: method, microseconds: elapsed, errorReason: reason)
+            // The access log: never params, never the session token; what anyone can send
+            // without limit is counted for the summary line instead.
+            if let kind = Gateway.summaryKind(method: method, group: group, reason: reason) {
+                accessLog.summarise(kind)
+            } else {
+                accessLog.record(requestID: requestID.description, method: method, reason: reason, durationMicroseconds: elapsed, client: client)
+            }
+            reply(answer)
+        }
+
+        func fail(_ error: RPCError) { self(.outcome(.failure(error))) }
+    }
 
     static func rateLimited(retryAfterSeconds: Int64) -> RPCError {
         RPCError(.rateLimited, "too many requests; retry later", extra: ["retry_after": .int(retryAfterSeconds)])
@@ -300,7 +315,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     private func forward(
         _ request: RPCRequest, policy: MethodPolicy, members: [String: JSON], token: String?, context: CallContext,
-        finish: @escaping @Sendable (RPCReply) -> Void
+        finish: Finisher
     ) {
         guard let pool = pools[policy.service] else {
             finish(.outcome(.failure(RPCError(.unavailable, "\(policy.service) is not configured"))))

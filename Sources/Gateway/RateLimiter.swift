@@ -65,8 +65,10 @@ public final class RateLimiter: @unchecked Sendable {
     }
 
     /// Takes one token. Returns nil when allowed, or the whole seconds to wait.
-    public func take(client: String, group: String, nowMilliseconds: Int64 = MonotonicClock.nowMilliseconds()) -> Int64? {
+    public func take(client: String, group: String, nowMilliseconds: Int64? = nil) -> Int64? {
         guard let limit = limits[group] ?? limits[PolicyTable.Group.standard], !limit.isUnlimited else { return nil }
+        // Read after the unlimited groups have returned: pings never ask the clock.
+        let nowMilliseconds = nowMilliseconds ?? MonotonicClock.nowMilliseconds()
         let key = Key(client: client, group: group)
         lock.lock()
         defer { lock.unlock() }

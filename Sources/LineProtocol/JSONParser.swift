@@ -83,7 +83,7 @@ extension JSONParser {
     static let responseMembers = ["jsonrpc", "id", "result", "error"]
 
     /// The values of `keys`, in their order (nil where absent), or nil for any other line.
-    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: [String], limits: JSONLimits) -> [JSON?]? {
+    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: [String], limits: JSONLimits) -> EnvelopeValues? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
         return parser.parseEnvelope(keys: keys)?.values
@@ -93,10 +93,38 @@ extension JSONParser {
     /// present (nil values stand for it).
     static func parseEnvelope(
         _ bytes: UnsafeBufferPointer<UInt8>, keys: [String], rawSlot: Int, limits: JSONLimits
-    ) -> (values: [JSON?], raw: Range<Int>?)? {
+    ) -> (values: EnvelopeValues, raw: Range<Int>?)? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
         return parser.parseEnvelope(keys: keys, rawSlot: rawSlot)
+    }
+}
+
+/// The values of an envelope's members by slot, nil where absent: held inline, so reading a line's
+/// envelope allocates no array (a request has five members, a response four).
+struct EnvelopeValues {
+    static let capacity = 5
+    private var slots: (JSON?, JSON?, JSON?, JSON?, JSON?) = (nil, nil, nil, nil, nil)
+
+    subscript(slot: Int) -> JSON? {
+        get {
+            switch slot {
+            case 0: return slots.0
+            case 1: return slots.1
+            case 2: return slots.2
+            case 3: return slots.3
+            default: return slots.4
+            }
+        }
+        set {
+            switch slot {
+            case 0: slots.0 = newValue
+            case 1: slots.1 = newValue
+            case 2: slots.2 = newValue
+            case 3: slots.3 = newValue
+            default: slots.4 = newValue
+            }
+        }
     }
 }
 
@@ -146,8 +174,9 @@ struct Parser {
     /// `parseDocument`. The member at `rawSlot`, if any, is checked without being built
     /// (`skipValue`) and handed back as its byte range; it must be compact, or the line goes the
     /// general way (which re-encodes it).
-    mutating func parseEnvelope(keys: [String], rawSlot: Int? = nil) -> (values: [JSON?], raw: Range<Int>?)? {
-        var values = [JSON?](repeating: nil, count: keys.count)
+    mutating func parseEnvelope(keys: [String], rawSlot: Int? = nil) -> (values: EnvelopeValues, raw: Range<Int>?)? {
+        precondition(keys.count <= EnvelopeValues.capacity, "an envelope has at most \(EnvelopeValues.capacity) members")
+        var values = EnvelopeValues()
         var raw: Range<Int>?
         skipWhitespace()
         guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }

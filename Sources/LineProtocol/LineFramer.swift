@@ -5,6 +5,13 @@ public enum FramedLine: Equatable, Sendable {
     case oversized
 }
 
+/// Where `nextSpan()` found the next line: its bytes' range in the framer, or the marker that a
+/// line longer than the limit was dropped.
+public enum FramedSpan: Equatable, Sendable {
+    case line(Range<Int>)
+    case oversized
+}
+
 /// Splits a byte stream into `\n`-terminated lines (a trailing `\r` is tolerated).
 ///
 /// Every byte is searched for `\n` once, when it is appended. Complete lines wait in the buffer
@@ -54,6 +61,7 @@ public struct LineFramer: Sendable {
     }
 
     private mutating func append(buffer input: UnsafeBufferPointer<UInt8>) {
+        compactIfDrained()
         var position = 0
         while position < input.count {
             let newline = Self.firstNewline(in: input, from: position)
@@ -103,7 +111,19 @@ public struct LineFramer: Sendable {
         return nil
     }
 
+    /// The next line, copied out.
     public mutating func next() -> FramedLine? {
+        switch nextSpan() {
+        case nil: return nil
+        case .oversized: return .oversized
+        case .line(let range): return .line(Array(buffer[range]))
+        }
+    }
+
+    /// The next line without copying it: its range, read with `withBytes(of:)`, whose bytes stay
+    /// in place until the framer is next changed (`append`, `next`, `nextSpan`).
+    public mutating func nextSpan() -> FramedSpan? {
+        compactIfDrained()
         guard eventHead < events.count else { return nil }
         let event = events[eventHead]
         eventHead += 1
@@ -113,18 +133,21 @@ public struct LineFramer: Sendable {
         }
         switch event {
         case .oversized:
-            compactIfDrained()
             return .oversized
         case .line(let range, let next):
-            let line = Array(buffer[range])
             readIndex = next
-            compactIfDrained()
-            return .line(line)
+            return .line(range)
         }
     }
 
+    /// Lends the bytes of a line `nextSpan()` just returned.
+    public func withBytes<Result>(of range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
     /// Once every complete line is handed out, moves the unfinished line (at most `maxLineBytes + 1`
-    /// bytes, each moved at most once) to the front.
+    /// bytes, each moved at most once) to the front. Done when the framer is next changed, not
+    /// when the last line is handed out, so that line's bytes stay where `nextSpan()` said.
     private mutating func compactIfDrained() {
         guard eventHead == events.count, readIndex > 0, readIndex == partialStart else { return }
         buffer.removeSubrange(0..<readIndex)

@@ -116,7 +116,7 @@ struct RequestEnvelope {
     }
 
     /// From `JSONParser.parseEnvelope(keys: JSONParser.requestMembers)`.
-    init(_ members: [JSON?]) {
+    init(_ members: EnvelopeValues) {
         self.init(jsonrpc: members[0], id: members[1], method: members[2], params: members[3], meta: members[4])
     }
 }
@@ -137,8 +137,13 @@ public enum RPCMessage: Sendable, Equatable {
 
 public enum RPCDecoder {
     public static func decode(line: [UInt8], limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
+        line.withUnsafeBufferPointer { decode(line: $0, limits: limits, maxBatch: maxBatch) }
+    }
+
+    /// The line server's call: the line where the framer holds it.
+    public static func decode(line: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
         // The common line (one request with only the JSON-RPC members) skips the envelope's dictionary.
-        if let members = line.withUnsafeBufferPointer({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) {
+        if let members = JSONParser.parseEnvelope(line, keys: JSONParser.requestMembers, limits: limits) {
             return .single(entry(RequestEnvelope(members)))
         }
         return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)

@@ -6,17 +6,27 @@ import Runtime
 /// beyond its parameters. Never holds the parameters themselves.
 public struct CallContext: Sendable {
     public let method: String
-    public let requestID: String
+    /// Spelled out on first read: see `RequestID`.
+    public var requestID: String { id.description }
+    public let id: RequestID
     /// The end client's address: the peer's, or the one the gateway vouched for in `meta`.
     public let client: String?
-    public var logger: Logger
+    /// The service's logger, writing this request's id on every line: derived when a handler
+    /// logs, so a request that logs nothing copies no logger carrying its id.
+    public var logger: Logger { serviceLogger.with(requestID: id) }
+    private let serviceLogger: Logger
     public let deadlineMilliseconds: Int64
 
     public init(method: String, requestID: String, client: String?, logger: Logger, deadlineMilliseconds: Int64) {
+        self.init(method: method, id: RequestID(requestID), client: client, logger: logger, deadlineMilliseconds: deadlineMilliseconds)
+    }
+
+    /// `logger` is the service's: the context's own adds `rpc.request_id`.
+    public init(method: String, id: RequestID, client: String?, logger: Logger, deadlineMilliseconds: Int64) {
         self.method = method
-        self.requestID = requestID
+        self.id = id
         self.client = client
-        self.logger = logger
+        self.serviceLogger = logger
         self.deadlineMilliseconds = deadlineMilliseconds
     }
 

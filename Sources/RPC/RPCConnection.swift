@@ -47,10 +47,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
 
     func channelDidDrain(_ channel: Channel) { processLines() }
 
-    func channelDidReadEndOfInput(_ channel: Channel) {
-        processLines()
-        closeIfFinished()
-    }
+    func channelDidReadEndOfInput(_ channel: Channel) { processLines() }
 
     func channelDidClose(_ channel: Channel) {
         pending.removeAll()
@@ -66,22 +63,25 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         defer { processing = false }
         // While draining, complete lines already received are still answered; nothing more is read.
         while channel.state == .open && pending.count < server.limits.maxInflightPerConnection && !channel.isAboveHighWater {
-            guard let framed = framer.next() else { break }
+            guard let framed = framer.nextSpan() else { break }
             switch framed {
             case .oversized:
                 let error = RPCError(.lineTooLong, "line longer than \(server.limits.maxLineBytes) bytes; it was discarded")
                 send(refused(RPCResponse(id: .null, error: error)))
-            case .line(let bytes):
-                if bytes.isEmpty { continue }
-                handleLine(bytes)
+            case .line(let range):
+                if range.isEmpty { continue }
+                // Decoded where the framer holds it: nothing decoded keeps the line's bytes.
+                framer.withBytes(of: range) { handleLine($0) }
             }
         }
         let saturated = pending.count >= server.limits.maxInflightPerConnection || channel.isAboveHighWater
         if saturated || draining { channel.pauseReading() } else { channel.resumeReading() }
         partialLineSinceMilliseconds = framer.hasPartialLine ? (partialLineSinceMilliseconds ?? MonotonicClock.nowMilliseconds()) : nil
+        // Only once every line received is handled: a close decided mid-pass would leave the rest unanswered.
+        closeIfFinished()
     }
 
-    private func handleLine(_ bytes: [UInt8]) {
+    private func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {
         let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: server.limits.maxLineBytes)
         switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
         case .failure(let response):
@@ -120,13 +120,14 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     private func dispatch(_ request: RPCRequest, batch: Int?) {
         let token = takeToken()
         let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
-        pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
         guard server.carriesServiceToken(request) else {
+            pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
             complete(token: token, reply: .outcome(.failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only"))))
             return
         }
         let context = server.makeContext(for: request, peerHost: peerHost, deadlineMilliseconds: deadline)
         let loop = channel.loop
+        dispatchingToken = token
         server.dispatcher.dispatch(request, context: context) { [weak self] (reply: RPCReply) in
             guard let connection = self else { return }
             if loop.isInLoopThread {
@@ -135,16 +136,32 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
                 loop.execute { connection.complete(token: token, reply: reply) }
             }
         }
+        dispatchingToken = nil
+        // An answer given inline (ping, a refusal) was written during the call: nothing is pending.
+        // Any other is answered on this loop after this returns, and finds its entry.
+        if let inline = inlineReply {
+            inlineReply = nil
+            if let id = request.id { answer(id: id, reply: inline, batch: batch) }
+            return
+        }
+        pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
     }
 
+    /// The request being handed to the dispatcher, and its answer if it came back during the call.
+    private var dispatchingToken: Int?
+    private var inlineReply: RPCReply?
+
     private func complete(token: Int, reply: RPCReply) {
+        if token == dispatchingToken {
+            inlineReply = reply
+            return
+        }
         // A late answer (after a timeout was sent) finds nothing pending and is dropped.
         guard let entry = pending.removeValue(forKey: token) else { return }
         if let id = entry.id {
             answer(id: id, reply: reply, batch: entry.batch)
         }
         processLines()
-        closeIfFinished()
     }
 
     private func answer(_ response: RPCResponse, batch: Int?) {
@@ -220,7 +237,6 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         draining = true
         channel.readAlreadyReceived()
         processLines()
-        closeIfFinished()
     }
 }
 

@@ -107,18 +107,18 @@ public final class RPCServer: @unchecked Sendable {
                 deadline = min(deadline, MonotonicClock.nowMilliseconds() + budget)
             }
         }
-        let id = requestID ?? nextRequestID()
+        let id = requestID.map(RequestID.init) ?? nextRequestID()
         return CallContext(
-            method: request.method, requestID: id, client: client,
-            logger: logger.with(requestID: id), deadlineMilliseconds: deadline)
+            method: request.method, id: id, client: client,
+            logger: logger, deadlineMilliseconds: deadline)
     }
 
-    private func nextRequestID() -> String {
+    private func nextRequestID() -> RequestID {
         counterLock.lock()
         requestCounter &+= 1
         let value = requestCounter
         counterLock.unlock()
-        return requestIDPrefix + String(value)
+        return RequestID(prefix: requestIDPrefix, number: value)
     }
 
     // MARK: Shutdown

@@ -28,7 +28,7 @@ public struct Logger: Sendable {
     private let sink: LogSink
     /// The request this logger speaks for (`rpc.request_id`), apart from `metadata` so that
     /// deriving a request's logger copies no dictionary on the request path.
-    private var requestID: String?
+    private var requestID: RequestID?
 
     public init(service: String, minimumLevel: Level = .info, sink: LogSink = .standardError) {
         self.metadata = ["service": .string(service)]
@@ -44,7 +44,9 @@ public struct Logger: Sendable {
     }
 
     /// A copy that writes `rpc.request_id` on every line.
-    public func with(requestID: String) -> Logger {
+    public func with(requestID: String) -> Logger { with(requestID: RequestID(requestID)) }
+
+    public func with(requestID: RequestID) -> Logger {
         var copy = self
         copy.requestID = requestID
         return copy
@@ -59,7 +61,7 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) {
         guard level >= minimumLevel else { return }
         var fields = metadata
-        if let requestID { fields["rpc.request_id"] = .string(requestID) }
+        if let requestID { fields["rpc.request_id"] = .string(requestID.description) }
         fields.merge(extra()) { _, new in new }
         fields["level"] = .string(level.name)
         fields["msg"] = .string(message.description)

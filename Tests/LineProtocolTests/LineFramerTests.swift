@@ -52,6 +52,28 @@ final class LineFramerTests: XCTestCase {
         }
     }
 
+    /// The server reads each line where the framer holds it: a span's bytes are its line's until
+    /// the framer is next changed (the drained buffer is compacted then, not when the last line
+    /// goes out), however the stream was chunked.
+    func testSpansLendEachLineInPlaceUntilTheFramerIsNextChanged() {
+        var generator = SeededGenerator(seed: 7)
+        for _ in 0..<200 {
+            var framer = LineFramer(maxLineBytes: 64)
+            var lines: [FramedLine] = []
+            var position = 0
+            while position < stream.count {
+                let end = min(stream.count, position + Int.random(in: 1...16, using: &generator))
+                stream[position..<end].withUnsafeBytes { framer.append($0) }
+                while let span = framer.nextSpan() {
+                    guard case .line(let range) = span else { return XCTFail("no line here is oversized") }
+                    lines.append(.line(framer.withBytes(of: range) { Array($0) }))
+                }
+                position = end
+            }
+            XCTAssertEqual(lines, expected.map(line))
+        }
+    }
+
     func testCarriageReturnIsStrippedOnlyBeforeTheNewline() {
         var framer = LineFramer(maxLineBytes: 64)
         framer.append(Array("a\r\nb\rc\n\r\r\n".utf8))

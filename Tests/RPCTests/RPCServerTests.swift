@@ -126,6 +126,31 @@ final class RPCServerTests: XCTestCase {
         XCTAssertNil(try client.readLine())
     }
 
+    /// During a drain, lines waiting behind the in-flight limit are answered even when they are
+    /// answered inline: the close waits until every line received is handled, not until the
+    /// first moment nothing is pending (between one inline answer and the next line).
+    func testDrainAnswersInlineLinesWaitingBehindTheInflightLimit() throws {
+        var limits = ServerLimits()
+        limits.maxInflightPerConnection = 1
+        let server = try makeServer(limits: limits)
+        let client = try LineClient(server.endpoint)
+        let lines = [#"{"jsonrpc":"2.0","id":0,"method":"t.hold"}"#]
+            + (1...5).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"t.echo","params":{"value":\#($0)}}"# }
+        // One small write: every line arrives in the read that starts the first, which then holds.
+        try client.sendRaw(Array((lines.joined(separator: "\n") + "\n").utf8))
+        XCTAssertTrue(hold.waitUntilHeld())
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { server.stop(); stopped.signal() }.start()
+        waitUntil("the server drains") { (try? server.loopThread.sync { [server] in server.server.state }) == .draining }
+        hold.release()
+        var answered: [Int64] = []
+        while let line = try client.readLine() {
+            answered.append(try JSONParser.parse(line)["id"]?.intValue ?? -1)
+        }
+        XCTAssertEqual(answered, Array(0...5))
+        XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
+    }
+
     func testDrainFinishesInflightWorkThenCloses() throws {
         let server = try makeServer()
         let client = try LineClient(server.endpoint)
