@@ -368,7 +368,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         attemptsLeft: Int, excluded: Set<SocketAddress>, completion: @escaping @Sendable (Result<RawJSON, RPCError>) -> Void
     ) {
         let timeout = min(settings.upstreamTimeoutMilliseconds, max(1, context.remainingMilliseconds))
-        let meta: [String: JSON] = ["client": context.client.map(JSON.string) ?? .null, "request_id": .string(context.requestID)]
+        // Room for the two members the client adds (budget, service token): it takes this over uncopied.
+        var meta = [String: JSON](minimumCapacity: 4)
+        meta["client"] = context.client.map(JSON.string) ?? .null
+        meta["request_id"] = .string(context.requestID)
         let outOfRotation = pool.addressesOutOfRotation()
         let skip = outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
         pool.clientForCurrentLoop.forward(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {

@@ -126,37 +126,46 @@ public final class RPCClient: @unchecked Sendable {
 
     /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it on.
     public func forward(
-        _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
+        _ method: String, params: JSON?, meta: consuming [String: JSON]? = nil, timeoutMilliseconds: Int64,
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (ForwardOutcome) -> Void
     ) {
-        // On the loop thread (the gateway forwarding) go straight on; elsewhere hop to the loop.
-        let start: @Sendable () -> Void = { [self] in
-            let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
-            if replicaID != nil && pinned == nil {
-                learnReplicaIDs()
-                let error = RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])
-                completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
-                return
+        // On the loop thread (the gateway forwarding) go straight on, with no closure to allocate;
+        // elsewhere hop to the loop and come back here.
+        guard loop.isInLoopThread else {
+            let meta = meta
+            loop.execute { [self] in
+                forward(
+                    method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID,
+                    excluding: excluding, completion: completion)
             }
-            guard let target = pickTarget(address: pinned, excluding: excluding) else {
-                let error = RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])
-                completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
-                return
-            }
-            let callID = takeCallID()
-            // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
-            // two processes do not compare), so it never starts work after the caller gave up.
-            var sentMeta = meta ?? [:]
-            sentMeta["budget_ms"] = .int(timeoutMilliseconds)
-            if let serviceToken { sentMeta["token"] = .string(serviceToken) }
-            let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
-            let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-            target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
-                completion(ForwardOutcome(result: result, address: target.address, linkFailure: linkFailure))
-            }
+            return
         }
-        if loop.isInLoopThread { start() } else { loop.execute(start) }
+        let pinned = replicaID.flatMap { id in targets.first { $0.replicaID == id }?.address } ?? address
+        if replicaID != nil && pinned == nil {
+            learnReplicaIDs()
+            let error = RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])
+            completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+            return
+        }
+        guard let target = pickTarget(address: pinned, excluding: excluding) else {
+            let error = RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])
+            completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+            return
+        }
+        let callID = takeCallID()
+        // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
+        // two processes do not compare), so it never starts work after the caller gave up.
+        // The caller's `meta` is taken over, not copied, when it has room for these two.
+        var sentMeta: [String: JSON] = [:]
+        if let given = consume meta { sentMeta = given }
+        sentMeta["budget_ms"] = .int(timeoutMilliseconds)
+        if let serviceToken { sentMeta["token"] = .string(serviceToken) }
+        let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
+        let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
+        target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
+            completion(ForwardOutcome(result: result, address: target.address, linkFailure: linkFailure))
+        }
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.
