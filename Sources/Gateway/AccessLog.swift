@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import Platform
+import Runtime
 
 /// One structured line per request (the same shape as `Logger` lines: `ts`, `level`, `msg`,
 /// `service`, `replica`, `rpc.*`, `net.client`), never params or tokens. Lines are built
@@ -22,8 +23,9 @@ public final class AccessLog: @unchecked Sendable {
     private let flushBytes: Int
     private let summaryIntervalMilliseconds: Int64
     private var summaryStartedMilliseconds = MonotonicClock.nowMilliseconds()
-    /// Requests counted instead of logged since the last summary line, by kind.
-    private var summarised: [String: Int64] = [:]
+    /// Requests counted instead of logged since the last summary line, by kind: counted on every
+    /// loop at once, one part per loop (see `PerLoop`), gathered when the summary is written.
+    private let summarised = PerLoop([String: Int64]())
     private var cachedSecond: Int64 = -1
     private var cachedSecondText: [UInt8] = []
 
@@ -78,9 +80,7 @@ public final class AccessLog: @unchecked Sendable {
     /// Counts a request of `kind` (`ping`, `method_not_found`, `rate_limited`, `parse_error`, ...)
     /// for the next summary line instead of logging it.
     public func summarise(_ kind: String) {
-        lock.lock()
-        summarised[kind, default: 0] += 1
-        lock.unlock()
+        summarised.update { $0[kind, default: 0] += 1 }
     }
 
     /// Writes what is waiting, with the summary line when its interval has passed. Called by a
@@ -88,10 +88,15 @@ public final class AccessLog: @unchecked Sendable {
     public func flush(final: Bool = false) {
         let now = MonotonicClock.nowMilliseconds()
         lock.lock()
-        if !summarised.isEmpty && (final || now - summaryStartedMilliseconds >= summaryIntervalMilliseconds) {
-            appendSummaryLocked(intervalMilliseconds: now - summaryStartedMilliseconds)
+        if final || now - summaryStartedMilliseconds >= summaryIntervalMilliseconds {
+            var counts: [String: Int64] = [:]
+            summarised.visitAll { part in
+                counts.merge(part, uniquingKeysWith: +)
+                part.removeAll(keepingCapacity: true)
+            }
+            if !counts.isEmpty { appendSummaryLocked(counts, intervalMilliseconds: now - summaryStartedMilliseconds) }
+            summaryStartedMilliseconds = now
         }
-        if summarised.isEmpty { summaryStartedMilliseconds = now }
         guard !buffer.isEmpty else {
             lock.unlock()
             return
@@ -103,7 +108,7 @@ public final class AccessLog: @unchecked Sendable {
     }
 
     /// `{"level":"info","msg":"requests summarised",...,"summary.interval_ms":10002,"summary.ping":12,...}`
-    private func appendSummaryLocked(intervalMilliseconds: Int64) {
+    private func appendSummaryLocked(_ summarised: [String: Int64], intervalMilliseconds: Int64) {
         buffer.append(contentsOf: summaryPrefix)
         buffer.append(contentsOf: #","summary.interval_ms":"#.utf8)
         buffer.append(contentsOf: String(intervalMilliseconds).utf8)
@@ -116,7 +121,6 @@ public final class AccessLog: @unchecked Sendable {
         buffer.append(contentsOf: #","ts":""#.utf8)
         appendTimestamp(milliseconds: WallClock.nowMilliseconds())
         buffer.append(contentsOf: "\"}\n".utf8)
-        summarised.removeAll(keepingCapacity: true)
     }
 
     /// `2026-11-29T16:25:19.481Z`; the seconds part is formatted once a second.

@@ -101,7 +101,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     public func makeContext(method: String, client: String?, timeoutMilliseconds: Int64) -> CallContext {
         contextLock.lock()
         contextCounter &+= 1
-        let requestID = RequestID(prefix: contextPrefix, number: contextCounter)
+        let requestID = RequestID(prefix: contextPrefix, lane: .init(connection: nil, request: contextCounter))
         contextLock.unlock()
         return CallContext(
             method: method, id: requestID, client: client, logger: logger,

@@ -86,27 +86,40 @@ public final class LineClient {
             handed = true
         }
         if handed { return true }
-        if pendingInput.count == pendingInput.capacity { pendingInput.reserveCapacity(max(64 * 1024, pendingInput.count * 2)) }
-        let kept = pendingInput.count
-        pendingInput.append(contentsOf: repeatElement(0, count: 64 * 1024))
         var count = 0
         repeat {
-            count = pendingInput.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress! + kept, 64 * 1024) }
+            count = readBuffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, $0.count) }
         } while count < 0 && errno == EINTR
-        pendingInput.removeLast(64 * 1024 - max(0, count))
         if count == 0 { return false }
         if count < 0 { throw SystemError(call: "read", errno: errno) }
-        let consumed = try pendingInput.withUnsafeBufferPointer { all -> Int in
-            var lineStart = 0
-            for index in kept..<all.count where all[index] == 0x0A {
-                try body(UnsafeBufferPointer(rebasing: all[lineStart..<index]))
-                lineStart = index + 1
-            }
-            return lineStart
+        // Lines are handed from where they lie: the read buffer, unless a line began in an earlier read.
+        if pendingInput.isEmpty {
+            let consumed = try readBuffer.withUnsafeBufferPointer { try Self.handLines(UnsafeBufferPointer(rebasing: $0[..<count]), from: 0, body) }
+            pendingInput.append(contentsOf: readBuffer[consumed..<count])
+        } else {
+            let kept = pendingInput.count
+            pendingInput.append(contentsOf: readBuffer[..<count])
+            let consumed = try pendingInput.withUnsafeBufferPointer { try Self.handLines($0, from: kept, body) }
+            pendingInput.removeFirst(consumed)
         }
-        pendingInput.removeFirst(consumed)
         return true
     }
+
+    /// Hands every complete line of `bytes` (whose `\n`s start at `from`) to `body`; returns the
+    /// count of bytes handed, up to and including the last `\n`.
+    private static func handLines(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
+        var lineStart = 0
+        for index in start..<bytes.count where bytes[index] == 0x0A {
+            try body(UnsafeBufferPointer(rebasing: bytes[lineStart..<index]))
+            lineStart = index + 1
+        }
+        return lineStart
+    }
+
+    /// Where `readAvailableLines` reads: allocated once, not zeroed again for every read.
+    private lazy var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// Bytes after the last complete line, for `readAvailableLines`.
     private var pendingInput: [UInt8] = []

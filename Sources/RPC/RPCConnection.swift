@@ -28,9 +28,14 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     /// The peer's address as text: every request names its client, and `inet_ntop` is not free.
     private let peerHost: String?
 
-    init(channel: Channel, server: RPCServer) {
+    /// This connection's number on its server, and how many requests it has been given.
+    private let number: UInt64
+    private var requestsNumbered: UInt64 = 0
+
+    init(channel: Channel, server: RPCServer, number: UInt64) {
         self.channel = channel
         self.server = server
+        self.number = number
         self.peerHost = channel.peer?.host
         self.framer = LineFramer(maxLineBytes: server.limits.maxLineBytes)
     }
@@ -125,7 +130,9 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             complete(token: token, reply: .outcome(.failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only"))))
             return
         }
-        let context = server.makeContext(for: request, peerHost: peerHost, deadlineMilliseconds: deadline)
+        requestsNumbered &+= 1
+        let issued = RequestID.Lane(connection: number, request: requestsNumbered)
+        let context = server.makeContext(for: request, peerHost: peerHost, issued: issued, deadlineMilliseconds: deadline)
         let loop = channel.loop
         dispatchingToken = token
         server.dispatcher.dispatch(request, context: context) { [weak self] (reply: RPCReply) in

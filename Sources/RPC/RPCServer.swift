@@ -21,7 +21,8 @@ public final class RPCServer: @unchecked Sendable {
     /// the public gateway must not, or a client could pick its own rate-limit identity.
     private let trustsCallerMeta: Bool
     private let requestIDPrefix: String
-    private var requestCounter: UInt64 = 0
+    /// Numbers the connections; each numbers its own requests, so ids need no lock per request.
+    private var connectionsNumbered: UInt64 = 0
     private let counterLock = NSLock()
 
     private var acceptor: ConnectionAcceptor<RPCConnection>!
@@ -78,7 +79,7 @@ public final class RPCServer: @unchecked Sendable {
                 outboundHighWaterBytes: limits.outboundHighWaterBytes),
             logger: logger, metrics: metrics, refusal: refusal
         ) { [unowned self] channel in
-            let connection = RPCConnection(channel: channel, server: self)
+            let connection = RPCConnection(channel: channel, server: self, number: nextConnectionNumber())
             channel.delegate = connection
             return connection
         }
@@ -95,7 +96,8 @@ public final class RPCServer: @unchecked Sendable {
     func connectionClosed(_ connection: RPCConnection) { acceptor.connectionClosed(connection) }
 
     /// `peerHost`: the connection's peer address as text, worked out once per connection.
-    func makeContext(for request: RPCRequest, peerHost: String?, deadlineMilliseconds: Int64) -> CallContext {
+    /// `issued`: the id to use unless a trusted caller gave one (the connection's next number).
+    func makeContext(for request: RPCRequest, peerHost: String?, issued: RequestID.Lane, deadlineMilliseconds: Int64) -> CallContext {
         var client = peerHost
         var requestID: String?
         var deadline = deadlineMilliseconds
@@ -107,18 +109,17 @@ public final class RPCServer: @unchecked Sendable {
                 deadline = min(deadline, MonotonicClock.nowMilliseconds() + budget)
             }
         }
-        let id = requestID.map(RequestID.init) ?? nextRequestID()
+        let id = requestID.map(RequestID.init) ?? RequestID(prefix: requestIDPrefix, lane: issued)
         return CallContext(
             method: request.method, id: id, client: client,
             logger: logger, deadlineMilliseconds: deadline)
     }
 
-    private func nextRequestID() -> RequestID {
+    private func nextConnectionNumber() -> UInt64 {
         counterLock.lock()
-        requestCounter &+= 1
-        let value = requestCounter
-        counterLock.unlock()
-        return RequestID(prefix: requestIDPrefix, number: value)
+        defer { counterLock.unlock() }
+        connectionsNumbered &+= 1
+        return connectionsNumbered
     }
 
     // MARK: Shutdown

@@ -46,7 +46,16 @@ public final class EventLoop: @unchecked Sendable {
         let action: () -> Void
     }
 
+    /// This loop's number in the process (0, 1, 2... in creation order): picks its `PerLoop` part.
+    public let number: Int
+    private static let numbering = NSLock()
+    nonisolated(unsafe) private static var loopsCreated = 0
+
     public init(backend kind: EventBackendKind = .processDefault) throws(SystemError) {
+        number = Self.numbering.withLock {
+            defer { Self.loopsCreated += 1 }
+            return Self.loopsCreated
+        }
         backendKind = kind
         backend = try kind.make()
         wakeup = try WakeupSignal()

@@ -51,20 +51,27 @@ public final class Metrics: @unchecked Sendable {
             if let errorReason { errors[errorReason, default: 0] += 1 }
             latency.record(microseconds: microseconds)
         }
+
+        mutating func merge(_ other: MethodFigures) {
+            count += other.count
+            errors.merge(other.errors, uniquingKeysWith: +)
+            latency.merge(other.latency)
+        }
     }
 
     private let lock = NSLock()
-    private var methods: [String: MethodFigures] = [:]
+    /// Recorded on every request, from every loop at once: one part per loop (see `PerLoop`).
+    private let methods = PerLoop([String: MethodFigures]())
     private var counters: [String: Int64] = [:]
     private let startedMilliseconds = MonotonicClock.nowMilliseconds()
 
     public init() {}
 
     public func record(method: String, microseconds: Int64, errorReason: String?) {
-        lock.lock()
-        defer { lock.unlock() }
-        // In place: a copy taken out and stored back would copy the histogram's buckets per request.
-        methods[method, default: MethodFigures()].record(microseconds: microseconds, errorReason: errorReason)
+        methods.update { methods in
+            // In place: a copy taken out and stored back would copy the histogram's buckets per request.
+            methods[method, default: MethodFigures()].record(microseconds: microseconds, errorReason: errorReason)
+        }
     }
 
     /// A named event counter (`reset.refused`, `delivery.failed`, ...).
@@ -84,10 +91,14 @@ public final class Metrics: @unchecked Sendable {
 
     /// `{"uptime_s", "methods": {name: {count, errors: {reason: n}, p50_us, p99_us}}, "counters"}`.
     public func snapshot() -> JSON {
+        var merged: [String: MethodFigures] = [:]
+        methods.visitAll { part in
+            for (name, figures) in part { merged[name, default: MethodFigures()].merge(figures) }
+        }
         lock.lock()
         defer { lock.unlock() }
         var methodTable: [String: JSON] = [:]
-        for (name, figures) in methods {
+        for (name, figures) in merged {
             methodTable[name] = .object([
                 "count": .int(figures.count),
                 "errors": .object(figures.errors.mapValues { .int($0) }),

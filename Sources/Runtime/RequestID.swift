@@ -1,22 +1,38 @@
-/// A request's id: one a caller vouched for, or one issued here as a process-unique prefix and a
-/// number. An issued id is spelled out only when something reads it (a log line, a forwarded
+/// A request's id: one a caller vouched for, or one issued here as a process-unique prefix and
+/// numbers. An issued id is spelled out only when something reads it (a log line, a forwarded
 /// call, the access log): the requests nobody logs one by one (pings) never build the string.
 public struct RequestID: Sendable, Equatable, CustomStringConvertible {
+    /// Where an issued id comes from: a connection's number (nil for a door with no connections
+    /// of its own) and the request's number on it.
+    public struct Lane: Sendable, Equatable {
+        public let connection: UInt64?
+        public let request: UInt64
+
+        public init(connection: UInt64?, request: UInt64) {
+            self.connection = connection
+            self.request = request
+        }
+    }
+
     private let given: String?
     private let prefix: String
-    private let number: UInt64
+    private let lane: Lane
 
     public init(_ given: String) {
         self.given = given
         prefix = ""
-        number = 0
+        lane = Lane(connection: nil, request: 0)
     }
 
-    public init(prefix: String, number: UInt64) {
+    public init(prefix: String, lane: Lane) {
         given = nil
         self.prefix = prefix
-        self.number = number
+        self.lane = lane
     }
 
-    public var description: String { given ?? prefix + String(number) }
+    public var description: String {
+        if let given { return given }
+        guard let connection = lane.connection else { return prefix + String(lane.request) }
+        return prefix + String(connection) + "." + String(lane.request)
+    }
 }

@@ -24,6 +24,32 @@ final class MultiLoopServerTests: XCTestCase {
         XCTAssertEqual(loopsSeen.sorted(), [0, 0, 1, 1, 2, 2], "six connections over three loops, two each (round-robin)")
     }
 
+    /// Request ids are issued by each connection on its own loop, with no lock per request: ids
+    /// from many connections over every loop at once are still all different.
+    func testRequestIDsIssuedOnEveryLoopAtOnceAreAllDifferent() throws {
+        let harness = try MultiLoopHarness(loopCount: 3)
+        defer { harness.stop() }
+        let ids = SharedList<String>()
+        let failures = SharedList<String>()
+        DispatchQueue.concurrentPerform(iterations: 9) { connection in
+            do {
+                let client = try LineClient(harness.endpoint)
+                try client.sendRaw((0..<200).flatMap { RPCRequest(method: "t.id", params: nil, id: .int(Int64($0))).encoded() + [0x0A] })
+                for _ in 0..<200 {
+                    guard let line = try client.readLine(), let id = try JSONParser.parse(line)["result"]?.stringValue else {
+                        throw TestFailure("no id answered")
+                    }
+                    ids.append(id)
+                }
+            } catch {
+                failures.append("connection \(connection): \(error)")
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+        XCTAssertEqual(ids.count, 1_800)
+        XCTAssertEqual(Set(ids.all).count, 1_800, "an id was issued twice")
+    }
+
     func testPipelinedBurstsOnManyConnectionsAreAnsweredOnceEachInOrder() throws {
         let harness = try MultiLoopHarness(loopCount: 4)
         defer { harness.stop() }
@@ -144,6 +170,7 @@ private final class MultiLoopHarness: @unchecked Sendable {
             runs.add()
             return params["n"].map { ["n": $0] } ?? [:]
         }
+        router.register("t.id", execution: .inline) { _, context in .string(context.requestID) }
         router.register("t.gate") { _, _ in
             gate.hold()
             return true

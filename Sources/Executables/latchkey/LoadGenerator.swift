@@ -60,8 +60,11 @@ enum LoadGenerator {
             for index in descriptors.indices where descriptors[index].revents != 0 {
                 descriptors[index].revents = 0
                 let client = connections[index].client
+                // One clock read for the whole read: its answers all arrived in it.
+                var readAt: Int64?
                 let read = try client.readAvailableLines { line in
-                    let now = MonotonicClock.nowMicroseconds()
+                    let now = readAt ?? MonotonicClock.nowMicroseconds()
+                    readAt = now
                     let id = AnswerScan.id(in: line) ?? 0
                     if let sent = connections[index].sentAt.take(id: id), sent >= start {
                         result.operations += 1
@@ -72,7 +75,7 @@ enum LoadGenerator {
                         }
                     }
                     connections[index].stopping = connections[index].stopping || now >= end
-                    if !connections[index].stopping { connections[index].queueOne(template) }
+                    if !connections[index].stopping { connections[index].queueOne(template, at: now) }
                 }
                 guard read else { throw ConfigurationError("server closed the connection") }
                 try connections[index].flush()
@@ -198,9 +201,9 @@ private struct PipelinedConnection {
 
     init(client: LineClient) { self.client = client }
 
-    mutating func queueOne(_ template: PipelinedTemplate) {
+    mutating func queueOne(_ template: PipelinedTemplate, at now: Int64 = MonotonicClock.nowMicroseconds()) {
         nextID += 1
-        sentAt.record(id: nextID, at: MonotonicClock.nowMicroseconds())
+        sentAt.record(id: nextID, at: now)
         template.append(id: nextID, to: &batch)
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import Runtime
+import TestSupport
+import XCTest
+
+/// Per-request figures are split by event loop so that loops never share a lock or a cache
+/// line per request; what must hold is that every update lands in exactly one part.
+final class PerLoopTests: XCTestCase {
+    private var loops: [EventLoop] = []
+    private let stopped = DispatchGroup()
+
+    override func setUpWithError() throws {
+        loops = try (0..<3).map { _ in try EventLoop() }
+        for loop in loops {
+            stopped.enter()
+            Thread { [stopped] in
+                loop.run()
+                stopped.leave()
+            }.start()
+            KeptAlive.shared.keep(loop)
+        }
+    }
+
+    override func tearDown() {
+        for loop in loops { loop.stop() }
+        stopped.wait()
+    }
+
+    /// Runs `times` updates on each loop (on its thread) and waits for all of them.
+    private func onEveryLoop(times: [Int], _ update: @escaping @Sendable () -> Void) {
+        let done = DispatchGroup()
+        for (loop, count) in zip(loops, times) {
+            for _ in 0..<count {
+                done.enter()
+                loop.execute {
+                    update()
+                    done.leave()
+                }
+            }
+        }
+        done.wait()
+    }
+
+    func testEachLoopUpdatesAPartOfItsOwnAndOtherThreadsShareOne() {
+        let counts = PerLoop(0)
+        onEveryLoop(times: [100, 50, 20]) { counts.update { $0 += 1 } }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<10 { counts.update { $0 += 1 } }
+        }
+        var parts: [Int] = []
+        counts.visitAll { parts.append($0) }
+        XCTAssertEqual(parts.filter { $0 > 0 }.sorted(), [20, 40, 50, 100], "one part per loop, one for the worker threads")
+    }
+
+    func testMetricsFromEveryLoopAndWorkerAtOnceAreEachCountedOnce() {
+        let metrics = Metrics()
+        let workers = Thread { DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<1_000 { metrics.record(method: "t.m", microseconds: 9, errorReason: "busy") }
+        } }
+        workers.start()
+        onEveryLoop(times: [1_000, 1_000, 1_000]) { metrics.record(method: "t.m", microseconds: 5, errorReason: nil) }
+        waitUntil("the workers' records are in") { metrics.snapshot()["methods"]?["t.m"]?["count"]?.intValue == 7_000 }
+        let figures = metrics.snapshot()["methods"]?["t.m"]
+        XCTAssertEqual(figures?["count"]?.intValue, 7_000)
+        XCTAssertEqual(figures?["errors"]?["busy"]?.intValue, 4_000)
+    }
+}
