@@ -48,16 +48,22 @@ final class TLSTests: XCTestCase {
         process.standardError = FileHandle.nullDevice
         process.standardInput = inputPipe
         let received = SharedList<Data>()
-        output.fileHandleForReading.readabilityHandler = { handle in received.append(handle.availableData) }
+        // A reading thread, not a `readabilityHandler`: that is a libdispatch source on the
+        // pipe, and the pipe was closed (its number soon reused) before the source's asynchronous
+        // cancellation had finished, which crashed libdispatch's manager thread under the thread
+        // sanitizer.
+        let reading = output.fileHandleForReading
         try process.run()
+        let reader = JoinableThread(name: "test-output") {
+            while case let chunk = reading.availableData, !chunk.isEmpty { received.append(chunk) }
+        }
         inputPipe.fileHandleForWriting.write(Data(input.utf8))
         let text = { String(decoding: received.all.reduce(Data(), +), as: UTF8.self) }
         if let expected { eventually(timeoutSeconds: timeoutSeconds) { text().contains(expected) || !process.isRunning } }
         try inputPipe.fileHandleForWriting.close()
         if !eventually(timeoutSeconds: timeoutSeconds, { !process.isRunning }) { process.terminate() }
         process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        received.append(output.fileHandleForReading.readDataToEndOfFile())
+        reader.join()
         return (process.terminationStatus, text())
     }
 
