@@ -88,7 +88,7 @@ let package = Package(
         // a condition with a deadline, loopback sockets, raw HTTP and line clients, curl.
         .target(name: "TestSupport", dependencies: ["Platform", "LineProtocol"], path: "Tests/TestSupport", swiftSettings: strict),
         // Event loops on threads of their own and in-process line-protocol servers (a router on port 0).
-        .target(name: "ServerTestSupport", dependencies: ["TestSupport", "RPC", "Runtime", "Platform", "LineProtocol"], path: "Tests/ServerTestSupport", swiftSettings: strict),
+        .target(name: "ServerTestSupport", dependencies: ["TestSupport", "RPC", "HTTP", "Runtime", "Platform", "LineProtocol"], path: "Tests/ServerTestSupport", swiftSettings: strict),
         // A delivery provider that records what it was given, for the services that send messages.
         .target(name: "DeliveryTestSupport", dependencies: ["Delivery"], path: "Tests/DeliveryTestSupport", swiftSettings: strict),
         // Certificates made with the openssl command line, a blocking TLS test server, a client socket.

@@ -123,13 +123,13 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     }
 
     private func dispatch(_ request: RPCRequest, batch: Int?) {
-        let token = takeToken()
-        let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
         guard server.carriesServiceToken(request) else {
-            pending[token] = Pending(id: request.id, method: request.method, deadlineMilliseconds: deadline, batch: batch)
-            complete(token: token, reply: .outcome(.failure(RPCError(.unauthenticated, "this service accepts calls from Latchkey services only"))))
+            let refusal = RPCError(.unauthenticated, "this service accepts calls from Latchkey services only")
+            if let id = request.id { answer(id: id, reply: .outcome(.failure(refusal)), batch: batch) }
             return
         }
+        let token = takeToken()
+        let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
         requestsNumbered &+= 1
         let issued = RequestID.Lane(connection: number, request: requestsNumbered)
         let context = server.makeContext(for: request, peerHost: peerHost, issued: issued, deadlineMilliseconds: deadline)

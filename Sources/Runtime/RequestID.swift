@@ -14,25 +14,24 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    private let given: String?
-    private let prefix: String
-    private let lane: Lane
-
-    public init(_ given: String) {
-        self.given = given
-        prefix = ""
-        lane = Lane(connection: nil, request: 0)
+    private enum Source: Sendable, Equatable {
+        case given(String)
+        case issued(prefix: String, lane: Lane)
     }
 
-    public init(prefix: String, lane: Lane) {
-        given = nil
-        self.prefix = prefix
-        self.lane = lane
-    }
+    private let source: Source
+
+    public init(_ given: String) { source = .given(given) }
+
+    public init(prefix: String, lane: Lane) { source = .issued(prefix: prefix, lane: lane) }
 
     public var description: String {
-        if let given { return given }
-        guard let connection = lane.connection else { return prefix + String(lane.request) }
-        return prefix + String(connection) + "." + String(lane.request)
+        switch source {
+        case .given(let text):
+            return text
+        case .issued(let prefix, let lane):
+            guard let connection = lane.connection else { return prefix + String(lane.request) }
+            return prefix + String(connection) + "." + String(lane.request)
+        }
     }
 }

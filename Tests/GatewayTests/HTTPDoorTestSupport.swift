@@ -74,32 +74,12 @@ final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {
 }
 
 /// An `HTTPServer` with the gateway door over a fake dispatcher, on 127.0.0.1:0, on its own loop thread.
-final class TestHTTPServer: @unchecked Sendable {
-    let loopThread: LoopThread
-    let server: HTTPServer
+final class TestHTTPServer: HTTPServerOnLoop, @unchecked Sendable {
     let dispatcher: FakeGatewayDispatcher
-    let endpoint: Endpoint
-    private var stopped = false
-
-    var loop: EventLoop { loopThread.loop }
 
     init(limits: HTTPLimits = HTTPLimits(), settings: HTTPGatewayDoor.Settings = HTTPGatewayDoor.Settings(), handler: HTTPHandler? = nil) throws {
-        loopThread = try LoopThread()
-        dispatcher = FakeGatewayDispatcher()
-        let door = handler ?? HTTPGatewayDoor(dispatcher: dispatcher, settings: settings)
-        let server = HTTPServer(loop: loopThread.loop, limits: limits, handler: door, logger: Logger(service: "test", sink: LogSink()), replicaID: "test")
-        self.server = server
-        endpoint = Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port })
-    }
-
-    var connectionCount: Int { (try? loopThread.sync { [server] in server.connectionCount }) ?? -1 }
-
-    /// Drains like SIGTERM would and waits for the loop to end.
-    func stop() {
-        guard !stopped else { return }
-        stopped = true
-        let server = self.server
-        loopThread.await { done in server.drain(completion: done) }
-        loopThread.shutdown()
+        let dispatcher = FakeGatewayDispatcher()
+        self.dispatcher = dispatcher
+        try super.init(handler: handler ?? HTTPGatewayDoor(dispatcher: dispatcher, settings: settings), limits: limits)
     }
 }

@@ -45,29 +45,12 @@ final class TestRoutes: HTTPHandler, @unchecked Sendable {
 }
 
 /// An `HTTPServer` over `TestRoutes` on 127.0.0.1:0, on its own loop thread.
-final class TestHTTPServer: @unchecked Sendable {
-    let loopThread: LoopThread
-    let server: HTTPServer
-    let routes = TestRoutes()
-    let endpoint: Endpoint
-    private var stopped = false
+final class TestHTTPServer: HTTPServerOnLoop, @unchecked Sendable {
+    let routes: TestRoutes
 
     init(limits: HTTPLimits = HTTPLimits()) throws {
-        loopThread = try LoopThread()
-        let server = HTTPServer(loop: loopThread.loop, limits: limits, handler: routes, logger: Logger(service: "test", sink: LogSink()), replicaID: "test")
-        self.server = server
-        endpoint = Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port })
-    }
-
-    var connectionCount: Int { (try? loopThread.sync { [server] in server.connectionCount }) ?? -1 }
-    var state: ServerState? { try? loopThread.sync { [server] in server.state } }
-
-    /// Drains like SIGTERM would and waits for the loop to end.
-    func stop() {
-        guard !stopped else { return }
-        stopped = true
-        let server = self.server
-        loopThread.await { done in server.drain(completion: done) }
-        loopThread.shutdown()
+        let routes = TestRoutes()
+        self.routes = routes
+        try super.init(handler: routes, limits: limits)
     }
 }

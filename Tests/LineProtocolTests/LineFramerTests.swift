@@ -35,43 +35,49 @@ final class LineFramerTests: XCTestCase {
         XCTAssertEqual(framer.bufferedByteCount, "partial".utf8.count)
     }
 
-    func testRandomChunksYieldTheSameLines() {
-        var generator = SeededGenerator(seed: 42)
-        for _ in 0..<200 {
+    /// Feeds `stream` 200 times, each time cut into random chunks of 1-16 bytes; `take` hands out
+    /// lines after each chunk and whatever is left is drained at the end. Each feed's lines.
+    private func linesFromRandomChunks(
+        seed: UInt64, taking take: (inout LineFramer, inout SeededGenerator) -> [FramedLine]
+    ) -> [[FramedLine]] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<200).map { _ in
             var framer = LineFramer(maxLineBytes: 64)
             var lines: [FramedLine] = []
             var position = 0
             while position < stream.count {
                 let end = min(stream.count, position + Int.random(in: 1...16, using: &generator))
                 stream[position..<end].withUnsafeBytes { framer.append($0) }
-                if Bool.random(using: &generator) { lines += drain(&framer) }
+                lines += take(&framer, &generator)
                 position = end
             }
-            lines += drain(&framer)
-            XCTAssertEqual(lines, expected.map(line))
+            return lines + drain(&framer)
         }
+    }
+
+    func testRandomChunksYieldTheSameLines() {
+        let feeds = linesFromRandomChunks(seed: 42) { framer, generator in
+            Bool.random(using: &generator) ? drain(&framer) : []
+        }
+        for lines in feeds { XCTAssertEqual(lines, expected.map(line)) }
     }
 
     /// The server reads each line where the framer holds it: a span's bytes are its line's until
     /// the framer is next changed (the drained buffer is compacted then, not when the last line
     /// goes out), however the stream was chunked.
     func testSpansLendEachLineInPlaceUntilTheFramerIsNextChanged() {
-        var generator = SeededGenerator(seed: 7)
-        for _ in 0..<200 {
-            var framer = LineFramer(maxLineBytes: 64)
+        let feeds = linesFromRandomChunks(seed: 7) { framer, _ in
             var lines: [FramedLine] = []
-            var position = 0
-            while position < stream.count {
-                let end = min(stream.count, position + Int.random(in: 1...16, using: &generator))
-                stream[position..<end].withUnsafeBytes { framer.append($0) }
-                while let span = framer.nextSpan() {
-                    guard case .line(let range) = span else { return XCTFail("no line here is oversized") }
-                    lines.append(.line(framer.withBytes(of: range) { Array($0) }))
+            while let span = framer.nextSpan() {
+                guard case .line(let range) = span else {
+                    XCTFail("no line here is oversized")
+                    return lines
                 }
-                position = end
+                lines.append(.line(framer.withBytes(of: range) { Array($0) }))
             }
-            XCTAssertEqual(lines, expected.map(line))
+            return lines
         }
+        for lines in feeds { XCTAssertEqual(lines, expected.map(line)) }
     }
 
     func testCarriageReturnIsStrippedOnlyBeforeTheNewline() {
