@@ -65,20 +65,10 @@ public struct Logger: Sendable {
         fields.merge(extra()) { _, new in new }
         fields["level"] = .string(level.name)
         fields["msg"] = .string(message.description)
-        fields["ts"] = .string(Self.timestamp())
+        fields["ts"] = .string(LogTimestamp.format(unixMilliseconds: WallClock.nowMilliseconds()))
         var line = JSON.object(fields).encoded()
         line.append(UInt8(ascii: "\n"))
         sink.write(line)
-    }
-
-    private static func timestamp() -> String {
-        let milliseconds = WallClock.nowMilliseconds()
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds % 1000))
     }
 }
 
