@@ -96,6 +96,16 @@ public final class GroupCommitter: @unchecked Sendable {
     /// Runs one batch; returns the error that sank the whole transaction, if any.
     private func run(_ batch: [Job]) -> Error? {
         let durable = batch.contains { $0.durable }
+        if batch.count == 1, let job = batch.first {
+            // Alone in its transaction, a job needs no savepoint: its error rolls back only its
+            // own writes anyway, and SQLite copies no page into a savepoint's journal.
+            do {
+                try database.write(durable: durable) { connection in job.outcome = .success(try job.body(connection)) }
+                return nil
+            } catch {
+                return error
+            }
+        }
         do {
             try database.write(durable: durable) { connection in
                 for job in batch {

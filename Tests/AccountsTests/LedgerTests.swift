@@ -373,4 +373,25 @@ final class GroupCommitterTests: XCTestCase {
         XCTAssertEqual(count, 32)
         XCTAssertEqual(committer.statistics.jobs, 64)
     }
+
+    /// A job alone in its batch runs without a savepoint: its error still undoes all its writes,
+    /// reaches its caller as thrown, and leaves the writer ready for the next job.
+    func testALoneFailingJobRollsBackItsWritesAndThrowsItsOwnError() throws {
+        let directory = NSTemporaryDirectory() + "group-commit-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try Database(path: directory + "/g.sqlite", migrations: [
+            Migration(version: 1, name: "t", sql: "CREATE TABLE t (n INTEGER NOT NULL UNIQUE)"),
+        ])
+        let committer = GroupCommitter(database: database, maxBatch: 16)
+        XCTAssertThrowsError(try committer.write { c in
+            try c.run("INSERT INTO t (n) VALUES (?)", [1])
+            try c.run("INSERT INTO t (n) VALUES (?)", [2])
+            throw AccountsError.conflict("lone")
+        }) { error in XCTAssertEqual(error as? AccountsError, .conflict("lone")) }
+        XCTAssertEqual(try committer.write { c in try c.run("INSERT INTO t (n) VALUES (?)", [1]) }, 1)
+        let rows = try database.read { c in try c.query("SELECT n FROM t").map { try $0.int("n") } }
+        XCTAssertEqual(rows, [1])
+        XCTAssertEqual(committer.statistics.batches, 2)
+    }
 }
