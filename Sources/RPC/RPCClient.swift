@@ -363,6 +363,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         do {
             try channel.activate()
         } catch {
+            channel.delegate = nil
             socket.close()
             fail(reason: "register failed")
             return

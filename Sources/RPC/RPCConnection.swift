@@ -135,8 +135,10 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         let context = server.makeContext(for: request, peerHost: peerHost, issued: issued, deadlineMilliseconds: deadline)
         let loop = channel.loop
         dispatchingToken = token
-        server.dispatcher.dispatch(request, context: context) { [weak self] (reply: RPCReply) in
-            guard let connection = self else { return }
+        // The reply holds the connection until it is given (a closed one drops it): a weak
+        // reference would give the connection a side table, slowing its every retain and release.
+        server.dispatcher.dispatch(request, context: context) { [self] (reply: RPCReply) in
+            let connection = self
             if loop.isInLoopThread {
                 connection.complete(token: token, reply: reply)
             } else {

@@ -20,7 +20,10 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public let loop: EventLoop
     public let socket: Socket
     public let peer: SocketAddress?
-    public weak var delegate: ChannelDelegate?
+    /// Held strongly while the channel is open, and let go once told of the close: the delegate
+    /// owns the channel in turn, and a weak reference here would give every connection a side
+    /// table, slowing each retain and release of it on every request.
+    public var delegate: ChannelDelegate?
     public let transport: Transport
 
     public enum State { case open, closing, closed }
@@ -227,6 +230,8 @@ public final class Channel: EventHandler, @unchecked Sendable {
         transport.close()
         socket.close()
         outbound = []
+        let delegate = self.delegate
+        self.delegate = nil
         delegate?.channelDidClose(self)
     }
 }

@@ -173,6 +173,7 @@ public final class ConnectionAcceptor<Connection: ServedConnection>: @unchecked 
             try channel.activate()
             shard.connections[socket.fd] = connection
         } catch {
+            channel.delegate = nil
             transport?.close()
             socket.close()
             released(address: peer.host)
