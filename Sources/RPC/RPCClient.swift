@@ -359,7 +359,8 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             return
         }
         let channel = Channel(loop: target.client.loop, socket: socket, peer: target.address)
-        channel.delegate = self
+        // Weakly: a client dropped without closing its connections must not be kept by them.
+        channel.delegate = WeakChannelDelegate(self)
         do {
             try channel.activate()
         } catch {
