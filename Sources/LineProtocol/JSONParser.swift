@@ -79,11 +79,11 @@ public enum JSONParser {
 /// are among the expected ones, each once; anything else (and every error) is nil, so the caller
 /// parses the line the general way and gives the general answer, byte for byte.
 extension JSONParser {
-    static let requestMembers = ["jsonrpc", "id", "method", "params", "meta"]
-    static let responseMembers = ["jsonrpc", "id", "result", "error"]
+    static let requestMembers = EnvelopeKeys(["jsonrpc", "id", "method", "params", "meta"])
+    static let responseMembers = EnvelopeKeys(["jsonrpc", "id", "result", "error"])
 
     /// The values of `keys`, in their order (nil where absent), or nil for any other line.
-    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: [String], limits: JSONLimits) -> EnvelopeValues? {
+    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: EnvelopeKeys, limits: JSONLimits) -> EnvelopeValues? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
         return parser.parseEnvelope(keys: keys)?.values
@@ -92,11 +92,23 @@ extension JSONParser {
     /// The same, with the member `keys[rawSlot]` checked but not built: its byte range when
     /// present (nil values stand for it).
     static func parseEnvelope(
-        _ bytes: UnsafeBufferPointer<UInt8>, keys: [String], rawSlot: Int, limits: JSONLimits
+        _ bytes: UnsafeBufferPointer<UInt8>, keys: EnvelopeKeys, rawSlot: Int, limits: JSONLimits
     ) -> (values: EnvelopeValues, raw: Range<Int>?)? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
         return parser.parseEnvelope(keys: keys, rawSlot: rawSlot)
+    }
+}
+
+/// The member names an envelope may have, by slot, also as bytes: a name spelled plainly is
+/// matched where it lies in the line, without building a string.
+struct EnvelopeKeys {
+    let names: [String]
+    let utf8: [[UInt8]]
+
+    init(_ names: [String]) {
+        self.names = names
+        utf8 = names.map { Array($0.utf8) }
     }
 }
 
@@ -174,8 +186,8 @@ struct Parser {
     /// `parseDocument`. The member at `rawSlot`, if any, is checked without being built
     /// (`skipValue`) and handed back as its byte range; it must be compact, or the line goes the
     /// general way (which re-encodes it).
-    mutating func parseEnvelope(keys: [String], rawSlot: Int? = nil) -> (values: EnvelopeValues, raw: Range<Int>?)? {
-        precondition(keys.count <= EnvelopeValues.capacity, "an envelope has at most \(EnvelopeValues.capacity) members")
+    mutating func parseEnvelope(keys: EnvelopeKeys, rawSlot: Int? = nil) -> (values: EnvelopeValues, raw: Range<Int>?)? {
+        precondition(keys.names.count <= EnvelopeValues.capacity, "an envelope has at most \(EnvelopeValues.capacity) members")
         var values = EnvelopeValues()
         var raw: Range<Int>?
         skipWhitespace()
@@ -187,12 +199,13 @@ struct Parser {
         } else {
             while true {
                 skipWhitespace()
-                guard position < bytes.count, bytes[position] == ASCII.quote, let key = try? parseString() else { return nil }
+                guard position < bytes.count, bytes[position] == ASCII.quote else { return nil }
+                // Another member (plain or not), or one twice: the general path answers.
+                guard let slot = plainKeySlot(keys) ?? (try? parseString()).flatMap(keys.names.firstIndex(of:)) else { return nil }
                 skipWhitespace()
                 guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
                 position += 1
-                // Another member, or one twice: the general path answers.
-                guard let slot = keys.firstIndex(of: key), values[slot] == nil, slot != rawSlot || raw == nil else { return nil }
+                guard values[slot] == nil, slot != rawSlot || raw == nil else { return nil }
                 if slot == rawSlot {
                     skipWhitespace()
                     skippedWhitespace = false
@@ -217,6 +230,26 @@ struct Parser {
         }
         skipWhitespace()
         return position == bytes.count ? (values, raw) : nil
+    }
+
+    /// The slot of the member name at `position` (its opening quote) when it is one of `keys`
+    /// spelled plainly (printable ASCII, no escape), with `position` moved past it. Nil for any
+    /// other name, `position` unmoved, for `parseString` to read and judge the long way.
+    mutating func plainKeySlot(_ keys: EnvelopeKeys) -> Int? {
+        let start = position + 1
+        var end = start
+        while end < bytes.count, bytes[end] != ASCII.quote {
+            let byte = bytes[end]
+            guard byte >= 0x20, byte < 0x80, byte != ASCII.backslash else { return nil }
+            end += 1
+        }
+        guard end < bytes.count, end - start <= limits.maxStringBytes else { return nil }
+        let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        for (slot, key) in keys.utf8.enumerated() where key.count == name.count && key.elementsEqual(name) {
+            position = end + 1
+            return slot
+        }
+        return nil
     }
 
     func fail(_ message: String) -> JSONParseError {

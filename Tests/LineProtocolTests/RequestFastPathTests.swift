@@ -38,6 +38,9 @@ final class RequestFastPathTests: XCTestCase {
         assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"}"#.utf8), limits: JSONLimits(maxDepth: 0))
         assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"}"#.utf8), limits: JSONLimits(maxBytes: 10))
         assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"abcdef"}"#.utf8), limits: JSONLimits(maxStringBytes: 4))
+        // A member name is a string under the same limit, though matched without building one.
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"}"#.utf8), limits: JSONLimits(maxStringBytes: 6))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{}}"#.utf8))
     }
 
     func testFastPathAgreesWithTheGeneralParserOnRandomMutations() {
