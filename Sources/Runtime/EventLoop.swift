@@ -70,12 +70,19 @@ public final class EventLoop: @unchecked Sendable {
 
     /// True on the thread running `run()`. Safe from any thread, and cheap (a thread-local read):
     /// every answer asks it to decide whether to hop threads.
-    public var isInLoopThread: Bool { EventLoop.current === self }
+    public var isInLoopThread: Bool { pthread_getspecific(Self.currentLoopKey) == Unmanaged.passUnretained(self).toOpaque() }
 
     /// The loop whose `run()` is on the calling thread's stack; nil on other threads (workers).
     public static var current: EventLoop? {
         guard let pointer = pthread_getspecific(currentLoopKey) else { return nil }
         return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// The number of the loop whose `run()` is on the calling thread, read without retaining the
+    /// loop (`PerLoop` asks on every request); nil on other threads.
+    public static var currentNumber: Int? {
+        guard let pointer = pthread_getspecific(currentLoopKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.number }
     }
 
     /// The thread-local slot behind `current` (unretained: `run()` clears it before it returns).

@@ -23,7 +23,7 @@ public final class PerLoop<Value>: @unchecked Sendable {
     /// Updates the calling thread's part.
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         let loopParts = parts.count - 1
-        let part = parts[EventLoop.current.map { $0.number % loopParts } ?? loopParts]
+        let part = parts[EventLoop.currentNumber.map { $0 % loopParts } ?? loopParts]
         part.lock.lock()
         defer { part.lock.unlock() }
         return try body(&part.value)

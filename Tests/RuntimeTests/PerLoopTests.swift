@@ -41,6 +41,24 @@ final class PerLoopTests: XCTestCase {
         done.wait()
     }
 
+    func testALoopThreadKnowsItsLoopAndItsNumberAndNoOtherThreadDoes() {
+        let seen = SharedList<String>()
+        let loops = self.loops
+        let done = DispatchGroup()
+        for (index, loop) in loops.enumerated() {
+            done.enter()
+            loop.execute {
+                let other = loops[(index + 1) % loops.count]
+                seen.append("\(loop.isInLoopThread) \(other.isInLoopThread) \(EventLoop.currentNumber == loop.number)")
+                done.leave()
+            }
+        }
+        done.wait()
+        XCTAssertEqual(seen.all, Array(repeating: "true false true", count: loops.count))
+        XCTAssertEqual(loops.map(\.isInLoopThread), [false, false, false])
+        XCTAssertNil(EventLoop.currentNumber)
+    }
+
     func testEachLoopUpdatesAPartOfItsOwnAndOtherThreadsShareOne() {
         let counts = PerLoop(0)
         onEveryLoop(times: [100, 50, 20]) { counts.update { $0 += 1 } }
