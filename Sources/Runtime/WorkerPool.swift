@@ -71,14 +71,23 @@ public final class WorkerPool: @unchecked Sendable {
         deadlineMilliseconds: Int64?, _ work: @escaping @Sendable () -> Void, expired: (@Sendable () -> Void)?
     ) -> Admission {
         condition.lock()
-        defer { condition.unlock() }
-        guard !stopping else { return .stopping }
+        guard !stopping else {
+            condition.unlock()
+            return .stopping
+        }
         let queued = queue.count - queueHead
-        guard queued < maxQueued else { return .queueFull }
+        guard queued < maxQueued else {
+            condition.unlock()
+            return .queueFull
+        }
         if let deadlineMilliseconds, MonotonicClock.nowMilliseconds() + estimatedFinishMillisecondsLocked(queued: queued) > deadlineMilliseconds {
+            condition.unlock()
             return .cannotFinishInTime
         }
         queue.append(Job(work: work, deadlineMilliseconds: deadlineMilliseconds, expired: expired))
+        condition.unlock()
+        // After unlocking: a thread woken while the lock is still held wakes only to sleep on it
+        // again (two more context switches). A thread that looks before this signal finds the work.
         condition.signal()
         return .accepted
     }
