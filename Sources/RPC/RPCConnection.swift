@@ -138,11 +138,10 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         // The reply holds the connection until it is given (a closed one drops it): a weak
         // reference would give the connection a side table, slowing its every retain and release.
         server.dispatcher.dispatch(request, context: context) { [self] (reply: RPCReply) in
-            let connection = self
             if loop.isInLoopThread {
-                connection.complete(token: token, reply: reply)
+                complete(token: token, reply: reply)
             } else {
-                loop.execute { connection.complete(token: token, reply: reply) }
+                loop.execute { self.complete(token: token, reply: reply) }
             }
         }
         dispatchingToken = nil

@@ -5,11 +5,12 @@ import Foundation
 /// that finds no leader becomes it; others queue and sleep on their own semaphore (no
 /// thundering herd). The leader takes up to `maxBatch` queued jobs (its own first), runs them in
 /// one `BEGIN IMMEDIATE` ... `COMMIT`, each inside its own SAVEPOINT (a job that throws is rolled
-/// back alone, the others commit), wakes each member with its result, and hands leadership to
-/// the oldest waiting job. A caller returns only after the transaction holding its job has
-/// committed, so an answer always means durable. `maxBatch == 1` is one transaction per job.
-/// A job may be marked not `durable` (see `Database.write(durable:)`): a batch of only such jobs
-/// commits without waiting for the disk; one durable member makes the whole batch wait for it.
+/// back alone, the others commit; a job alone in its batch needs none), wakes each member with
+/// its result, and hands leadership to the oldest waiting job. A caller returns only after the
+/// transaction holding its job has committed, so an answer always means durable.
+/// `maxBatch == 1` is one transaction per job. A job may be marked not `durable` (see
+/// `Database.write(durable:)`): a batch of only such jobs commits without waiting for the disk;
+/// one durable member makes the whole batch wait for it.
 /// For SQLite only: on PostgreSQL a shared transaction would let one conflict sink its batch.
 public final class GroupCommitter: @unchecked Sendable {
     private final class Job {
