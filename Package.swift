@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "SecretsTests", dependencies: ["Secrets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
-        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Platform", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Platform", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform"], swiftSettings: strict),

@@ -71,24 +71,22 @@ public final class WorkerPool: @unchecked Sendable {
         deadlineMilliseconds: Int64?, _ work: @escaping @Sendable () -> Void, expired: (@Sendable () -> Void)?
     ) -> Admission {
         condition.lock()
-        guard !stopping else {
-            condition.unlock()
-            return .stopping
-        }
-        let queued = queue.count - queueHead
-        guard queued < maxQueued else {
-            condition.unlock()
-            return .queueFull
-        }
-        if let deadlineMilliseconds, MonotonicClock.nowMilliseconds() + estimatedFinishMillisecondsLocked(queued: queued) > deadlineMilliseconds {
-            condition.unlock()
-            return .cannotFinishInTime
-        }
-        queue.append(Job(work: work, deadlineMilliseconds: deadlineMilliseconds, expired: expired))
+        let admission = admissionLocked(deadlineMilliseconds: deadlineMilliseconds)
+        if admission == .accepted { queue.append(Job(work: work, deadlineMilliseconds: deadlineMilliseconds, expired: expired)) }
         condition.unlock()
         // After unlocking: a thread woken while the lock is still held wakes only to sleep on it
         // again (two more context switches). A thread that looks before this signal finds the work.
-        condition.signal()
+        if admission == .accepted { condition.signal() }
+        return admission
+    }
+
+    private func admissionLocked(deadlineMilliseconds: Int64?) -> Admission {
+        guard !stopping else { return .stopping }
+        let queued = queue.count - queueHead
+        guard queued < maxQueued else { return .queueFull }
+        if let deadlineMilliseconds, MonotonicClock.nowMilliseconds() + estimatedFinishMillisecondsLocked(queued: queued) > deadlineMilliseconds {
+            return .cannotFinishInTime
+        }
         return .accepted
     }
 

@@ -354,14 +354,28 @@ final class LedgerOnPostgresTests: LedgerTests {
 }
 
 final class GroupCommitterTests: XCTestCase {
-    func testAFailingJobRollsBackAloneWhileItsBatchCommits() throws {
-        let directory = NSTemporaryDirectory() + "group-commit-\(UUID().uuidString)"
+    private var directory = ""
+    private var database: Database!
+    private var committer: GroupCommitter!
+
+    /// A table of unique numbers in a fresh file, behind batches of up to 16 writes.
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "group-commit-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let database = try Database(path: directory + "/g.sqlite", migrations: [
+        database = try Database(path: directory + "/g.sqlite", migrations: [
             Migration(version: 1, name: "t", sql: "CREATE TABLE t (n INTEGER NOT NULL UNIQUE)"),
         ])
-        let committer = GroupCommitter(database: database, maxBatch: 16)
+        committer = GroupCommitter(database: database, maxBatch: 16)
+    }
+
+    override func tearDown() {
+        committer = nil
+        database = nil
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func testAFailingJobRollsBackAloneWhileItsBatchCommits() throws {
+        let committer = self.committer!
         DispatchQueue.concurrentPerform(iterations: 64) { i in
             _ = try? committer.write { c -> Int in
                 try c.run("INSERT INTO t (n) VALUES (?)", [SQLValue(i)])
@@ -377,13 +391,6 @@ final class GroupCommitterTests: XCTestCase {
     /// A job alone in its batch runs without a savepoint: its error still undoes all its writes,
     /// reaches its caller as thrown, and leaves the writer ready for the next job.
     func testALoneFailingJobRollsBackItsWritesAndThrowsItsOwnError() throws {
-        let directory = NSTemporaryDirectory() + "group-commit-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let database = try Database(path: directory + "/g.sqlite", migrations: [
-            Migration(version: 1, name: "t", sql: "CREATE TABLE t (n INTEGER NOT NULL UNIQUE)"),
-        ])
-        let committer = GroupCommitter(database: database, maxBatch: 16)
         XCTAssertThrowsError(try committer.write { c in
             try c.run("INSERT INTO t (n) VALUES (?)", [1])
             try c.run("INSERT INTO t (n) VALUES (?)", [2])

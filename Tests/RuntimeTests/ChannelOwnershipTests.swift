@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import Runtime
+import ServerTestSupport
 import TestSupport
 import XCTest
 
@@ -8,22 +9,14 @@ import XCTest
 /// closed (no weak reference, whose side table would slow every retain of a busy connection);
 /// an owner that may drop its channel unclosed hands it a `WeakChannelDelegate` instead.
 final class ChannelOwnershipTests: XCTestCase {
-    private var loop: EventLoop!
-    private let stopped = DispatchSemaphore(value: 0)
+    private var loopThread: LoopThread!
 
     override func setUpWithError() throws {
-        let loop = try EventLoop()
-        self.loop = loop
-        Thread { [stopped] in
-            loop.run()
-            stopped.signal()
-        }.start()
-        KeptAlive.shared.keep(loop)
+        loopThread = try LoopThread()
     }
 
     override func tearDown() {
-        loop.stop()
-        stopped.wait()
+        loopThread.shutdown()
     }
 
     /// A connection-like owner: holds its channel, records what it is told, closes on end of input.
@@ -55,32 +48,27 @@ final class ChannelOwnershipTests: XCTestCase {
         return (fds[0], fds[1])
     }
 
-    private func onLoop(_ body: @escaping @Sendable () throws -> Void) throws {
-        let box = ResultBox<Result<Void, Error>>()
-        loop.execute { box.set(Result { try body() }) }
-        try box.wait().get()
-    }
-
     func testAnOpenChannelKeepsItsDelegateAndLetsItGoOnceClosed() throws {
         let (channelEnd, peer) = try socketPair()
         defer { LibC.close(peer) }
         let probe = WeakProbe()
         let reads = SharedList<String>()
         let closed = DispatchSemaphore(value: 0)
-        try onLoop { [loop] in
+        let loop = loopThread.loop
+        try loopThread.sync {
             let owner = Owner(reads: reads, closed: closed)
-            let channel = Channel(loop: loop!, socket: Socket(fd: channelEnd), peer: nil)
+            let channel = Channel(loop: loop, socket: Socket(fd: channelEnd), peer: nil)
             channel.delegate = owner
             owner.channel = channel
             try channel.activate()
             probe.object = owner
         }
-        try onLoop {}
+        _ = try loopThread.sync {}
         XCTAssertNotNil(probe.object, "nothing but its open channel holds the delegate, and it must")
         _ = "ping".utf8CString.withUnsafeBytes { write(peer, $0.baseAddress, 4) }
         shutdown(peer, Int32(SHUT_WR))
         XCTAssertEqual(closed.wait(timeout: .now() + 10), .success, "the delegate was told of the close")
-        try onLoop {}  // the close has returned on the loop
+        _ = try loopThread.sync {}  // the close has returned on the loop
         XCTAssertEqual(reads.all.joined(), "ping")
         XCTAssertNil(probe.object, "a closed channel let go of its delegate")
     }
@@ -89,15 +77,16 @@ final class ChannelOwnershipTests: XCTestCase {
         let (channelEnd, peer) = try socketPair()
         defer { LibC.close(peer) }
         let probe = WeakProbe()
-        try onLoop { [loop] in
+        let loop = loopThread.loop
+        try loopThread.sync {
             let owner = Owner()
-            let channel = Channel(loop: loop!, socket: Socket(fd: channelEnd), peer: nil)
+            let channel = Channel(loop: loop, socket: Socket(fd: channelEnd), peer: nil)
             channel.delegate = WeakChannelDelegate(owner)
             owner.channel = channel
             try channel.activate()
             probe.object = owner
         }
-        try onLoop {}
+        _ = try loopThread.sync {}
         XCTAssertNil(probe.object, "the owner went with its last reference, its channel still registered")
     }
 }

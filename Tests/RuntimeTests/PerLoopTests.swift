@@ -1,29 +1,21 @@
 import Foundation
 import Runtime
+import ServerTestSupport
 import TestSupport
 import XCTest
 
 /// Per-request figures are split by event loop so that loops never share a lock or a cache
 /// line per request; what must hold is that every update lands in exactly one part.
 final class PerLoopTests: XCTestCase {
-    private var loops: [EventLoop] = []
-    private let stopped = DispatchGroup()
+    private var threads: [LoopThread] = []
+    private var loops: [EventLoop] { threads.map(\.loop) }
 
     override func setUpWithError() throws {
-        loops = try (0..<3).map { _ in try EventLoop() }
-        for loop in loops {
-            stopped.enter()
-            Thread { [stopped] in
-                loop.run()
-                stopped.leave()
-            }.start()
-            KeptAlive.shared.keep(loop)
-        }
+        threads = try (0..<3).map { _ in try LoopThread() }
     }
 
     override func tearDown() {
-        for loop in loops { loop.stop() }
-        stopped.wait()
+        for thread in threads { thread.shutdown() }
     }
 
     /// Runs `times` updates on each loop (on its thread) and waits for all of them.

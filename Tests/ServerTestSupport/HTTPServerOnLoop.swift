@@ -8,7 +8,6 @@ open class HTTPServerOnLoop: @unchecked Sendable {
     public let loopThread: LoopThread
     public let server: HTTPServer
     public let endpoint: Endpoint
-    private var stopped = false
 
     public var loop: EventLoop { loopThread.loop }
 
@@ -24,10 +23,6 @@ open class HTTPServerOnLoop: @unchecked Sendable {
 
     /// Drains like SIGTERM would and waits for the loop to end.
     public func stop() {
-        guard !stopped else { return }
-        stopped = true
-        let server = self.server
-        loopThread.await { done in server.drain(completion: done) }
-        loopThread.shutdown()
+        loopThread.drainAndShutdown { [server] done in server.drain(completion: done) }
     }
 }

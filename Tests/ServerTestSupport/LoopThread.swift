@@ -29,6 +29,14 @@ public final class LoopThread: @unchecked Sendable {
         done.wait()
     }
 
+    /// Runs `drain` on the loop, waits until it calls its completion, then stops the loop like
+    /// `shutdown`. Once only: after a stop the loop would never run the drain.
+    public func drainAndShutdown(_ drain: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+        guard !stopped else { return }
+        self.await(drain)
+        shutdown()
+    }
+
     /// Runs `body` on the loop thread and waits for it.
     public func sync<T>(_ body: @escaping @Sendable () throws -> T) throws -> T {
         let box = ResultBox<Result<T, Error>>()

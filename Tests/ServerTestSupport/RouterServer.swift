@@ -12,7 +12,6 @@ public final class RouterServer: @unchecked Sendable {
     public let server: RPCServer
     public let workers: WorkerPool
     public let endpoint: Endpoint
-    private var stopped = false
 
     public var loop: EventLoop { loopThread.loop }
 
@@ -33,11 +32,7 @@ public final class RouterServer: @unchecked Sendable {
 
     /// Drains like SIGTERM would (answers what is in flight), then ends the loop and the workers.
     public func stop() {
-        guard !stopped else { return }
-        stopped = true
-        let server = self.server
-        loopThread.await { done in server.drain(completion: done) }
-        loopThread.shutdown()
+        loopThread.drainAndShutdown { [server] done in server.drain(completion: done) }
         _ = workers.shutdownAndJoin()
     }
 
