@@ -278,7 +278,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         introspectionLock.unlock()
         let sessions = self.sessions
         let request = RPCRequest(method: "identity.introspect", params: ["session": .string(token)], id: nil)
-        call(identity, request, retrySafe: true, pinned: nil, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { [self] outcome in
+        ForwardedCall(pool: identity, request: request, retrySafe: true, pinned: nil, context: context, settings: settings) { [self] outcome in
             let resolved: Result<SessionInfo, RPCError>
             switch outcome {
             case .success(let result):
@@ -299,7 +299,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             let waiters = introspectionWaiters.removeValue(forKey: key) ?? []
             introspectionLock.unlock()
             for waiter in waiters { waiter(resolved) }
-        }
+        }.start()
     }
 
     // MARK: Forwarding
@@ -325,79 +325,42 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         case .withIdempotencyKey: retrySafe = members["idempotency_key"].map { $0 != .null } ?? false
         case .neverSent: retrySafe = false
         }
+        let drop = CacheDrop(policy.cacheEffect, token: token, members: members)
         let sessions = self.sessions
-        let effect = policy.cacheEffect
-        call(pool, request, retrySafe: retrySafe, pinned: pinned, context: context, attemptsLeft: settings.maxAttempts, excluded: []) { outcome in
-            Self.applyCacheEffect(effect, outcome: outcome, token: token, members: members, sessions: sessions)
+        ForwardedCall(pool: pool, request: request, retrySafe: retrySafe, pinned: pinned, context: context, settings: settings) { outcome in
+            drop.apply(after: outcome, to: sessions)
             switch outcome {
             case .success(let result): finish(.encodedResult(result))
             case .failure(let error): finish(.outcome(.failure(error)))
             }
-        }
+        }.start()
     }
 
-    private static func applyCacheEffect(
-        _ effect: MethodPolicy.CacheEffect, outcome: Result<RawJSON, RPCError>, token: String?, members: [String: JSON], sessions: SessionCache
-    ) {
-        switch effect {
-        case .none:
-            return
-        case .dropCallerSession:
-            if let token { sessions.drop(token: token) }
-        case .dropSessionID(let key):
-            guard case .success = outcome else { return }
-            if let id = members[key]?.stringValue ?? members[key]?.intValue.map(String.init) { sessions.drop(sessionID: id) }
-        }
-    }
+    /// What a forwarded call's answer does to the session cache, worked out before it leaves
+    /// (so the answer's way back keeps no copy of the request's members).
+    private enum CacheDrop: Sendable {
+        case none
+        case token(String)
+        /// Only once the call succeeded.
+        case sessionID(String)
 
-    /// One forward with bounded failover. Only a failure of the gateway's own link takes the
-    /// replica out of rotation; the call then moves to another replica when it never left
-    /// (`notSent`) or when it is safe to repeat. Whatever the replica answered, even an error about
-    /// one of its own dependencies, is its answer: passed through, never resent, nobody blamed.
-    private func call(
-        _ pool: ServicePool, _ request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext,
-        attemptsLeft: Int, excluded: Set<SocketAddress>, completion: @escaping @Sendable (Result<RawJSON, RPCError>) -> Void
-    ) {
-        let timeout = min(settings.upstreamTimeoutMilliseconds, max(1, context.remainingMilliseconds))
-        // Room for the two members the client adds (budget, service token): it takes this over uncopied.
-        var meta = [String: JSON](minimumCapacity: 4)
-        meta["client"] = context.client.map(JSON.string) ?? .null
-        meta["request_id"] = .string(context.requestID)
-        let outOfRotation = pool.addressesOutOfRotation()
-        let skip = outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
-        pool.clientForCurrentLoop.forward(request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: pinned == nil ? skip : []) {
-            [self] outcome in
-            guard let failure = outcome.linkFailure else {
-                completion(outcome.result)
-                return
+        init(_ effect: MethodPolicy.CacheEffect, token: String?, members: [String: JSON]) {
+            switch effect {
+            case .none:
+                self = .none
+            case .dropCallerSession:
+                self = token.map(CacheDrop.token) ?? .none
+            case .dropSessionID(let key):
+                self = (members[key]?.stringValue ?? members[key]?.intValue.map(String.init)).map(CacheDrop.sessionID) ?? .none
             }
-            if failure == .timedOut {
-                completion(.failure(RPCError(.timeout, "\(pool.service) did not answer in time")))
-                return
+        }
+
+        func apply(after outcome: Result<RawJSON, RPCError>, to sessions: SessionCache) {
+            switch self {
+            case .none: return
+            case .token(let token): sessions.drop(token: token)
+            case .sessionID(let id): if case .success = outcome { sessions.drop(sessionID: id) }
             }
-            if failure == .malformedAnswer {
-                // It answered, badly: never passed on, never resent; out of rotation until a probe answers well.
-                if let address = outcome.address { pool.markFailed(address, reason: "malformed answer") }
-                completion(.failure(RPCError(.unavailable, "\(pool.service) answered a malformed response")))
-                return
-            }
-            let address = outcome.address
-            // Every replica is backing off after failed connects (a service that just started, or
-            // restarted): rather than fail at once, try one of them directly, which ignores back-off.
-            if address == nil, pinned == nil, attemptsLeft > 1, let fallback = pool.fallbackAddress(excluding: excluded) {
-                call(pool, request, retrySafe: retrySafe, pinned: fallback, context: context, attemptsLeft: 1, excluded: excluded, completion: completion)
-                return
-            }
-            let sent = failure == .lostAfterSending
-            if let address { pool.markFailed(address, reason: sent ? "connection lost" : "connect failed") }
-            let canRetry = pinned == nil && attemptsLeft > 1 && address != nil && (!sent || retrySafe)
-            guard canRetry, let address else {
-                completion(.failure(RPCError(.unavailable, "\(pool.service) is unavailable")))
-                return
-            }
-            var next = excluded
-            next.insert(address)
-            call(pool, request, retrySafe: retrySafe, pinned: nil, context: context, attemptsLeft: attemptsLeft - 1, excluded: next, completion: completion)
         }
     }
 }

@@ -80,6 +80,7 @@ public enum JSONParser {
 /// parses the line the general way and gives the general answer, byte for byte.
 extension JSONParser {
     static let requestMembers = EnvelopeKeys(["jsonrpc", "id", "method", "params", "meta"])
+    static let requestMetaSlot = 4
     static let responseMembers = EnvelopeKeys(["jsonrpc", "id", "result", "error"])
 
     /// The values of `keys`, in their order (nil where absent), or nil for any other line.
@@ -89,6 +90,14 @@ extension JSONParser {
         return parser.parseEnvelope(keys: keys)?.values
     }
 
+    /// A request's members, its `meta` read into its fields (see `Parser.parseMeta`).
+    static func parseRequestEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) -> (values: EnvelopeValues, meta: RequestMeta?)? {
+        guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
+        var parser = Parser(bytes: bytes, limits: limits)
+        guard let read = parser.parseEnvelope(keys: requestMembers, metaSlot: requestMetaSlot) else { return nil }
+        return (read.values, read.meta)
+    }
+
     /// The same, with the member `keys[rawSlot]` checked but not built: its byte range when
     /// present (nil values stand for it).
     static func parseEnvelope(
@@ -96,7 +105,8 @@ extension JSONParser {
     ) -> (values: EnvelopeValues, raw: Range<Int>?)? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
-        return parser.parseEnvelope(keys: keys, rawSlot: rawSlot)
+        guard let read = parser.parseEnvelope(keys: keys, rawSlot: rawSlot) else { return nil }
+        return (read.values, read.raw)
     }
 }
 
@@ -185,11 +195,15 @@ struct Parser {
     /// See `JSONParser.parseEnvelope`. Strings, values and depth are checked by the same code as
     /// `parseDocument`. The member at `rawSlot`, if any, is checked without being built
     /// (`skipValue`) and handed back as its byte range; it must be compact, or the line goes the
-    /// general way (which re-encodes it).
-    mutating func parseEnvelope(keys: EnvelopeKeys, rawSlot: Int? = nil) -> (values: EnvelopeValues, raw: Range<Int>?)? {
+    /// general way (which re-encodes it). The member at `metaSlot`, if any, is read by `parseMeta`
+    /// (nil values stand for it too).
+    mutating func parseEnvelope(
+        keys: EnvelopeKeys, rawSlot: Int? = nil, metaSlot: Int? = nil
+    ) -> (values: EnvelopeValues, raw: Range<Int>?, meta: RequestMeta?)? {
         precondition(keys.names.count <= EnvelopeValues.capacity, "an envelope has at most \(EnvelopeValues.capacity) members")
         var values = EnvelopeValues()
         var raw: Range<Int>?
+        var meta: RequestMeta?
         skipWhitespace()
         guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }
         position += 1
@@ -205,8 +219,12 @@ struct Parser {
                 skipWhitespace()
                 guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
                 position += 1
-                guard values[slot] == nil, slot != rawSlot || raw == nil else { return nil }
-                if slot == rawSlot {
+                guard values[slot] == nil, slot != rawSlot || raw == nil, slot != metaSlot || meta == nil else { return nil }
+                if slot == metaSlot {
+                    skipWhitespace()
+                    guard let read = parseMeta(depth: 1) else { return nil }
+                    meta = read
+                } else if slot == rawSlot {
                     skipWhitespace()
                     skippedWhitespace = false
                     let start = position
@@ -229,7 +247,44 @@ struct Parser {
             }
         }
         skipWhitespace()
-        return position == bytes.count ? (values, raw) : nil
+        return position == bytes.count ? (values, raw, meta) : nil
+    }
+
+    /// A `meta` object (its `{` at `position`, at `depth` as `parseValue` would be given it) read
+    /// straight into its fields, each value checked by `parseValue`. Only when every member is one
+    /// of `RequestMeta.members` spelled plainly, each once; nil for any other value, so the line
+    /// goes the general way (which judges duplicates, depth and the rest).
+    mutating func parseMeta(depth: Int) -> RequestMeta? {
+        guard position < bytes.count, bytes[position] == ASCII.openBrace, depth < limits.maxDepth else { return nil }
+        position += 1
+        var fields = RequestMeta.Fields()
+        var seen: UInt8 = 0
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == ASCII.closeBrace {
+            position += 1
+            return RequestMeta(fields)
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == ASCII.quote, let slot = plainKeySlot(RequestMeta.members) else { return nil }
+            guard seen & (1 << slot) == 0 else { return nil }
+            seen |= 1 << slot
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
+            position += 1
+            guard let value = try? parseValue(depth: depth + 1) else { return nil }
+            fields.take(value, slot: slot)
+            skipWhitespace()
+            guard position < bytes.count else { return nil }
+            if bytes[position] == ASCII.comma {
+                position += 1
+            } else if bytes[position] == ASCII.closeBrace {
+                position += 1
+                return RequestMeta(fields)
+            } else {
+                return nil
+            }
+        }
     }
 
     /// The slot of the member name at `position` (its opening quote) when it is one of `keys`

@@ -5,10 +5,10 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
     public var params: JSON?
     /// nil for a notification (no `id` member); otherwise `.string`, `.int`, `.double` or `.null`.
     public var id: JSON?
-    /// Envelope member used only between Latchkey processes (client address, request id).
-    public var meta: [String: JSON]?
+    /// Envelope member used only between Latchkey processes (client address, request id, budget, token).
+    public var meta: RequestMeta?
 
-    public init(method: String, params: JSON? = nil, id: JSON?, meta: [String: JSON]? = nil) {
+    public init(method: String, params: JSON? = nil, id: JSON?, meta: RequestMeta? = nil) {
         self.method = method
         self.params = params
         self.id = id
@@ -33,7 +33,7 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
         }
         if let meta {
             buffer.append(contentsOf: #","meta":"#.utf8)
-            JSON.object(meta).append(to: &buffer)
+            meta.append(to: &buffer)
         }
         buffer.append(0x7D)
     }
@@ -109,15 +109,16 @@ struct RequestEnvelope {
     var id: JSON?
     var method: JSON?
     var params: JSON?
-    var meta: JSON?
+    var meta: RequestMeta?
 
-    init(jsonrpc: JSON?, id: JSON?, method: JSON?, params: JSON?, meta: JSON?) {
+    init(jsonrpc: JSON?, id: JSON?, method: JSON?, params: JSON?, meta: RequestMeta?) {
         (self.jsonrpc, self.id, self.method, self.params, self.meta) = (jsonrpc, id, method, params, meta)
     }
 
-    /// From `JSONParser.parseEnvelope(keys: JSONParser.requestMembers)`.
-    init(_ members: EnvelopeValues) {
-        self.init(jsonrpc: members[0], id: members[1], method: members[2], params: members[3], meta: members[4])
+    /// From `JSONParser.parseRequestEnvelope`.
+    init(_ read: (values: EnvelopeValues, meta: RequestMeta?)) {
+        let members = read.values
+        self.init(jsonrpc: members[0], id: members[1], method: members[2], params: members[3], meta: read.meta)
     }
 }
 
@@ -143,8 +144,8 @@ public enum RPCDecoder {
     /// The line server's call: the line where the framer holds it.
     public static func decode(line: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
         // The common line (one request with only the JSON-RPC members) skips the envelope's dictionary.
-        if let members = JSONParser.parseEnvelope(line, keys: JSONParser.requestMembers, limits: limits) {
-            return .single(entry(RequestEnvelope(members)))
+        if let read = JSONParser.parseRequestEnvelope(line, limits: limits) {
+            return .single(entry(RequestEnvelope(read)))
         }
         return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
     }
@@ -152,8 +153,8 @@ public enum RPCDecoder {
     public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)
         -> RPCMessage
     {
-        if let members = line.withContiguousStorageIfAvailable({ JSONParser.parseEnvelope($0, keys: JSONParser.requestMembers, limits: limits) }) ?? nil {
-            return .single(entry(RequestEnvelope(members)))
+        if let read = line.withContiguousStorageIfAvailable({ JSONParser.parseRequestEnvelope($0, limits: limits) }) ?? nil {
+            return .single(entry(RequestEnvelope(read)))
         }
         return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
     }
@@ -187,7 +188,9 @@ public enum RPCDecoder {
     public static func entry(_ json: JSON) -> RPCEntry {
         guard case .object(let members) = json else { return invalid(id: .null, "request must be an object") }
         return entry(
-            RequestEnvelope(jsonrpc: members["jsonrpc"], id: members["id"], method: members["method"], params: members["params"], meta: members["meta"]))
+            RequestEnvelope(
+                jsonrpc: members["jsonrpc"], id: members["id"], method: members["method"], params: members["params"],
+                meta: members["meta"]?.objectValue.map(RequestMeta.init(members:))))
     }
 
     /// The rules of a request, whichever way its members were read (other members are ignored).
@@ -206,8 +209,7 @@ public enum RPCDecoder {
         case nil, .object?, .array?: break
         default: return invalid(id: echoedID, "params must be an object or an array")
         }
-        let meta = envelope.meta?.objectValue
-        return .request(RPCRequest(method: method, params: params, id: id, meta: meta))
+        return .request(RPCRequest(method: method, params: params, id: id, meta: envelope.meta))
     }
 
     static func isValidID(_ id: JSON) -> Bool {

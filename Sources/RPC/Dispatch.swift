@@ -34,11 +34,7 @@ public struct CallContext: Sendable {
     public var remainingMilliseconds: Int64 { max(0, deadlineMilliseconds - MonotonicClock.nowMilliseconds()) }
 
     /// `meta` to pass along when this handler calls another service.
-    public var forwardedMeta: [String: JSON] {
-        var meta: [String: JSON] = ["request_id": .string(requestID)]
-        if let client { meta["client"] = .string(client) }
-        return meta
-    }
+    public var forwardedMeta: RequestMeta { RequestMeta(client: client, requestID: requestID) }
 }
 
 /// Turns a request into an answer, on whatever thread it likes. The server owns framing,

@@ -114,7 +114,7 @@ public final class RPCClient: @unchecked Sendable {
     /// `address` or `replicaID` pins the call to one replica (state that lives in one replica,
     /// like a verification request); `excluding` skips replicas (for a safe retry).
     public func call(
-        _ method: String, params: JSON?, meta: [String: JSON]? = nil, timeoutMilliseconds: Int64,
+        _ method: String, params: JSON?, meta: RequestMeta? = nil, timeoutMilliseconds: Int64,
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (CallOutcome) -> Void
     ) {
@@ -126,14 +126,13 @@ public final class RPCClient: @unchecked Sendable {
 
     /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it on.
     public func forward(
-        _ method: String, params: JSON?, meta: consuming [String: JSON]? = nil, timeoutMilliseconds: Int64,
+        _ method: String, params: JSON?, meta: RequestMeta? = nil, timeoutMilliseconds: Int64,
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (ForwardOutcome) -> Void
     ) {
         // On the loop thread (the gateway forwarding) go straight on, with no closure to allocate;
         // elsewhere hop to the loop and come back here.
         guard loop.isInLoopThread else {
-            let meta = meta
             loop.execute { [self] in
                 forward(
                     method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID,
@@ -156,11 +155,7 @@ public final class RPCClient: @unchecked Sendable {
         let callID = takeCallID()
         // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
         // two processes do not compare), so it never starts work after the caller gave up.
-        // The caller's `meta` is taken over, not copied, when it has room for these two.
-        var sentMeta: [String: JSON] = [:]
-        if let given = consume meta { sentMeta = given }
-        sentMeta["budget_ms"] = .int(timeoutMilliseconds)
-        if let serviceToken { sentMeta["token"] = .string(serviceToken) }
+        let sentMeta = (meta ?? RequestMeta()).sent(budgetMilliseconds: timeoutMilliseconds, token: serviceToken)
         let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
         let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
         target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
@@ -262,7 +257,7 @@ final class UpstreamTarget {
         learning = true
         let request = RPCRequest(
             method: "\(client.service).health", params: nil, id: .int(client.takeCallID()),
-            meta: client.serviceToken.map { ["token": .string($0)] })
+            meta: client.serviceToken.map { RequestMeta(token: $0) })
         let deadline = MonotonicClock.nowMilliseconds() + 2000
         let callID = request.id!.intValue!
         send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome, _ in

@@ -43,7 +43,7 @@ public final class RPCServer: @unchecked Sendable {
     func carriesServiceToken(_ request: RPCRequest) -> Bool {
         guard let required = requiredServiceTokenBytes else { return true }
         if request.method.hasSuffix(".ping") || request.method.hasSuffix(".health") { return true }
-        guard let given = request.meta?["token"]?.stringValue else { return false }
+        guard let given = request.meta?.token else { return false }
         return constantTimeEquals(Array(given.utf8), required)
     }
     public var state: ServerState { acceptor.state }
@@ -102,10 +102,10 @@ public final class RPCServer: @unchecked Sendable {
         var requestID: String?
         var deadline = deadlineMilliseconds
         if trustsCallerMeta, let meta = request.meta {
-            if let vouched = meta["client"]?.stringValue { client = vouched }
-            requestID = meta["request_id"]?.stringValue
+            if let vouched = meta.client { client = vouched }
+            requestID = meta.requestID
             // A caller that stops waiting sooner than our own timeout bounds the work too.
-            if let budget = meta["budget_ms"]?.intValue, budget >= 0 {
+            if let budget = meta.budgetMilliseconds, budget >= 0 {
                 deadline = min(deadline, MonotonicClock.nowMilliseconds() + budget)
             }
         }

@@ -354,7 +354,7 @@ private final class OperatorRun {
 extension LineClient {
     /// An internal call as a Latchkey service makes it: the service token in `meta`.
     fileprivate func internalResult(_ method: String, _ params: JSON, token: String) throws -> JSON {
-        try send(RPCRequest(method: method, params: params, id: 1, meta: ["token": .string(token)]).encoded())
+        try send(RPCRequest(method: method, params: params, id: 1, meta: RequestMeta(token: token)).encoded())
         guard let line = try readLine(), let response = RPCResponse.decode(try JSONParser.parse(line)) else {
             throw MissingMessage(description: "no answer to \(method)")
         }

@@ -19,7 +19,7 @@ final class ServiceTokenStackTests: StackTestCase {
     /// An internal call straight to a service, as another service makes it: `meta.token` set.
     private func internalCall(_ service: String, _ method: String, _ params: JSON) throws -> JSON {
         let client = try direct(service)
-        try client.send(RPCRequest(method: method, params: params, id: 1, meta: ["token": .string(Self.serviceToken)]).encoded())
+        try client.send(RPCRequest(method: method, params: params, id: 1, meta: RequestMeta(token: Self.serviceToken)).encoded())
         let line = try XCTUnwrap(try client.readLine())
         let response = try XCTUnwrap(RPCResponse.decode(try JSONParser.parse(line)))
         return try response.outcome.get()

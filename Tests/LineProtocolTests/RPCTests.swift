@@ -175,7 +175,7 @@ final class RPCEnvelopeTests: XCTestCase {
 
     func testMetaIsDecodedWhenAnObjectAndIgnoredOtherwise() {
         XCTAssertEqual(entry(#"{"jsonrpc":"2.0","method":"a","id":1,"meta":{"client":"10.0.0.1"}}"#),
-            .request(RPCRequest(method: "a", id: 1, meta: ["client": "10.0.0.1"])))
+            .request(RPCRequest(method: "a", id: 1, meta: RequestMeta(client: "10.0.0.1"))))
         XCTAssertEqual(entry(#"{"jsonrpc":"2.0","method":"a","id":1,"meta":"x"}"#), .request(RPCRequest(method: "a", id: 1)))
     }
 
@@ -208,7 +208,7 @@ final class RPCEnvelopeTests: XCTestCase {
 
     func testRequestEncodingRoundTrips() throws {
         let requests = [
-            RPCRequest(method: "identity.login", params: ["user": "ann"], id: 5, meta: ["client": "1.2.3.4"]),
+            RPCRequest(method: "identity.login", params: ["user": "ann"], id: 5, meta: RequestMeta(client: "1.2.3.4")),
             RPCRequest(method: "notify", params: [1, 2], id: nil),
             RPCRequest(method: "x", id: .null),
             RPCRequest(method: "x\"\n", params: .object([:]), id: "abc"),

@@ -27,6 +27,14 @@ final class RequestFastPathTests: XCTestCase {
         #"{"jsonrpc":"2.0","id":1e400,"method":"a"}"#,
         #"{"jsonrpc":"2.0","id":-0,"method":"a","params":[[[[[[[[1]]]]]]]]}"#,
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\u{E9}\"}",
+        // `meta`, read into its fields on the fast path: every member, each rule the general path judges.
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"10.0.0.1","request_id":"gw-1.2","budget_ms":500,"token":"t"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"a","client":"b"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"a"},"meta":{"client":"b"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"cl\u0069ent":"c","budget_ms":1.5,"token":7}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"other":{"x":[1]},"request_id":null,"budget_ms":-3}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"\ud800"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{ "token" : "x" , }}"#,
     ]
 
     func testFastPathAgreesWithTheGeneralParserOnEdgeCases() {
@@ -41,6 +49,8 @@ final class RequestFastPathTests: XCTestCase {
         // A member name is a string under the same limit, though matched without building one.
         assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a"}"#.utf8), limits: JSONLimits(maxStringBytes: 6))
         assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{}}"#.utf8))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"a"}}"#.utf8), limits: JSONLimits(maxDepth: 1))
+        assertAgreement(Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"budget_ms":[1]}}"#.utf8), limits: JSONLimits(maxDepth: 2))
     }
 
     func testFastPathAgreesWithTheGeneralParserOnRandomMutations() {

@@ -42,7 +42,7 @@ public final class TestLineClient: @unchecked Sendable {
     }
 
     /// Sends one request and waits for its answer.
-    public func call(_ method: String, _ params: JSON? = nil, meta: [String: JSON]? = nil) throws -> RPCResponse {
+    public func call(_ method: String, _ params: JSON? = nil, meta: RequestMeta? = nil) throws -> RPCResponse {
         nextID += 1
         var line = RPCRequest(method: method, params: params, id: .int(nextID), meta: meta).encoded()
         line.append(UInt8(ascii: "\n"))

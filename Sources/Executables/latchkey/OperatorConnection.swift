@@ -27,8 +27,7 @@ struct OperatorConnection {
         let service = String(method.prefix { $0 != "." })
         let endpoints = service == "accounts" ? accounts : identity
         let client = try connect(service, endpoints)
-        var meta: [String: JSON]?
-        if let serviceToken { meta = ["token": .string(serviceToken)] }
+        let meta = serviceToken.map { RequestMeta(token: $0) }
         try client.send(RPCRequest(method: method, params: params, id: 1, meta: meta).encoded())
         guard let line = try client.readLine(),
               let response = RPCResponse.decode(try JSONParser.parse(line, limits: JSONLimits(maxDepth: 64, maxBytes: 16 << 20, maxStringBytes: 16 << 20)))

@@ -1,0 +1,89 @@
+import LineProtocol
+import Platform
+import RPC
+import Runtime
+
+/// One call the gateway forwards to a service, with bounded failover. What every attempt needs
+/// (the request, the caller's `meta` and deadline, the attempts left) is held here once, so an
+/// attempt's way back through the upstream client captures one reference instead of copying the
+/// request and its context at every step. Attempts follow one another (the next starts from the
+/// previous one's outcome), so the counters are never touched by two threads at once.
+final class ForwardedCall: @unchecked Sendable {
+    private let pool: ServicePool
+    private let request: RPCRequest
+    private let retrySafe: Bool
+    private let meta: RequestMeta
+    private let deadlineMilliseconds: Int64
+    private let upstreamTimeoutMilliseconds: Int64
+    private let completion: @Sendable (Result<RawJSON, RPCError>) -> Void
+    private var attemptsLeft: Int
+    private var excluded: Set<SocketAddress> = []
+    /// The replica this attempt must use (state that lives on one replica, or a last fallback).
+    private var pinned: SocketAddress?
+
+    init(
+        pool: ServicePool, request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext, settings: GatewaySettings,
+        completion: @escaping @Sendable (Result<RawJSON, RPCError>) -> Void
+    ) {
+        self.pool = pool
+        self.request = request
+        self.retrySafe = retrySafe
+        self.pinned = pinned
+        meta = RequestMeta(client: context.client, requestID: context.requestID)
+        deadlineMilliseconds = context.deadlineMilliseconds
+        upstreamTimeoutMilliseconds = settings.upstreamTimeoutMilliseconds
+        attemptsLeft = settings.maxAttempts
+        self.completion = completion
+    }
+
+    func start() {
+        let timeout = min(upstreamTimeoutMilliseconds, max(1, deadlineMilliseconds - MonotonicClock.nowMilliseconds()))
+        let outOfRotation = pool.addressesOutOfRotation()
+        let skip = pinned != nil ? [] : outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
+        pool.clientForCurrentLoop.forward(
+            request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: skip
+        ) { [self] outcome in
+            received(outcome)
+        }
+    }
+
+    /// Only a failure of the gateway's own link takes the replica out of rotation; the call then
+    /// moves to another replica when it never left (`notSent`) or when it is safe to repeat.
+    /// Whatever the replica answered, even an error about one of its own dependencies, is its
+    /// answer: passed through, never resent, nobody blamed.
+    private func received(_ outcome: ForwardOutcome) {
+        guard let failure = outcome.linkFailure else {
+            completion(outcome.result)
+            return
+        }
+        if failure == .timedOut {
+            completion(.failure(RPCError(.timeout, "\(pool.service) did not answer in time")))
+            return
+        }
+        if failure == .malformedAnswer {
+            // It answered, badly: never passed on, never resent; out of rotation until a probe answers well.
+            if let address = outcome.address { pool.markFailed(address, reason: "malformed answer") }
+            completion(.failure(RPCError(.unavailable, "\(pool.service) answered a malformed response")))
+            return
+        }
+        let address = outcome.address
+        // Every replica is backing off after failed connects (a service that just started, or
+        // restarted): rather than fail at once, try one of them directly, which ignores back-off.
+        if address == nil, pinned == nil, attemptsLeft > 1, let fallback = pool.fallbackAddress(excluding: excluded) {
+            pinned = fallback
+            attemptsLeft = 1
+            start()
+            return
+        }
+        let sent = failure == .lostAfterSending
+        if let address { pool.markFailed(address, reason: sent ? "connection lost" : "connect failed") }
+        let canRetry = pinned == nil && attemptsLeft > 1 && address != nil && (!sent || retrySafe)
+        guard canRetry, let address else {
+            completion(.failure(RPCError(.unavailable, "\(pool.service) is unavailable")))
+            return
+        }
+        excluded.insert(address)
+        attemptsLeft -= 1
+        start()
+    }
+}

@@ -1,0 +1,94 @@
+/// A request's `meta` member, which only Latchkey processes send one another: the end client's
+/// address, the request's id, how long the caller waits, and the service token. Held as named
+/// fields, so a hop between services builds and hashes no dictionary for it. A member it does not
+/// know, or a known one of another type, is ignored, as a caller's stray member always was.
+/// A class, immutable: a request carrying one stays small to copy.
+public final class RequestMeta: Sendable, Equatable {
+    public let client: String?
+    public let requestID: String?
+    /// How long the caller waits for the answer, in milliseconds (relative: clocks of two processes do not compare).
+    public let budgetMilliseconds: Int64?
+    /// The service token (`--service-token`).
+    public let token: String?
+
+    public init(client: String? = nil, requestID: String? = nil, budgetMilliseconds: Int64? = nil, token: String? = nil) {
+        self.client = client
+        self.requestID = requestID
+        self.budgetMilliseconds = budgetMilliseconds
+        self.token = token
+    }
+
+    /// The same, with this caller's budget and token.
+    public func sent(budgetMilliseconds: Int64, token: String?) -> RequestMeta {
+        RequestMeta(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token)
+    }
+
+    public static func == (left: RequestMeta, right: RequestMeta) -> Bool {
+        (left.client, left.requestID, left.budgetMilliseconds, left.token) == (right.client, right.requestID, right.budgetMilliseconds, right.token)
+    }
+
+    /// The member names, by slot: what `Fields.take(_:slot:)` is given.
+    static let members = EnvelopeKeys(["client", "request_id", "budget_ms", "token"])
+
+    /// The members read so far, while parsing.
+    struct Fields {
+        var client: String?
+        var requestID: String?
+        var budgetMilliseconds: Int64?
+        var token: String?
+
+        /// Keeps `value` as the member of `slot` when it has that member's type.
+        mutating func take(_ value: JSON, slot: Int) {
+            switch (slot, value) {
+            case (0, .string(let text)): client = text
+            case (1, .string(let text)): requestID = text
+            case (2, .int(let number)): budgetMilliseconds = number
+            case (3, .string(let text)): token = text
+            default: break
+            }
+        }
+    }
+
+    convenience init(_ fields: Fields) {
+        self.init(client: fields.client, requestID: fields.requestID, budgetMilliseconds: fields.budgetMilliseconds, token: fields.token)
+    }
+
+    /// From a parsed `meta` object (a line read the general way).
+    convenience init(members: [String: JSON]) {
+        var fields = Fields()
+        for (slot, name) in Self.members.names.enumerated() {
+            if let value = members[name] { fields.take(value, slot: slot) }
+        }
+        self.init(fields)
+    }
+
+    /// `{"client":..,"request_id":..,"budget_ms":..,"token":..}`, absent members omitted.
+    func append(to buffer: inout [UInt8]) {
+        var separator: UInt8 = ASCII.openBrace
+        func name(_ key: StaticString) {
+            buffer.append(separator)
+            separator = ASCII.comma
+            buffer.append(ASCII.quote)
+            buffer.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            buffer.append(contentsOf: #"":"#.utf8)
+        }
+        if let client {
+            name("client")
+            JSON.appendString(client, to: &buffer)
+        }
+        if let requestID {
+            name("request_id")
+            JSON.appendString(requestID, to: &buffer)
+        }
+        if let budgetMilliseconds {
+            name("budget_ms")
+            JSON.appendInteger(budgetMilliseconds, to: &buffer)
+        }
+        if let token {
+            name("token")
+            JSON.appendString(token, to: &buffer)
+        }
+        if separator == ASCII.openBrace { buffer.append(ASCII.openBrace) }
+        buffer.append(ASCII.closeBrace)
+    }
+}

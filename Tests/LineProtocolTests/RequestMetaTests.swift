@@ -1,0 +1,35 @@
+import XCTest
+@testable import LineProtocol
+
+/// `meta` between services: read into named fields on the common line (no dictionary), written
+/// back member by member, and lenient the way a dictionary read was (strays and wrong types ignored).
+final class RequestMetaTests: XCTestCase {
+    private let full = RequestMeta(client: "203.0.113.9", requestID: "gw-0a1b2c3d-4.17", budgetMilliseconds: 4999, token: "s\"ecret")
+
+    func testAForwardedRequestIsReadBackAsItWasWritten() {
+        let request = RPCRequest(method: "identity.ping", params: ["k": 1], id: 7, meta: full)
+        XCTAssertEqual(RPCDecoder.decode(line: request.encoded()), .single(.request(request)))
+        XCTAssertEqual(RPCDecoder.decodeInGeneral(line: request.encoded()), .single(.request(request)))
+        let partial = RPCRequest(method: "a.b", id: 1, meta: RequestMeta(token: "t"))
+        XCTAssertEqual(String(decoding: partial.encoded(), as: UTF8.self), #"{"jsonrpc":"2.0","id":1,"method":"a.b","meta":{"token":"t"}}"#)
+        XCTAssertEqual(String(decoding: RPCRequest(method: "a", id: 1, meta: RequestMeta()).encoded(), as: UTF8.self), #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{}}"#)
+    }
+
+    func testTheCommonLineIsReadWithoutTheGeneralParser() throws {
+        let line = Array(#"{"jsonrpc":"2.0","id":3,"method":"a","meta":{"budget_ms":250,"client":"10.0.0.2","request_id":"r-1"}}"#.utf8)
+        let read = try XCTUnwrap(line.withUnsafeBufferPointer { JSONParser.parseRequestEnvelope($0, limits: .default) })
+        XCTAssertEqual(read.meta, RequestMeta(client: "10.0.0.2", requestID: "r-1", budgetMilliseconds: 250))
+        // A member it does not know goes the general way, which ignores it.
+        let stray = Array(#"{"jsonrpc":"2.0","id":3,"method":"a","meta":{"client":"c","trace":{"x":1}}}"#.utf8)
+        XCTAssertNil(stray.withUnsafeBufferPointer { JSONParser.parseRequestEnvelope($0, limits: .default) })
+        XCTAssertEqual(RPCDecoder.decode(line: stray), .single(.request(RPCRequest(method: "a", id: 3, meta: RequestMeta(client: "c")))))
+    }
+
+    func testAMemberOfTheWrongTypeIsIgnoredAndADuplicateIsRefused() {
+        let wrongTypes = Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":5,"request_id":["x"],"budget_ms":"9","token":null}}"#.utf8)
+        XCTAssertEqual(RPCDecoder.decode(line: wrongTypes), .single(.request(RPCRequest(method: "a", id: 1, meta: RequestMeta()))))
+        let twice = Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"token":"a","token":"b"}}"#.utf8)
+        guard case .failure(let refusal) = RPCDecoder.decode(line: twice) else { return XCTFail("a duplicate meta member was accepted") }
+        XCTAssertEqual(refusal.error?.code, -32700)
+    }
+}
