@@ -29,7 +29,7 @@ final class ForwardedCall: @unchecked Sendable {
         self.request = request
         self.retrySafe = retrySafe
         self.pinned = pinned
-        meta = RequestMeta(client: context.client, requestID: context.requestID)
+        meta = RequestMeta(client: context.client, requestID: context.id)
         deadlineMilliseconds = context.deadlineMilliseconds
         upstreamTimeoutMilliseconds = settings.upstreamTimeoutMilliseconds
         attemptsLeft = settings.maxAttempts

@@ -66,12 +66,16 @@ extension JSON: LineEncodable {
     }
 
     static func appendInteger(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(0x2D) }
+        appendUnsigned(value.magnitude, to: &buffer)
+    }
+
+    static func appendUnsigned(_ value: UInt64, to buffer: inout [UInt8]) {
         if value == 0 {
             buffer.append(0x30)
             return
         }
-        if value < 0 { buffer.append(0x2D) }
-        var magnitude = value.magnitude
+        var magnitude = value
         var digitCount = 0
         var probe = magnitude
         while probe > 0 {
@@ -102,6 +106,12 @@ extension JSON: LineEncodable {
 
     static func appendString(_ value: String, to buffer: inout [UInt8]) {
         buffer.append(0x22)
+        appendStringContents(value, to: &buffer)
+        buffer.append(0x22)
+    }
+
+    /// A string's characters, escaped, without the quotes.
+    static func appendStringContents(_ value: String, to buffer: inout [UInt8]) {
         var copy = value
         copy.withUTF8 { utf8 in
             var runStart = 0
@@ -125,6 +135,5 @@ extension JSON: LineEncodable {
             }
             if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
-        buffer.append(0x22)
     }
 }

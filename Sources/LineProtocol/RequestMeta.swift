@@ -5,13 +5,13 @@
 /// A class, immutable: a request carrying one stays small to copy.
 public final class RequestMeta: Sendable, Equatable {
     public let client: String?
-    public let requestID: String?
+    public let requestID: RequestID?
     /// How long the caller waits for the answer, in milliseconds (relative: clocks of two processes do not compare).
     public let budgetMilliseconds: Int64?
     /// The service token (`--service-token`).
     public let token: String?
 
-    public init(client: String? = nil, requestID: String? = nil, budgetMilliseconds: Int64? = nil, token: String? = nil) {
+    public init(client: String? = nil, requestID: RequestID? = nil, budgetMilliseconds: Int64? = nil, token: String? = nil) {
         self.client = client
         self.requestID = requestID
         self.budgetMilliseconds = budgetMilliseconds
@@ -33,7 +33,7 @@ public final class RequestMeta: Sendable, Equatable {
     /// The members read so far, while parsing.
     struct Fields {
         var client: String?
-        var requestID: String?
+        var requestID: RequestID?
         var budgetMilliseconds: Int64?
         var token: String?
 
@@ -41,7 +41,7 @@ public final class RequestMeta: Sendable, Equatable {
         mutating func take(_ value: JSON, slot: Int) {
             switch (slot, value) {
             case (0, .string(let text)): client = text
-            case (1, .string(let text)): requestID = text
+            case (1, .string(let text)): requestID = RequestID(text)
             case (2, .int(let number)): budgetMilliseconds = number
             case (3, .string(let text)): token = text
             default: break
@@ -78,7 +78,7 @@ public final class RequestMeta: Sendable, Equatable {
         }
         if let requestID {
             name("request_id")
-            JSON.appendString(requestID, to: &buffer)
+            requestID.append(to: &buffer)
         }
         if let budgetMilliseconds {
             name("budget_ms")

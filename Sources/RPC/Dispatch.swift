@@ -34,7 +34,7 @@ public struct CallContext: Sendable {
     public var remainingMilliseconds: Int64 { max(0, deadlineMilliseconds - MonotonicClock.nowMilliseconds()) }
 
     /// `meta` to pass along when this handler calls another service.
-    public var forwardedMeta: RequestMeta { RequestMeta(client: client, requestID: requestID) }
+    public var forwardedMeta: RequestMeta { RequestMeta(client: client, requestID: id) }
 }
 
 /// Turns a request into an answer, on whatever thread it likes. The server owns framing,

@@ -99,7 +99,7 @@ public final class RPCServer: @unchecked Sendable {
     /// `issued`: the id to use unless a trusted caller gave one (the connection's next number).
     func makeContext(for request: RPCRequest, peerHost: String?, issued: RequestID.Lane, deadlineMilliseconds: Int64) -> CallContext {
         var client = peerHost
-        var requestID: String?
+        var requestID: RequestID?
         var deadline = deadlineMilliseconds
         if trustsCallerMeta, let meta = request.meta {
             if let vouched = meta.client { client = vouched }
@@ -109,7 +109,7 @@ public final class RPCServer: @unchecked Sendable {
                 deadline = min(deadline, MonotonicClock.nowMilliseconds() + budget)
             }
         }
-        let id = requestID.map(RequestID.init) ?? RequestID(prefix: requestIDPrefix, lane: issued)
+        let id = requestID ?? RequestID(prefix: requestIDPrefix, lane: issued)
         return CallContext(
             method: request.method, id: id, client: client,
             logger: logger, deadlineMilliseconds: deadline)

@@ -131,7 +131,7 @@ final class PolicyTests: XCTestCase {
 
     func testServicesSeeTheGatewaysMetaNeverTheClients() throws {
         let client = try gateway.client()
-        let answer = try client.call("accounts.balances", ["session": "lks_settled"], meta: RequestMeta(client: "203.0.113.9", requestID: "forged-id"))
+        let answer = try client.call("accounts.balances", ["session": "lks_settled"], meta: RequestMeta(client: "203.0.113.9", requestID: RequestID("forged-id")))
         XCTAssertEqual(answer.result?["client"]?.stringValue, "127.0.0.1")
         let requestID = try XCTUnwrap(answer.result?["request_id"]?.stringValue)
         XCTAssertNotEqual(requestID, "forged-id")

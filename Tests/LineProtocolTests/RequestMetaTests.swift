@@ -4,7 +4,7 @@ import XCTest
 /// `meta` between services: read into named fields on the common line (no dictionary), written
 /// back member by member, and lenient the way a dictionary read was (strays and wrong types ignored).
 final class RequestMetaTests: XCTestCase {
-    private let full = RequestMeta(client: "203.0.113.9", requestID: "gw-0a1b2c3d-4.17", budgetMilliseconds: 4999, token: "s\"ecret")
+    private let full = RequestMeta(client: "203.0.113.9", requestID: RequestID(prefix: "gw-0a1b\"2c3d-", lane: .init(connection: 4, request: 17)), budgetMilliseconds: 4999, token: "s\"ecret")
 
     func testAForwardedRequestIsReadBackAsItWasWritten() {
         let request = RPCRequest(method: "identity.ping", params: ["k": 1], id: 7, meta: full)
@@ -18,7 +18,7 @@ final class RequestMetaTests: XCTestCase {
     func testTheCommonLineIsReadWithoutTheGeneralParser() throws {
         let line = Array(#"{"jsonrpc":"2.0","id":3,"method":"a","meta":{"budget_ms":250,"client":"10.0.0.2","request_id":"r-1"}}"#.utf8)
         let read = try XCTUnwrap(line.withUnsafeBufferPointer { JSONParser.parseRequestEnvelope($0, limits: .default) })
-        XCTAssertEqual(read.meta, RequestMeta(client: "10.0.0.2", requestID: "r-1", budgetMilliseconds: 250))
+        XCTAssertEqual(read.meta, RequestMeta(client: "10.0.0.2", requestID: RequestID("r-1"), budgetMilliseconds: 250))
         // A member it does not know goes the general way, which ignores it.
         let stray = Array(#"{"jsonrpc":"2.0","id":3,"method":"a","meta":{"client":"c","trace":{"x":1}}}"#.utf8)
         XCTAssertNil(stray.withUnsafeBufferPointer { JSONParser.parseRequestEnvelope($0, limits: .default) })
@@ -31,5 +31,22 @@ final class RequestMetaTests: XCTestCase {
         let twice = Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"token":"a","token":"b"}}"#.utf8)
         guard case .failure(let refusal) = RPCDecoder.decode(line: twice) else { return XCTFail("a duplicate meta member was accepted") }
         XCTAssertEqual(refusal.error?.code, -32700)
+    }
+}
+
+final class RequestIDTests: XCTestCase {
+    func testAnIssuedIdIsWrittenAsItReads() {
+        let ids = [
+            RequestID(prefix: "gw-0a1b2c3d-", lane: .init(connection: 7, request: 0)),
+            RequestID(prefix: "id\\\"1\n-", lane: .init(connection: nil, request: UInt64.max)),
+            RequestID("given \u{1} id"),
+        ]
+        for id in ids {
+            var written: [UInt8] = []
+            id.append(to: &written)
+            XCTAssertEqual(try JSONParser.parse(written), .string(id.description))
+        }
+        XCTAssertEqual(ids[0].description, "gw-0a1b2c3d-7.0")
+        XCTAssertEqual(RequestID("gw-0a1b2c3d-7.0"), ids[0])
     }
 }
