@@ -1,4 +1,5 @@
 import Foundation
+import LineProtocol
 import Platform
 import RPC
 import StackLauncher
@@ -112,6 +113,21 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertNotEqual(status, 0)
         XCTAssertTrue(up.output.contains("port \(base + 1) is in use: is another stack running?"), up.output)
         XCTAssertFalse(up.output.contains("Latchkey is up"), up.output)
+    }
+
+    /// `bench ping` says what one answer cost each process of its own stack and the load generator,
+    /// from their CPU over the run: the figure the shared machine's noise moves least.
+    func testBenchPingReportsTheCPUOfOneAnswerForEachProcess() throws {
+        let bench = try ToolRun.start(
+            ["bench", "ping", "--target", "identity", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"],
+            directory: directory, label: "bench")
+        XCTAssertEqual(bench.wait(), 0, bench.output)
+        let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        let cpu = try XCTUnwrap(lines.lazy.compactMap { $0["cpu_us_per_answer"]?.objectValue }.first, bench.output)
+        for process in ["identity", "load generator"] {
+            guard case .double(let microseconds)? = cpu[process] else { return XCTFail("no CPU figure for \(process):\n\(bench.output)") }
+            XCTAssertGreaterThan(microseconds, 0, bench.output)
+        }
     }
 
     func testEveryCommandAndExecutableAnswersHelpWithExitZero() throws {

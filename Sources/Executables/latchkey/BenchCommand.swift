@@ -115,6 +115,13 @@ final class BenchEnvironment: @unchecked Sendable {
 
     var outboxPath: String? { ownStack?.outboxPath }
 
+    /// Starts counting the CPU of `services` (on the bench's own stack; none on a given gateway)
+    /// and of the load generator, this process.
+    func countCPU(of services: [String]) throws -> CPUPerAnswer {
+        let processes = explicitGateway == nil ? try services.map { (name: $0, pid: Optional(try stack().member($0).process.processIdentifier)) } : []
+        return CPUPerAnswer(processes + [(name: "load generator", pid: nil)])
+    }
+
     func shutdown() {
         ownStack?.stop()
         if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
@@ -153,6 +160,18 @@ final class BenchReport {
         if let ceiling { line += String(format: "  %.2f of %@ (%.0f/s)", result.perSecond / ceiling.perSecond, ceiling.label, ceiling.perSecond) }
         print(line)
         if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
+        fflush(nil)
+    }
+
+    /// What one answer of the row `name` cost each process, in CPU microseconds (warm-up included).
+    func cpu(_ name: String, _ figures: [(name: String, microseconds: Double)]) {
+        guard !figures.isEmpty else { return }
+        if asJSON {
+            let perProcess = Dictionary(uniqueKeysWithValues: figures.map { ($0.name, JSON.double(($0.microseconds * 100).rounded() / 100)) })
+            print(JSON.object(["scenario": .string(name), "cpu_us_per_answer": .object(perProcess)]).text)
+        } else {
+            print("  CPU per answer: " + figures.map { String(format: "%@ %.2f us", $0.name, $0.microseconds) }.joined(separator: ", "))
+        }
         fflush(nil)
     }
 

@@ -7,6 +7,8 @@ import ServiceKit
 /// What one measurement found.
 struct LoadResult: Sendable {
     var operations = 0
+    /// Every answer received, the warm-up's too (`pipelined` only): what CPU per answer divides by.
+    var answers = 0
     var errors = 0
     var elapsedSeconds = 0.0
     var latenciesMicroseconds: [Int64] = []
@@ -66,7 +68,9 @@ enum LoadGenerator {
                     let now = readAt ?? MonotonicClock.nowMicroseconds()
                     readAt = now
                     let id = AnswerScan.id(in: line) ?? 0
-                    if let sent = connections[index].sentAt.take(id: id), sent >= start {
+                    let sent = connections[index].sentAt.take(id: id)
+                    if sent != nil { result.answers += 1 }
+                    if let sent, sent >= start {
                         result.operations += 1
                         result.latenciesMicroseconds.append(now - sent)
                         if AnswerScan.isError(line) {
