@@ -91,24 +91,24 @@ extension JSONParser {
     }
 
     /// A request's members, its `meta` read into its fields (see `Parser.parseMeta`).
-    static func parseRequestEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) -> (values: EnvelopeValues, meta: RequestMeta?)? {
+    static func parseRequestEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) -> EnvelopeRead? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
-        guard let read = parser.parseEnvelope(keys: requestMembers, metaSlot: requestMetaSlot) else { return nil }
-        return (read.values, read.meta)
+        return parser.parseEnvelope(keys: requestMembers, metaSlot: requestMetaSlot)
     }
 
     /// The same, with the member `keys[rawSlot]` checked but not built: its byte range when
     /// present (nil values stand for it).
-    static func parseEnvelope(
-        _ bytes: UnsafeBufferPointer<UInt8>, keys: EnvelopeKeys, rawSlot: Int, limits: JSONLimits
-    ) -> (values: EnvelopeValues, raw: Range<Int>?)? {
+    static func parseEnvelope(_ bytes: UnsafeBufferPointer<UInt8>, keys: EnvelopeKeys, rawSlot: Int, limits: JSONLimits) -> EnvelopeRead? {
         guard bytes.count <= limits.maxBytes, limits.maxDepth >= 1 else { return nil }
         var parser = Parser(bytes: bytes, limits: limits)
-        guard let read = parser.parseEnvelope(keys: keys, rawSlot: rawSlot) else { return nil }
-        return (read.values, read.raw)
+        return parser.parseEnvelope(keys: keys, rawSlot: rawSlot)
     }
 }
+
+/// An envelope as `Parser.parseEnvelope` read it: handed on whole, since copying its values
+/// into a smaller tuple costs a retain and a release of each.
+typealias EnvelopeRead = (values: EnvelopeValues, raw: Range<Int>?, meta: RequestMeta?)
 
 /// The member names an envelope may have, by slot, also as bytes: a name spelled plainly is
 /// matched where it lies in the line, without building a string.
@@ -197,9 +197,7 @@ struct Parser {
     /// (`skipValue`) and handed back as its byte range; it must be compact, or the line goes the
     /// general way (which re-encodes it). The member at `metaSlot`, if any, is read by `parseMeta`
     /// (nil values stand for it too).
-    mutating func parseEnvelope(
-        keys: EnvelopeKeys, rawSlot: Int? = nil, metaSlot: Int? = nil
-    ) -> (values: EnvelopeValues, raw: Range<Int>?, meta: RequestMeta?)? {
+    mutating func parseEnvelope(keys: EnvelopeKeys, rawSlot: Int? = nil, metaSlot: Int? = nil) -> EnvelopeRead? {
         precondition(keys.names.count <= EnvelopeValues.capacity, "an envelope has at most \(EnvelopeValues.capacity) members")
         var values = EnvelopeValues()
         var raw: Range<Int>?

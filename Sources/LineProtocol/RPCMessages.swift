@@ -116,7 +116,7 @@ struct RequestEnvelope {
     }
 
     /// From `JSONParser.parseRequestEnvelope`.
-    init(_ read: (values: EnvelopeValues, meta: RequestMeta?)) {
+    init(_ read: EnvelopeRead) {
         let members = read.values
         self.init(jsonrpc: members[0], id: members[1], method: members[2], params: members[3], meta: read.meta)
     }

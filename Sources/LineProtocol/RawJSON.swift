@@ -56,7 +56,7 @@ public struct RawResponse: Sendable, Equatable {
         let envelope = line.withUnsafeBufferPointer {
             JSONParser.parseEnvelope($0, keys: JSONParser.responseMembers, rawSlot: resultSlot, limits: limits)
         }
-        guard let (members, result) = envelope else { return decodeInGeneral(line: line, limits: limits) }
+        guard let (members, result, _) = envelope else { return decodeInGeneral(line: line, limits: limits) }
         guard members[0] == .string("2.0"), let id = members[1], RPCDecoder.isValidID(id) else { return nil }
         switch (result, members[3]) {
         case (let result?, nil):
