@@ -123,7 +123,7 @@ final class LatchkeyToolTests: XCTestCase {
             directory: directory, label: "bench")
         XCTAssertEqual(bench.wait(), 0, bench.output)
         let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
-        let cpu = try XCTUnwrap(lines.lazy.compactMap { $0["cpu_us_per_answer"]?.objectValue }.first, bench.output)
+        let cpu = try XCTUnwrap(lines.lazy.compactMap { $0["cpu_us_per_operation"]?.objectValue }.first, bench.output)
         for process in ["identity", "load generator"] {
             guard case .double(let microseconds)? = cpu[process] else { return XCTFail("no CPU figure for \(process):\n\(bench.output)") }
             XCTAssertGreaterThan(microseconds, 0, bench.output)

@@ -115,11 +115,11 @@ final class BenchEnvironment: @unchecked Sendable {
 
     var outboxPath: String? { ownStack?.outboxPath }
 
-    /// Starts counting the CPU of `services` (on the bench's own stack; none on a given gateway)
-    /// and of the load generator, this process.
-    func countCPU(of services: [String]) throws -> CPUPerAnswer {
+    /// The processes whose CPU a run reports: `services` of the bench's own stack (none on a given
+    /// gateway) and the load generator, this process.
+    func watched(_ services: [String]) throws -> [CPUPerAnswer.Process] {
         let processes = explicitGateway == nil ? try services.map { (name: $0, pid: Optional(try stack().member($0).process.processIdentifier)) } : []
-        return CPUPerAnswer(processes + [(name: "load generator", pid: nil)])
+        return processes + [(name: "load generator", pid: nil)]
     }
 
     func shutdown() {
@@ -147,6 +147,10 @@ final class BenchReport {
                 fields["ceiling_per_second"] = .double(ceiling.perSecond.rounded())
                 fields["ratio"] = .double((result.perSecond / ceiling.perSecond * 1000).rounded() / 1000)
             }
+            if !result.cpuPerOperation.isEmpty {
+                fields["cpu_us_per_operation"] = .object(
+                    Dictionary(uniqueKeysWithValues: result.cpuPerOperation.map { ($0.name, JSON.double(($0.microseconds * 100).rounded() / 100)) }))
+            }
             print(JSON.object(fields).text)
             return
         }
@@ -159,19 +163,10 @@ final class BenchReport {
         line += String(result.errors).leftPadded(8)
         if let ceiling { line += String(format: "  %.2f of %@ (%.0f/s)", result.perSecond / ceiling.perSecond, ceiling.label, ceiling.perSecond) }
         print(line)
-        if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
-        fflush(nil)
-    }
-
-    /// What one answer of the row `name` cost each process, in CPU microseconds (warm-up included).
-    func cpu(_ name: String, _ figures: [(name: String, microseconds: Double)]) {
-        guard !figures.isEmpty else { return }
-        if asJSON {
-            let perProcess = Dictionary(uniqueKeysWithValues: figures.map { ($0.name, JSON.double(($0.microseconds * 100).rounded() / 100)) })
-            print(JSON.object(["scenario": .string(name), "cpu_us_per_answer": .object(perProcess)]).text)
-        } else {
-            print("  CPU per answer: " + figures.map { String(format: "%@ %.2f us", $0.name, $0.microseconds) }.joined(separator: ", "))
+        if !result.cpuPerOperation.isEmpty {
+            print("  CPU per operation: " + result.cpuPerOperation.map { String(format: "%@ %.2f us", $0.name, $0.microseconds) }.joined(separator: ", "))
         }
+        if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
         fflush(nil)
     }
 

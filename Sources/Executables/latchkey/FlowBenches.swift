@@ -47,7 +47,9 @@ enum VerifyBench {
         guard let outboxPath = environment.outboxPath else { throw ConfigurationError("verify needs the bench's own stack") }
         let outbox = try OutboxReader(path: outboxPath)
         defer { outbox.stop() }
-        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in (try LineClient(endpoint), index) }) { state, iteration in
+        let result = try LoadGenerator.closedLoop(
+            settings: settings, watching: try environment.watched(["verification"]), prepare: { index in (try LineClient(endpoint), index) }
+        ) { state, iteration in
             let (client, index) = state
             // A fresh, valid US number per connection and iteration: +1 555 (200+index) xxxx.
             let number = String(format: "+1555%03d%04d", 200 + index % 800, iteration % 10_000)
@@ -95,7 +97,8 @@ enum TransferBench {
         let identity = stack.endpoint("identity")
         let outbox = try OutboxReader(path: stack.outboxPath)
         defer { outbox.stop() }
-        let result = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
+        let flow = try environment.watched(["gateway", "identity", "verification", "accounts"])
+        let result = try LoadGenerator.closedLoop(settings: settings, watching: flow, prepare: { index in
             try BenchUser.fundedSession(index: index, gateway: gateway, accounts: accounts, identity: identity)
         }) { user, iteration in
             let (client, session) = user
@@ -111,7 +114,7 @@ enum TransferBench {
             guard done["status"] == "done" else { throw OutboxError(message: "confirm did not book the transfer") }
         }
         report.row("transfer confirmed by SMS code c=\(settings.connections)", result, ratioTo: ("commit", ceiling))
-        let keyed = try LoadGenerator.closedLoop(settings: settings, prepare: { index in
+        let keyed = try LoadGenerator.closedLoop(settings: settings, watching: flow, prepare: { index in
             try BenchUser.keyedSession(index: settings.connections + index, gateway: gateway, accounts: accounts, identity: identity)
         }) { user, iteration in
             let ticket = try user.client.result("accounts.transfer", [

@@ -10,6 +10,8 @@ struct LoadResult: Sendable {
     /// Every answer received, the warm-up's too (`pipelined` only): what CPU per answer divides by.
     var answers = 0
     var errors = 0
+    /// CPU microseconds per operation of each watched process (see `CPUPerAnswer`).
+    var cpuPerOperation: [(name: String, microseconds: Double)] = []
     var elapsedSeconds = 0.0
     var latenciesMicroseconds: [Int64] = []
     var sampleError: String?
@@ -42,7 +44,11 @@ enum LoadGenerator {
     /// drives every connection through `poll(2)` (a thread per connection spent the shared cores
     /// on waking 50 threads), requests are encoded from a template and sent in one write per batch
     /// of answers read, and answers are scanned for their `id` and an `error` member, not parsed.
-    static func pipelined(endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings) throws -> LoadResult {
+    /// `watching`: processes whose CPU per answer the result carries, over the whole run.
+    static func pipelined(
+        endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings, watching: [CPUPerAnswer.Process] = []
+    ) throws -> LoadResult {
+        let cpu = CPUPerAnswer(watching)
         let template = PipelinedTemplate(method: method, params: params)
         let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
         let end = start + Int64(settings.seconds * 1_000_000)
@@ -86,67 +92,102 @@ enum LoadGenerator {
             }
         }
         result.elapsedSeconds = settings.seconds
+        result.cpuPerOperation = cpu.finish(answers: result.answers)
         return result
     }
 
     /// Each connection repeats `operation` back to back; one operation may make several calls.
-    /// `prepare` runs once per connection before timing (register users, open clients...).
+    /// `prepare` runs once per connection before timing (register users, open clients...); the
+    /// warm-up starts once every connection is prepared, so no preparation runs in the window.
+    /// `watching`: processes whose CPU per operation the result carries, over the measured window.
     static func closedLoop<State>(
-        settings: BenchSettings, prepare: @escaping @Sendable (Int) throws -> State,
+        settings: BenchSettings, watching: [CPUPerAnswer.Process] = [], prepare: @escaping @Sendable (Int) throws -> State,
         operation: @escaping @Sendable (inout State, Int) throws -> Void
     ) throws -> LoadResult {
-        try runThreads(count: settings.connections, seconds: settings.seconds) { index, startMicroseconds, endMicroseconds in
-            var result = LoadResult()
-            var state = try prepare(index)
-            var iteration = 0
-            while true {
-                let began = MonotonicClock.nowMicroseconds()
-                if began >= endMicroseconds { break }
-                do {
-                    try operation(&state, iteration)
-                } catch {
-                    if began >= startMicroseconds {
-                        result.errors += 1
-                        result.sampleError = result.sampleError ?? "\(error)"
+        let collector = ResultCollector()
+        let prepared = DispatchGroup()
+        let finished = DispatchGroup()
+        let gate = StartGate()
+        for index in 0..<settings.connections {
+            prepared.enter()
+            finished.enter()
+            let thread = Thread {
+                defer { finished.leave() }
+                let prepareResult = Result { try prepare(index) }
+                prepared.leave()
+                guard case .success(var state) = prepareResult else {
+                    if case .failure(let error) = prepareResult { collector.fail("\(error)") }
+                    return
+                }
+                let (start, end) = gate.window()
+                var result = LoadResult()
+                var iteration = 0
+                while true {
+                    let began = MonotonicClock.nowMicroseconds()
+                    if began >= end { break }
+                    do {
+                        try operation(&state, iteration)
+                    } catch {
+                        if began >= start {
+                            result.errors += 1
+                            result.sampleError = result.sampleError ?? "\(error)"
+                        }
+                    }
+                    iteration += 1
+                    let finishedAt = MonotonicClock.nowMicroseconds()
+                    if began >= start {
+                        result.operations += 1
+                        result.latenciesMicroseconds.append(finishedAt - began)
                     }
                 }
-                iteration += 1
-                let finished = MonotonicClock.nowMicroseconds()
-                if began >= startMicroseconds {
-                    result.operations += 1
-                    result.latenciesMicroseconds.append(finished - began)
-                }
-            }
-            return result
-        }
-    }
-
-    private static func runThreads(
-        count: Int, seconds: Double,
-        _ body: @escaping @Sendable (Int, Int64, Int64) throws -> LoadResult
-    ) throws -> LoadResult {
-        let collector = ResultCollector()
-        let group = DispatchGroup()
-        let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
-        let end = start + Int64(seconds * 1_000_000)
-        for index in 0..<count {
-            group.enter()
-            let thread = Thread {
-                do {
-                    collector.add(try body(index, start, end))
-                } catch {
-                    collector.fail("\(error)")
-                }
-                group.leave()
+                collector.add(result)
             }
             thread.stackSize = 1 << 20
             thread.start()
         }
-        group.wait()
+        prepared.wait()
+        let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
+        let end = start + Int64(settings.seconds * 1_000_000)
+        gate.open(start: start, end: end)
+        // The window's CPU: read when it opens and when it closes (the threads time themselves).
+        var cpu: CPUPerAnswer?
+        if !watching.isEmpty {
+            sleepUntil(microseconds: start)
+            cpu = CPUPerAnswer(watching)
+            sleepUntil(microseconds: end)
+            cpu?.stop()
+        }
+        finished.wait()
         var total = try collector.total()
-        total.elapsedSeconds = seconds
+        total.elapsedSeconds = settings.seconds
+        total.cpuPerOperation = cpu?.finish(answers: total.operations) ?? []
         return total
     }
+}
+
+/// Holds the connections of a closed-loop run until every one is prepared, then gives them the window.
+private final class StartGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var bounds: (start: Int64, end: Int64)?
+
+    func open(start: Int64, end: Int64) {
+        condition.lock()
+        bounds = (start, end)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func window() -> (start: Int64, end: Int64) {
+        condition.lock()
+        defer { condition.unlock() }
+        while bounds == nil { condition.wait() }
+        return bounds!
+    }
+}
+
+private func sleepUntil(microseconds: Int64) {
+    let left = microseconds - MonotonicClock.nowMicroseconds()
+    if left > 0 { usleep(useconds_t(left)) }
 }
 
 private final class ResultCollector: @unchecked Sendable {

@@ -37,22 +37,20 @@ enum PingBench {
         var direct: LoadResult?
         if target == "both" || (target != "gateway" && Stack.portOffsets[target] != nil) {
             let service = target == "both" ? "identity" : target
-            let cpu = try environment.countCPU(of: [service])
-            let result = try LoadGenerator.pipelined(endpoint: try environment.direct(service), method: "\(service).ping", params: nil, settings: settings)
+            let result = try LoadGenerator.pipelined(
+                endpoint: try environment.direct(service), method: "\(service).ping", params: nil, settings: settings, watching: try environment.watched([service]))
             report.row("ping direct \(service) \(label)", result)
-            report.cpu("ping direct \(service) \(label)", cpu.finish(answers: result.answers))
             direct = result
         }
         if target == "both" || target == "gateway" {
-            let viaCPU = try environment.countCPU(of: ["gateway", "identity"])
-            let result = try LoadGenerator.pipelined(endpoint: try environment.gateway, method: "identity.ping", params: nil, settings: settings)
+            let result = try LoadGenerator.pipelined(
+                endpoint: try environment.gateway, method: "identity.ping", params: nil, settings: settings,
+                watching: try environment.watched(["gateway", "identity"]))
             report.row("ping via gateway \(label)", result, ratioTo: direct.map { ("direct", $0.perSecond) })
-            report.cpu("ping via gateway \(label)", viaCPU.finish(answers: result.answers))
             figures.viaGateway = result
-            let ownCPU = try environment.countCPU(of: ["gateway"])
-            let own = try LoadGenerator.pipelined(endpoint: try environment.gateway, method: "gateway.ping", params: nil, settings: settings)
+            let own = try LoadGenerator.pipelined(
+                endpoint: try environment.gateway, method: "gateway.ping", params: nil, settings: settings, watching: try environment.watched(["gateway"]))
             report.row("gateway.ping \(label)", own, ratioTo: redis.map { ("redis", $0) })
-            report.cpu("gateway.ping \(label)", ownCPU.finish(answers: own.answers))
             figures.gatewayPing = own
         }
         return figures

@@ -25,21 +25,31 @@ enum ProcessCPU {
 
 /// CPU per answer of each process named, over one measured run.
 struct CPUPerAnswer {
-    private let pids: [(name: String, pid: Int32?)]
-    private let before: [Int64?]
+    /// A process to watch; `pid` nil is the bench itself (the load generator).
+    typealias Process = (name: String, pid: Int32?)
 
-    /// Starts counting for `pids` (nil: the bench itself, the load generator).
-    init(_ pids: [(name: String, pid: Int32?)]) {
-        self.pids = pids
-        before = pids.map { ProcessCPU.microseconds(pid: $0.pid) }
+    private let processes: [Process]
+    private let before: [Int64?]
+    private var after: [Int64?]?
+
+    /// Starts counting.
+    init(_ processes: [Process]) {
+        self.processes = processes
+        before = processes.map { ProcessCPU.microseconds(pid: $0.pid) }
     }
 
-    /// Microseconds per answer for each process, over every answer the run received.
+    /// Stops counting (otherwise `finish` does).
+    mutating func stop() {
+        after = processes.map { ProcessCPU.microseconds(pid: $0.pid) }
+    }
+
+    /// Microseconds per answer for each process.
     func finish(answers: Int) -> [(name: String, microseconds: Double)] {
         guard answers > 0 else { return [] }
-        return zip(pids, before).compactMap { process, started in
-            guard let started, let now = ProcessCPU.microseconds(pid: process.pid) else { return nil }
-            return (process.name, Double(now - started) / Double(answers))
+        let ended = after ?? processes.map { ProcessCPU.microseconds(pid: $0.pid) }
+        return zip(processes, zip(before, ended)).compactMap { process, span in
+            guard let started = span.0, let stopped = span.1 else { return nil }
+            return (process.name, Double(stopped - started) / Double(answers))
         }
     }
 }
