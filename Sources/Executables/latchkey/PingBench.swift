@@ -21,7 +21,8 @@ enum PingBench {
         let one = try measure(single, target: target, label: "\(label) loops=1", redis: redis, report: report)
         for (name, result) in [("gateway.ping", many.gatewayPing), ("identity.ping via gateway", many.viaGateway)] {
             let baseline = name == "gateway.ping" ? one.gatewayPing : one.viaGateway
-            guard let result, let baseline else { continue }
+            guard var result, let baseline else { continue }
+            result.cpuPerOperation = []  // printed under its own row already
             report.row("\(name) \(loops) loops vs 1", result, ratioTo: ("1 loop", baseline.perSecond))
         }
     }
