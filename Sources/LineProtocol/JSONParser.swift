@@ -203,84 +203,78 @@ struct Parser {
         var raw: Range<Int>?
         var meta: RequestMeta?
         skipWhitespace()
-        guard position < bytes.count, bytes[position] == ASCII.openBrace else { return nil }
-        position += 1
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == ASCII.closeBrace {
-            position += 1
-        } else {
-            while true {
-                skipWhitespace()
-                guard position < bytes.count, bytes[position] == ASCII.quote else { return nil }
-                // Another member (plain or not), or one twice: the general path answers.
-                guard let slot = plainKeySlot(keys) ?? (try? parseString()).flatMap(keys.names.firstIndex(of:)) else { return nil }
-                skipWhitespace()
-                guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
-                position += 1
-                guard values[slot] == nil, slot != rawSlot || raw == nil, slot != metaSlot || meta == nil else { return nil }
-                if slot == metaSlot {
-                    skipWhitespace()
-                    guard let read = parseMeta(depth: 1) else { return nil }
-                    meta = read
-                } else if slot == rawSlot {
-                    skipWhitespace()
-                    skippedWhitespace = false
-                    let start = position
-                    guard (try? skipValue(depth: 1)) != nil, !skippedWhitespace else { return nil }
-                    raw = start..<position
-                } else {
-                    guard let value = try? parseValue(depth: 1) else { return nil }
-                    values[slot] = value
-                }
-                skipWhitespace()
-                guard position < bytes.count else { return nil }
-                if bytes[position] == ASCII.comma {
-                    position += 1
-                } else if bytes[position] == ASCII.closeBrace {
-                    position += 1
-                    break
-                } else {
-                    return nil
-                }
+        let read = walkKnownMembers(keys) { parser, slot in
+            if slot == metaSlot {
+                parser.skipWhitespace()
+                meta = parser.parseMeta(depth: 1)
+                return meta != nil
             }
+            if slot == rawSlot {
+                parser.skipWhitespace()
+                parser.skippedWhitespace = false
+                let start = parser.position
+                guard (try? parser.skipValue(depth: 1)) != nil, !parser.skippedWhitespace else { return false }
+                raw = start..<parser.position
+                return true
+            }
+            guard let value = try? parser.parseValue(depth: 1) else { return false }
+            values[slot] = value
+            return true
         }
+        guard read else { return nil }
         skipWhitespace()
         return position == bytes.count ? (values, raw, meta) : nil
     }
 
     /// A `meta` object (its `{` at `position`, at `depth` as `parseValue` would be given it) read
-    /// straight into its fields, each value checked by `parseValue`. Only when every member is one
-    /// of `RequestMeta.members` spelled plainly, each once; nil for any other value, so the line
-    /// goes the general way (which judges duplicates, depth and the rest).
+    /// straight into its fields, each value checked by `parseValue`; nil for any object with
+    /// another member, so the line goes the general way.
     mutating func parseMeta(depth: Int) -> RequestMeta? {
-        guard position < bytes.count, bytes[position] == ASCII.openBrace, depth < limits.maxDepth else { return nil }
+        guard depth < limits.maxDepth else { return nil }
+        var values = EnvelopeValues()
+        let read = walkKnownMembers(RequestMeta.members) { parser, slot in
+            guard let value = try? parser.parseValue(depth: depth + 1) else { return false }
+            values[slot] = value
+            return true
+        }
+        return read ? RequestMeta(values) : nil
+    }
+
+    /// An object whose every member is one of `keys`, each once (its `{` at `position`): `member`
+    /// reads each value where it starts, at its slot, and answers false to give up. False for any
+    /// other object and on any error, for the general path to answer; `walkObject` is the grammar
+    /// the general path reads.
+    @inline(__always)
+    mutating func walkKnownMembers(_ keys: EnvelopeKeys, _ member: (inout Parser, Int) -> Bool) -> Bool {
+        guard position < bytes.count, bytes[position] == ASCII.openBrace else { return false }
         position += 1
-        var fields = RequestMeta.Fields()
-        var seen: UInt8 = 0
         skipWhitespace()
         if position < bytes.count, bytes[position] == ASCII.closeBrace {
             position += 1
-            return RequestMeta(fields)
+            return true
         }
+        var seen = 0
         while true {
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == ASCII.quote, let slot = plainKeySlot(RequestMeta.members) else { return nil }
-            guard seen & (1 << slot) == 0 else { return nil }
+            guard position < bytes.count, bytes[position] == ASCII.quote else { return false }
+            // Another member (plain or not), or one twice: the general path answers.
+            guard let slot = plainKeySlot(keys) ?? (try? parseString()).flatMap(keys.names.firstIndex(of:)), seen & (1 << slot) == 0 else {
+                return false
+            }
             seen |= 1 << slot
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == ASCII.colon else { return nil }
+            guard position < bytes.count, bytes[position] == ASCII.colon else { return false }
             position += 1
-            guard let value = try? parseValue(depth: depth + 1) else { return nil }
-            fields.take(value, slot: slot)
+            guard member(&self, slot) else { return false }
             skipWhitespace()
-            guard position < bytes.count else { return nil }
+            guard position < bytes.count else { return false }
             if bytes[position] == ASCII.comma {
                 position += 1
             } else if bytes[position] == ASCII.closeBrace {
                 position += 1
-                return RequestMeta(fields)
+                return true
             } else {
-                return nil
+                return false
             }
         }
     }

@@ -27,39 +27,21 @@ public final class RequestMeta: Sendable, Equatable {
         (left.client, left.requestID, left.budgetMilliseconds, left.token) == (right.client, right.requestID, right.budgetMilliseconds, right.token)
     }
 
-    /// The member names, by slot: what `Fields.take(_:slot:)` is given.
+    /// The member names, by slot.
     static let members = EnvelopeKeys(["client", "request_id", "budget_ms", "token"])
 
-    /// The members read so far, while parsing.
-    struct Fields {
-        var client: String?
-        var requestID: RequestID?
-        var budgetMilliseconds: Int64?
-        var token: String?
-
-        /// Keeps `value` as the member of `slot` when it has that member's type.
-        mutating func take(_ value: JSON, slot: Int) {
-            switch (slot, value) {
-            case (0, .string(let text)): client = text
-            case (1, .string(let text)): requestID = RequestID(text)
-            case (2, .int(let number)): budgetMilliseconds = number
-            case (3, .string(let text)): token = text
-            default: break
-            }
-        }
-    }
-
-    convenience init(_ fields: Fields) {
-        self.init(client: fields.client, requestID: fields.requestID, budgetMilliseconds: fields.budgetMilliseconds, token: fields.token)
+    /// From its members by slot (`members`' order), each kept when it has its type.
+    convenience init(_ values: EnvelopeValues) {
+        self.init(
+            client: values[0]?.stringValue, requestID: values[1]?.stringValue.map(RequestID.init), budgetMilliseconds: values[2]?.intValue,
+            token: values[3]?.stringValue)
     }
 
     /// From a parsed `meta` object (a line read the general way).
     convenience init(members: [String: JSON]) {
-        var fields = Fields()
-        for (slot, name) in Self.members.names.enumerated() {
-            if let value = members[name] { fields.take(value, slot: slot) }
-        }
-        self.init(fields)
+        var values = EnvelopeValues()
+        for (slot, name) in Self.members.names.enumerated() { values[slot] = members[name] }
+        self.init(values)
     }
 
     /// `{"client":..,"request_id":..,"budget_ms":..,"token":..}`, absent members omitted.

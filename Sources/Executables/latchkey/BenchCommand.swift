@@ -117,7 +117,7 @@ final class BenchEnvironment: @unchecked Sendable {
 
     /// The processes whose CPU a run reports: `services` of the bench's own stack (none on a given
     /// gateway) and the load generator, this process.
-    func watched(_ services: [String]) throws -> [CPUPerAnswer.Process] {
+    func watched(_ services: [String]) throws -> [CPUPerOperation.Process] {
         let processes = explicitGateway == nil ? try services.map { (name: $0, pid: Optional(try stack().member($0).process.processIdentifier)) } : []
         return processes + [(name: "load generator", pid: nil)]
     }

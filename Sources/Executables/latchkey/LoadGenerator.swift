@@ -7,10 +7,8 @@ import ServiceKit
 /// What one measurement found.
 struct LoadResult: Sendable {
     var operations = 0
-    /// Every answer received, the warm-up's too (`pipelined` only): what CPU per answer divides by.
-    var answers = 0
     var errors = 0
-    /// CPU microseconds per operation of each watched process (see `CPUPerAnswer`).
+    /// CPU microseconds per operation of each watched process (see `CPUPerOperation`).
     var cpuPerOperation: [(name: String, microseconds: Double)] = []
     var elapsedSeconds = 0.0
     var latenciesMicroseconds: [Int64] = []
@@ -44,11 +42,12 @@ enum LoadGenerator {
     /// drives every connection through `poll(2)` (a thread per connection spent the shared cores
     /// on waking 50 threads), requests are encoded from a template and sent in one write per batch
     /// of answers read, and answers are scanned for their `id` and an `error` member, not parsed.
-    /// `watching`: processes whose CPU per answer the result carries, over the whole run.
+    /// `watching`: processes whose CPU per answer the result carries, over the whole run (so every
+    /// answer counts, the warm-up's too).
     static func pipelined(
-        endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings, watching: [CPUPerAnswer.Process] = []
+        endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings, watching: [CPUPerOperation.Process] = []
     ) throws -> LoadResult {
-        let cpu = CPUPerAnswer(watching)
+        let cpu = CPUPerOperation(watching)
         let template = PipelinedTemplate(method: method, params: params)
         let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
         let end = start + Int64(settings.seconds * 1_000_000)
@@ -56,6 +55,7 @@ enum LoadGenerator {
         let giveUp = end + 10_000_000
         var connections = try (0..<settings.connections).map { _ in PipelinedConnection(client: try LineClient(endpoint)) }
         var result = LoadResult()
+        var answers = 0
         for index in connections.indices {
             for _ in 0..<settings.inflight { connections[index].queueOne(template) }
             try connections[index].flush()
@@ -75,7 +75,7 @@ enum LoadGenerator {
                     readAt = now
                     let id = AnswerScan.id(in: line) ?? 0
                     let sent = connections[index].sentAt.take(id: id)
-                    if sent != nil { result.answers += 1 }
+                    if sent != nil { answers += 1 }
                     if let sent, sent >= start {
                         result.operations += 1
                         result.latenciesMicroseconds.append(now - sent)
@@ -92,7 +92,7 @@ enum LoadGenerator {
             }
         }
         result.elapsedSeconds = settings.seconds
-        result.cpuPerOperation = cpu.finish(answers: result.answers)
+        result.cpuPerOperation = cpu.finish(operations: answers)
         return result
     }
 
@@ -101,7 +101,7 @@ enum LoadGenerator {
     /// warm-up starts once every connection is prepared, so no preparation runs in the window.
     /// `watching`: processes whose CPU per operation the result carries, over the measured window.
     static func closedLoop<State>(
-        settings: BenchSettings, watching: [CPUPerAnswer.Process] = [], prepare: @escaping @Sendable (Int) throws -> State,
+        settings: BenchSettings, watching: [CPUPerOperation.Process] = [], prepare: @escaping @Sendable (Int) throws -> State,
         operation: @escaping @Sendable (inout State, Int) throws -> Void
     ) throws -> LoadResult {
         let collector = ResultCollector()
@@ -150,17 +150,17 @@ enum LoadGenerator {
         let end = start + Int64(settings.seconds * 1_000_000)
         gate.open(start: start, end: end)
         // The window's CPU: read when it opens and when it closes (the threads time themselves).
-        var cpu: CPUPerAnswer?
+        var cpu: CPUPerOperation?
         if !watching.isEmpty {
             sleepUntil(microseconds: start)
-            cpu = CPUPerAnswer(watching)
+            cpu = CPUPerOperation(watching)
             sleepUntil(microseconds: end)
             cpu?.stop()
         }
         finished.wait()
         var total = try collector.total()
         total.elapsedSeconds = settings.seconds
-        total.cpuPerOperation = cpu?.finish(answers: total.operations) ?? []
+        total.cpuPerOperation = cpu?.finish(operations: total.operations) ?? []
         return total
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Platform
 
 /// CPU time a process has used (user + system, all its threads), from `/proc/PID/stat`: what a
-/// bench divides by the answers of a run to say what one answer costs each process, a figure the
+/// bench divides by the operations of a run to say what one costs each process, a figure the
 /// shared machine's noise moves far less than a rate.
 enum ProcessCPU {
     /// Microseconds of CPU used so far by `pid` (this process when nil), or nil when unreadable.
@@ -23,8 +23,8 @@ enum ProcessCPU {
     }
 }
 
-/// CPU per answer of each process named, over one measured run.
-struct CPUPerAnswer {
+/// CPU per operation of each process named, over one measured run.
+struct CPUPerOperation {
     /// A process to watch; `pid` nil is the bench itself (the load generator).
     typealias Process = (name: String, pid: Int32?)
 
@@ -44,12 +44,12 @@ struct CPUPerAnswer {
     }
 
     /// Microseconds per answer for each process.
-    func finish(answers: Int) -> [(name: String, microseconds: Double)] {
-        guard answers > 0 else { return [] }
+    func finish(operations: Int) -> [(name: String, microseconds: Double)] {
+        guard operations > 0 else { return [] }
         let ended = after ?? processes.map { ProcessCPU.microseconds(pid: $0.pid) }
         return zip(processes, zip(before, ended)).compactMap { process, span in
             guard let started = span.0, let stopped = span.1 else { return nil }
-            return (process.name, Double(stopped - started) / Double(answers))
+            return (process.name, Double(stopped - started) / Double(operations))
         }
     }
 }
