@@ -37,6 +37,8 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     private let logger: Logger
     /// What the timers reach, held weakly by them and strongly only here.
     private let housekeeping: GatewayHousekeeping
+    private let routes: [String: MethodRoute]
+    private let unknownRoute: MethodRoute
 
     public init(pools: [String: ServicePool], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog) {
         self.pools = pools
@@ -47,6 +49,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         sessions = SessionCache(ttlMilliseconds: settings.sessionCacheMilliseconds)
         limiter = RateLimiter(limits: settings.rateLimits)
         housekeeping = GatewayHousekeeping(pools: Array(pools.values), sessions: sessions, limiter: limiter, accessLog: accessLog)
+        (routes, unknownRoute) = MethodRoute.table(metrics: metrics)
     }
 
     /// Builds the pools for `endpoints` (service -> replicas) and starts health checks, DNS
@@ -114,10 +117,11 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// The line door: a service's result goes back to the client as the bytes the service wrote
     /// (checked by the parser's rules when they arrived), only the `id` rewritten.
     public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
-        let policy = PolicyTable.policy(for: request.method)
+        let route = routes[request.method] ?? unknownRoute
+        let policy = route.policy
         let finish = Finisher(
-            started: MonotonicClock.nowMicroseconds(), method: policy == nil ? "unknown" : request.method, group: policy?.group,
-            requestID: context.id, client: context.client, metrics: metrics, accessLog: accessLog, reply: reply)
+            started: MonotonicClock.nowMicroseconds(), route: route, requestID: context.id, client: context.client,
+            metrics: metrics, accessLog: accessLog, reply: reply)
         // Every request spends a token before anything else, an unknown method too.
         if let wait = limiter.take(client: context.client ?? "unknown", group: policy?.group ?? PolicyTable.Group.standard) {
             finish.fail(Self.rateLimited(retryAfterSeconds: wait))
@@ -134,7 +138,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 finish.fail(error)
                 return
             }
-            finish(.outcome(answerLocally(request.method)))
+            finish(answerLocally(request.method))
             return
         }
         let members = request.params?.objectValue ?? [:]
@@ -171,9 +175,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// access log. A value, so a request answered at once (a ping, a refusal) allocates no closure.
     private struct Finisher: Sendable {
         let started: Int64
-        /// The method, or "unknown" for one without a policy (never a caller's made-up name).
-        let method: String
-        let group: String?
+        let route: MethodRoute
         let requestID: RequestID
         let client: String?
         let metrics: Metrics
@@ -183,13 +185,14 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         func callAsFunction(_ answer: RPCReply) {
             let elapsed = MonotonicClock.nowMicroseconds() - started
             let reason = answer.failure.map { $0.reason ?? "error" }
-            metrics.record(method: method, microseconds: elapsed, errorReason: reason)
+            metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
             // The access log: never params, never the session token; what anyone can send
             // without limit is counted for the summary line instead.
-            if let kind = Gateway.summaryKind(method: method, group: group, reason: reason) {
+            if let kind = Gateway.summaryKind(method: route.name, group: route.policy?.group, reason: reason) {
                 accessLog.summarise(kind)
             } else {
-                accessLog.record(requestID: requestID.description, method: method, reason: reason, durationMicroseconds: elapsed, client: client)
+                accessLog.record(
+                    requestID: requestID.description, method: route.name, reason: reason, durationMicroseconds: elapsed, client: client)
             }
             reply(answer)
         }
@@ -222,21 +225,22 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         return nil
     }
 
-    private static let pong: JSON = ["pong": true]
+    /// Encoded once: a ping's answer is copied, not encoded, per request.
+    private static let pong = RawJSON(["pong": true])
 
-    private func answerLocally(_ method: String) -> Result<JSON, RPCError> {
+    private func answerLocally(_ method: String) -> RPCReply {
         switch method {
         case "gateway.ping":
-            return .success(Self.pong)
+            return .encodedResult(Self.pong)
         case "gateway.health":
-            return .success(healthJSON)
+            return .outcome(.success(healthJSON))
         case "gateway.metrics":
             var snapshot = metrics.snapshot().objectValue ?? [:]
             snapshot["sessions_cached"] = .int(Int64(sessions.count))
             snapshot["rate_buckets"] = .int(Int64(limiter.bucketCount))
-            return .success(.object(snapshot))
+            return .outcome(.success(.object(snapshot)))
         default:
-            return .failure(.methodNotFound(method))
+            return .outcome(.failure(.methodNotFound(method)))
         }
     }
 

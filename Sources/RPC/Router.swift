@@ -16,28 +16,32 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
     private struct Route {
         let execution: Execution
         let handler: Handler
+        let metricsSlot: Metrics.Slot
     }
 
     private var routes: [String: Route] = [:]
     private let workers: WorkerPool
     public let metrics: Metrics
 
+    private let unknownMethodSlot: Metrics.Slot
+
     public init(workers: WorkerPool, metrics: Metrics) {
         self.workers = workers
         self.metrics = metrics
+        unknownMethodSlot = metrics.slot(for: "unknown")
     }
 
     /// Registers a method. Call during setup only, before the server starts.
     public func register(_ method: String, execution: Execution = .pool, _ handler: @escaping Handler) {
         precondition(routes[method] == nil, "\(method) registered twice")
-        routes[method] = Route(execution: execution, handler: handler)
+        routes[method] = Route(execution: execution, handler: handler, metricsSlot: metrics.slot(for: method))
     }
 
     public var methods: [String] { routes.keys.sorted() }
 
     public func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void) {
         guard let route = routes[request.method] else {
-            metrics.record(method: "unknown", microseconds: 0, errorReason: Reason.methodNotFound.rawValue)
+            metrics.record(unknownMethodSlot, microseconds: 0, errorReason: Reason.methodNotFound.rawValue)
             reply(.failure(.methodNotFound(request.method)))
             return
         }
@@ -47,7 +51,7 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
             let outcome = Self.invoke(route.handler, request, context)
             let elapsed = MonotonicClock.nowMicroseconds() - started
             let reason = outcome.failureReason
-            metrics.record(method: request.method, microseconds: elapsed, errorReason: reason)
+            metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
             if route.execution == .pool {
                 // Per-request lines are debug here: the gateway writes the access log.
                 context.logger.debug("request", [
@@ -64,13 +68,13 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
             // Work that can no longer finish by its deadline is dropped unrun: the caller gets (or
             // already got) `timeout`.
             let expired: @Sendable () -> Void = {
-                metrics.record(method: request.method, microseconds: 0, errorReason: Reason.timeout.rawValue)
+                metrics.record(route.metricsSlot, microseconds: 0, errorReason: Reason.timeout.rawValue)
                 metrics.increment("workers.expired")
                 reply(.failure(RPCError(.timeout, "\(request.method) could not finish before its deadline and was not run")))
             }
             let admission = workers.submit(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
             if admission != .accepted {
-                metrics.record(method: request.method, microseconds: 0, errorReason: Reason.overloaded.rawValue)
+                metrics.record(route.metricsSlot, microseconds: 0, errorReason: Reason.overloaded.rawValue)
                 metrics.increment(admission == .cannotFinishInTime ? "workers.refused_late" : "workers.refused_full")
                 reply(.failure(RPCError(.overloaded, "server busy, try again")))
             }

@@ -59,19 +59,48 @@ public final class Metrics: @unchecked Sendable {
         }
     }
 
+    /// A method's place in every loop's part, resolved once (when its route is built) so that
+    /// recording a request hashes no name.
+    public struct Slot: Sendable, Equatable {
+        fileprivate let index: Int
+    }
+
     private let lock = NSLock()
-    /// Recorded on every request, from every loop at once: one part per loop (see `PerLoop`).
-    private let methods = PerLoop([String: MethodFigures]())
+    /// Recorded on every request, from every loop at once: one part per loop (see `PerLoop`),
+    /// each holding its figures by slot.
+    private let methods = PerLoop([MethodFigures]())
+    /// Slot index -> method name, and back (under `lock`).
+    private var slotNames: [String] = []
+    private var slotsByName: [String: Slot] = [:]
     private var counters: [String: Int64] = [:]
     private let startedMilliseconds = MonotonicClock.nowMilliseconds()
 
     public init() {}
 
-    public func record(method: String, microseconds: Int64, errorReason: String?) {
-        methods.update { methods in
+    /// The slot `method` is recorded in: the same for every call with the same name.
+    public func slot(for method: String) -> Slot {
+        lock.lock()
+        defer { lock.unlock() }
+        if let slot = slotsByName[method] { return slot }
+        let slot = Slot(index: slotNames.count)
+        slotNames.append(method)
+        slotsByName[method] = slot
+        return slot
+    }
+
+    public func record(_ slot: Slot, microseconds: Int64, errorReason: String?) {
+        methods.update { figures in
+            if figures.count <= slot.index {
+                figures.append(contentsOf: repeatElement(MethodFigures(), count: slot.index + 1 - figures.count))
+            }
             // In place: a copy taken out and stored back would copy the histogram's buckets per request.
-            methods[method, default: MethodFigures()].record(microseconds: microseconds, errorReason: errorReason)
+            figures[slot.index].record(microseconds: microseconds, errorReason: errorReason)
         }
+    }
+
+    /// For a method without a slot of its own at hand: looks the slot up by name first.
+    public func record(method: String, microseconds: Int64, errorReason: String?) {
+        record(slot(for: method), microseconds: microseconds, errorReason: errorReason)
     }
 
     /// A named event counter (`reset.refused`, `delivery.failed`, ...).
@@ -91,9 +120,15 @@ public final class Metrics: @unchecked Sendable {
 
     /// `{"uptime_s", "methods": {name: {count, errors: {reason: n}, p50_us, p99_us}}, "counters"}`.
     public func snapshot() -> JSON {
+        lock.lock()
+        let names = slotNames
+        lock.unlock()
         var merged: [String: MethodFigures] = [:]
         methods.visitAll { part in
-            for (name, figures) in part { merged[name, default: MethodFigures()].merge(figures) }
+            // A slot taken since the names were read is left for the next snapshot.
+            for (index, figures) in zip(part.indices, part) where index < names.count && figures.count > 0 {
+                merged[names[index], default: MethodFigures()].merge(figures)
+            }
         }
         lock.lock()
         defer { lock.unlock() }

@@ -74,4 +74,31 @@ final class PerLoopTests: XCTestCase {
         XCTAssertEqual(figures?["count"]?.intValue, 7_000)
         XCTAssertEqual(figures?["errors"]?["busy"]?.intValue, 4_000)
     }
+
+    func testSlotsTakenAtOnceAreOnePerNameAndEachRecordsUnderItsOwnName() {
+        let metrics = Metrics()
+        let names = (0..<20).map { "t.m\($0)" }
+        let taken = SharedList<(String, Metrics.Slot)>()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for name in names.shuffled() { taken.append((name, metrics.slot(for: name))) }
+        }
+        let slots = Dictionary(taken.all, uniquingKeysWith: { first, again in
+            XCTAssertEqual(first, again, "one slot per name, whoever asks first")
+            return first
+        })
+        XCTAssertEqual(Set(slots.values.map { "\($0)" }).count, names.count, "no two names share a slot")
+        // Every loop records every method by its slot; a name taken later records after them.
+        onEveryLoop(times: [1, 1, 1]) {
+            for (index, name) in names.enumerated() {
+                for _ in 0...index { metrics.record(slots[name]!, microseconds: 5, errorReason: nil) }
+            }
+        }
+        metrics.record(metrics.slot(for: "t.late"), microseconds: 5, errorReason: "busy")
+        let methods = metrics.snapshot()["methods"]
+        for (index, name) in names.enumerated() {
+            XCTAssertEqual(methods?[name]?["count"]?.intValue, Int64(3 * (index + 1)), name)
+        }
+        XCTAssertEqual(methods?["t.late"]?["errors"]?["busy"]?.intValue, 1)
+        XCTAssertEqual(methods?.objectValue?.count, names.count + 1, "nothing recorded under a name it was not given")
+    }
 }
