@@ -37,8 +37,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     private let logger: Logger
     /// What the timers reach, held weakly by them and strongly only here.
     private let housekeeping: GatewayHousekeeping
-    private let routes: [String: MethodRoute]
-    private let unknownRoute: MethodRoute
+    private let routes: LoopLocal<MethodRoute.Table>
 
     public init(pools: [String: ServicePool], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog) {
         self.pools = pools
@@ -49,7 +48,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         sessions = SessionCache(ttlMilliseconds: settings.sessionCacheMilliseconds)
         limiter = RateLimiter(limits: settings.rateLimits)
         housekeeping = GatewayHousekeeping(pools: Array(pools.values), sessions: sessions, limiter: limiter, accessLog: accessLog)
-        (routes, unknownRoute) = MethodRoute.table(metrics: metrics)
+        routes = LoopLocal { MethodRoute.Table(metrics: metrics, accessLog: accessLog) }
     }
 
     /// Builds the pools for `endpoints` (service -> replicas) and starts health checks, DNS
@@ -117,11 +116,9 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// The line door: a service's result goes back to the client as the bytes the service wrote
     /// (checked by the parser's rules when they arrived), only the `id` rewritten.
     public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
-        let route = routes[request.method] ?? unknownRoute
+        let route = routes.current.route(for: request.method)
         let policy = route.policy
-        let finish = Finisher(
-            started: MonotonicClock.nowMicroseconds(), route: route, requestID: context.id, client: context.client,
-            metrics: metrics, accessLog: accessLog, reply: reply)
+        let finish = Finisher(started: MonotonicClock.nowMicroseconds(), route: route, requestID: context.id, client: context.client, reply: reply)
         // Every request spends a token before anything else, an unknown method too.
         if let wait = limiter.take(client: context.client ?? "unknown", group: policy?.group ?? PolicyTable.Group.standard) {
             finish.fail(Self.rateLimited(retryAfterSeconds: wait))
@@ -138,7 +135,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 finish.fail(error)
                 return
             }
-            finish(answerLocally(request.method))
+            finish(answerLocally(route))
             return
         }
         let members = request.params?.objectValue ?? [:]
@@ -178,20 +175,18 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let route: MethodRoute
         let requestID: RequestID
         let client: String?
-        let metrics: Metrics
-        let accessLog: AccessLog
         let reply: @Sendable (RPCReply) -> Void
 
         func callAsFunction(_ answer: RPCReply) {
             let elapsed = MonotonicClock.nowMicroseconds() - started
             let reason = answer.failure.map { $0.reason ?? "error" }
-            metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
+            route.metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
             // The access log: never params, never the session token; what anyone can send
             // without limit is counted for the summary line instead.
             if let kind = Gateway.summaryKind(method: route.name, group: route.policy?.group, reason: reason) {
-                accessLog.summarise(kind)
+                route.accessLog.summarise(kind)
             } else {
-                accessLog.record(
+                route.accessLog.record(
                     requestID: requestID.description, method: route.name, reason: reason, durationMicroseconds: elapsed, client: client)
             }
             reply(answer)
@@ -225,13 +220,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         return nil
     }
 
-    /// Encoded once: a ping's answer is copied, not encoded, per request.
-    private static let pong = RawJSON(["pong": true])
-
-    private func answerLocally(_ method: String) -> RPCReply {
-        switch method {
+    private func answerLocally(_ route: MethodRoute) -> RPCReply {
+        switch route.name {
         case "gateway.ping":
-            return .encodedResult(Self.pong)
+            return .encodedResult(route.pong)
         case "gateway.health":
             return .outcome(.success(healthJSON))
         case "gateway.metrics":
@@ -240,7 +232,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             snapshot["rate_buckets"] = .int(Int64(limiter.bucketCount))
             return .outcome(.success(.object(snapshot)))
         default:
-            return .outcome(.failure(.methodNotFound(method)))
+            return .outcome(.failure(.methodNotFound(route.name)))
         }
     }
 

@@ -1,26 +1,42 @@
+import LineProtocol
 import Runtime
 
 /// A method as the gateway dispatches it, with what every one of its requests needs worked out
-/// once, when the gateway starts: its policy and its metrics slot. A class, so the answer's way
-/// back carries one reference instead of the method's name, group and slot.
+/// once, when the gateway starts: its policy, its metrics slot, where its answer is counted. Each
+/// loop has its own routes (`LoopLocal`), so the one reference a request's answer carries back is
+/// counted on that loop's core only.
 final class MethodRoute: Sendable {
     /// The method, or "unknown" for a name without a policy (never a caller's made-up name).
     let name: String
     /// Nil for "unknown": such a request is answered `method_not_found`.
     let policy: MethodPolicy?
     let metricsSlot: Metrics.Slot
+    let metrics: Metrics
+    let accessLog: AccessLog
+    /// `gateway.ping`'s answer, encoded once (and once per loop, like the route).
+    let pong: RawJSON
 
-    private init(name: String, policy: MethodPolicy?, metrics: Metrics) {
+    private init(name: String, policy: MethodPolicy?, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
         self.policy = policy
+        self.metrics = metrics
+        self.accessLog = accessLog
         metricsSlot = metrics.slot(for: name)
+        pong = RawJSON(["pong": true])
     }
 
-    /// One route per method of the policy table, and the route of every other name.
-    static func table(metrics: Metrics) -> (routes: [String: MethodRoute], unknown: MethodRoute) {
-        let routes = PolicyTable.methods.reduce(into: [String: MethodRoute]()) { routes, entry in
-            routes[entry.key] = MethodRoute(name: entry.key, policy: entry.value, metrics: metrics)
+    /// A loop's routes: one per method of the policy table, and the route of every other name.
+    struct Table: Sendable {
+        private let routes: [String: MethodRoute]
+        let unknown: MethodRoute
+
+        init(metrics: Metrics, accessLog: AccessLog) {
+            routes = PolicyTable.methods.reduce(into: [String: MethodRoute]()) { routes, entry in
+                routes[entry.key] = MethodRoute(name: entry.key, policy: entry.value, metrics: metrics, accessLog: accessLog)
+            }
+            unknown = MethodRoute(name: "unknown", policy: nil, metrics: metrics, accessLog: accessLog)
         }
-        return (routes, MethodRoute(name: "unknown", policy: nil, metrics: metrics))
+
+        func route(for method: String) -> MethodRoute { routes[method] ?? unknown }
     }
 }

@@ -101,4 +101,14 @@ final class PerLoopTests: XCTestCase {
         XCTAssertEqual(methods?["t.late"]?["errors"]?["busy"]?.intValue, 1)
         XCTAssertEqual(methods?.objectValue?.count, names.count + 1, "nothing recorded under a name it was not given")
     }
+
+    func testLoopLocalGivesEachLoopItsOwnValueAndEveryOtherThreadOneMore() {
+        final class Box: Sendable {}
+        let local = LoopLocal { Box() }
+        let seen = SharedList<ObjectIdentifier>()
+        onEveryLoop(times: [2, 2, 2]) { seen.append(ObjectIdentifier(local.current)) }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in seen.append(ObjectIdentifier(local.current)) }
+        let counts = Dictionary(seen.all.map { ($0, 1) }, uniquingKeysWith: +)
+        XCTAssertEqual(counts.values.sorted(), [2, 2, 2, 4], "one value per loop, asked twice each, and one for the other threads")
+    }
 }
