@@ -13,8 +13,8 @@ public struct CallContext: Sendable {
     public let client: String?
     /// The service's logger, writing this request's id on every line: derived when a handler
     /// logs, so a request that logs nothing copies no logger carrying its id.
-    public var logger: Logger { serviceLogger.with(requestID: id) }
-    private let serviceLogger: Logger
+    public var logger: Logger { serviceLogger.logger.with(requestID: id) }
+    private let serviceLogger: LoggerReference
     public let deadlineMilliseconds: Int64
 
     public init(method: String, requestID: String, client: String?, logger: Logger, deadlineMilliseconds: Int64) {
@@ -23,10 +23,14 @@ public struct CallContext: Sendable {
 
     /// `logger` is the service's: the context's own adds `rpc.request_id`.
     public init(method: String, id: RequestID, client: String?, logger: Logger, deadlineMilliseconds: Int64) {
+        self.init(method: method, id: id, client: client, serviceLogger: LoggerReference(logger), deadlineMilliseconds: deadlineMilliseconds)
+    }
+
+    init(method: String, id: RequestID, client: String?, serviceLogger: LoggerReference, deadlineMilliseconds: Int64) {
         self.method = method
         self.id = id
         self.client = client
-        self.serviceLogger = logger
+        self.serviceLogger = serviceLogger
         self.deadlineMilliseconds = deadlineMilliseconds
     }
 
@@ -35,6 +39,14 @@ public struct CallContext: Sendable {
 
     /// `meta` to pass along when this handler calls another service.
     public var forwardedMeta: RequestMeta { RequestMeta(client: client, requestID: id) }
+}
+
+/// A logger behind one reference: a context made per request retains this once, instead of the
+/// logger's metadata and sink, which every loop shares (their counts would pass between cores).
+final class LoggerReference: Sendable {
+    let logger: Logger
+
+    init(_ logger: Logger) { self.logger = logger }
 }
 
 /// Turns a request into an answer, on whatever thread it likes. The server owns framing,

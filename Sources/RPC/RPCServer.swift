@@ -20,7 +20,20 @@ public final class RPCServer: @unchecked Sendable {
     /// Internal services believe `meta.client` / `meta.request_id` from their callers;
     /// the public gateway must not, or a client could pick its own rate-limit identity.
     private let trustsCallerMeta: Bool
-    private let requestIDPrefix: String
+    /// What every request's context takes from its loop's copy (see `LoopLocal`): the logger,
+    /// and the prefix of the ids this server issues (a string too long to be stored inline).
+    private let requestScopes: LoopLocal<RequestScope>
+
+    private final class RequestScope: Sendable {
+        let logger: LoggerReference
+        let requestIDPrefix: String
+
+        init(logger: Logger, requestIDPrefix: String) {
+            self.logger = LoggerReference(logger)
+            // A string of its own, not a copy sharing the original's storage.
+            self.requestIDPrefix = String(decoding: Array(requestIDPrefix.utf8), as: UTF8.self)
+        }
+    }
     /// Numbers the connections; each numbers its own requests, so ids need no lock per request.
     private var connectionsNumbered: UInt64 = 0
     private let counterLock = NSLock()
@@ -69,7 +82,8 @@ public final class RPCServer: @unchecked Sendable {
         self.dispatcher = dispatcher
         self.logger = logger
         self.trustsCallerMeta = trustsCallerMeta
-        self.requestIDPrefix = "\(replicaID)-\(Hex8.random())-"
+        let requestIDPrefix = "\(replicaID)-\(Hex8.random())-"
+        requestScopes = LoopLocal { RequestScope(logger: logger, requestIDPrefix: requestIDPrefix) }
         var refusal = RPCResponse(id: .null, error: RPCError(.overloaded, "too many connections")).encoded()
         refusal.append(UInt8(ascii: "\n"))
         acceptor = ConnectionAcceptor(
@@ -109,10 +123,9 @@ public final class RPCServer: @unchecked Sendable {
                 deadline = min(deadline, MonotonicClock.nowMilliseconds() + budget)
             }
         }
-        let id = requestID ?? RequestID(prefix: requestIDPrefix, lane: issued)
-        return CallContext(
-            method: request.method, id: id, client: client,
-            logger: logger, deadlineMilliseconds: deadline)
+        let scope = requestScopes.current
+        let id = requestID ?? RequestID(prefix: scope.requestIDPrefix, lane: issued)
+        return CallContext(method: request.method, id: id, client: client, serviceLogger: scope.logger, deadlineMilliseconds: deadline)
     }
 
     private func nextConnectionNumber() -> UInt64 {
