@@ -116,7 +116,8 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// The line door: a service's result goes back to the client as the bytes the service wrote
     /// (checked by the parser's rules when they arrived), only the `id` rewritten.
     public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
-        let route = routes.current.route(for: request.method)
+        let loopRoutes = routes.current
+        let route = loopRoutes.route(for: request.method)
         let policy = route.policy
         let finish = Finisher(started: MonotonicClock.nowMicroseconds(), route: route, requestID: context.id, client: context.client, reply: reply)
         // Every request spends a token before anything else, an unknown method too.
@@ -135,7 +136,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 finish.fail(error)
                 return
             }
-            finish(answerLocally(route))
+            finish(answerLocally(route.name, pong: loopRoutes.pong))
             return
         }
         let members = request.params?.objectValue ?? [:]
@@ -220,10 +221,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         return nil
     }
 
-    private func answerLocally(_ route: MethodRoute) -> RPCReply {
-        switch route.name {
+    private func answerLocally(_ method: String, pong: RawJSON) -> RPCReply {
+        switch method {
         case "gateway.ping":
-            return .encodedResult(route.pong)
+            return .encodedResult(pong)
         case "gateway.health":
             return .outcome(.success(healthJSON))
         case "gateway.metrics":
@@ -232,7 +233,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             snapshot["rate_buckets"] = .int(Int64(limiter.bucketCount))
             return .outcome(.success(.object(snapshot)))
         default:
-            return .outcome(.failure(.methodNotFound(route.name)))
+            return .outcome(.failure(.methodNotFound(method)))
         }
     }
 

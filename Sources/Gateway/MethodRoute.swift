@@ -13,8 +13,6 @@ final class MethodRoute: Sendable {
     let metricsSlot: Metrics.Slot
     let metrics: Metrics
     let accessLog: AccessLog
-    /// `gateway.ping`'s answer, encoded once (and once per loop, like the route).
-    let pong: RawJSON
 
     private init(name: String, policy: MethodPolicy?, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
@@ -22,13 +20,14 @@ final class MethodRoute: Sendable {
         self.metrics = metrics
         self.accessLog = accessLog
         metricsSlot = metrics.slot(for: name)
-        pong = RawJSON(["pong": true])
     }
 
     /// A loop's routes: one per method of the policy table, and the route of every other name.
-    struct Table: Sendable {
+    final class Table: Sendable {
         private let routes: [String: MethodRoute]
         let unknown: MethodRoute
+        /// `gateway.ping`'s answer, encoded once (per loop, like the routes).
+        let pong = RawJSON(["pong": true])
 
         init(metrics: Metrics, accessLog: AccessLog) {
             routes = PolicyTable.methods.reduce(into: [String: MethodRoute]()) { routes, entry in
