@@ -98,11 +98,6 @@ public final class Metrics: @unchecked Sendable {
         }
     }
 
-    /// For a method without a slot of its own at hand: looks the slot up by name first.
-    public func record(method: String, microseconds: Int64, errorReason: String?) {
-        record(slot(for: method), microseconds: microseconds, errorReason: errorReason)
-    }
-
     /// A named event counter (`reset.refused`, `delivery.failed`, ...).
     public func increment(_ counter: String, by amount: Int64 = 1) {
         lock.lock()

@@ -28,7 +28,7 @@ final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {
         let metrics = self.metrics
         let finish: @Sendable (Result<JSON, RPCError>) -> Void = { outcome in
             let reason: String? = if case .failure(let error) = outcome { error.reason } else { nil }
-            metrics.record(method: request.method, microseconds: 120, errorReason: reason)
+            metrics.record(metrics.slot(for: request.method), microseconds: 120, errorReason: reason)
             reply(outcome)
         }
         switch request.method {
