@@ -56,6 +56,13 @@ final class MultiLoopEndToEndTests: XCTestCase {
             }
         }
         XCTAssertEqual(failures.all, [])
+        // Every loop records into the same figures by slot: each request is counted once, in both processes.
+        let perMethod = Int64(connections * perConnection / 2)
+        let gatewayMethods = try LineClient(endpoint).call("gateway.metrics").result?["methods"]
+        XCTAssertEqual(gatewayMethods?["gateway.ping"]?["count"]?.intValue, perMethod)
+        XCTAssertEqual(gatewayMethods?["identity.ping"]?["count"]?.intValue, perMethod)
+        let identityMethods = try LineClient(identity.endpoint).call("identity.metrics").result?["methods"]
+        XCTAssertEqual(identityMethods?["identity.ping"]?["count"]?.intValue, perMethod)
     }
 
     func testSigtermAnswersEveryReceivedRequestOnEveryLoopThenExitsZero() throws {
