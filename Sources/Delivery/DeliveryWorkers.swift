@@ -2,13 +2,25 @@ import Foundation
 import Platform
 import Runtime
 
+/// What one pass over a delivery queue did.
+public enum DeliveryPass: Sendable, Equatable {
+    case nothingDue
+    /// It handled one item; `moreDue` when another was already due as it took this one.
+    case handled(moreDue: Bool)
+
+    /// For a queue that cannot tell whether more is due: after an item, look again.
+    public init(handled: Bool) { self = handled ? .handled(moreDue: true) : .nothingDue }
+
+    public var handledOne: Bool { self != .nothingDue }
+}
+
 /// Runs a durable delivery queue on its own bounded set of threads, apart from the request
 /// workers: a slow provider holds at most `workerCount` delivery threads and never an answer.
-/// `sendNext` takes one due item from the queue and handles it, false when nothing is due.
+/// `sendNext` takes one due item from the queue and handles it.
 /// `wake()` is cheap and never blocks (an event-loop timer calls it for retries that fall due);
-/// each woken worker runs `sendNext` until nothing is due.
+/// each woken worker runs `sendNext` while something is due.
 public final class DeliveryWorkers: @unchecked Sendable {
-    private let sendNext: @Sendable () -> Bool
+    private let sendNext: @Sendable () -> DeliveryPass
     private let logger: Logger
     private let pool: WorkerPool
     /// The threads themselves, for the exit path's log line.
@@ -20,7 +32,7 @@ public final class DeliveryWorkers: @unchecked Sendable {
     private var wakeRequested = false
     private var stopping = false
 
-    public init(workerCount: Int, name: String, logger: Logger, sendNext: @escaping @Sendable () -> Bool) {
+    public init(workerCount: Int, name: String, logger: Logger, sendNext: @escaping @Sendable () -> DeliveryPass) {
         precondition(workerCount > 0)
         self.sendNext = sendNext
         self.logger = logger
@@ -78,8 +90,10 @@ public final class DeliveryWorkers: @unchecked Sendable {
             }
             wakeRequested = false
             condition.unlock()
-            // After a send more may be due: wake again, which also lets an idle worker help.
-            if sendNext() { wake() }
+            // Another message already due: look again, and let an idle worker help. Otherwise the
+            // worker ends, unless a message queued since its claim woke it: a look that would find
+            // the queue empty costs a write transaction and two context switches per message.
+            if sendNext() == .handled(moreDue: true) { wake() }
         }
     }
 }

@@ -96,7 +96,7 @@ public enum ResetProcess {
         try service.requeueInterruptedJobs()
         let mailWorkers = DeliveryWorkers(
             workerCount: try configuration.int(ResetOptions.mailWorkers, range: 1...64), name: "reset-mail", logger: host.logger
-        ) { service.runNextJob() }
+        ) { DeliveryPass(handled: service.runNextJob()) }
         service.jobQueued.onQueued { [weak mailWorkers] in mailWorkers?.wake() }
         // Jobs left by an earlier run, and retries that fall due.
         mailWorkers.wake()

@@ -42,7 +42,8 @@ public protocol DeliveryQueueTransaction {
     func enqueue(_ delivery: QueuedDelivery) throws
     /// Takes the oldest due queued message for `claimant` (a replica id): marks it `sending`,
     /// notes who took it and when, and counts the try. Two replicas never take the same one.
-    func claimDueDelivery(nowMilliseconds: Int64, claimant: String) throws -> QueuedDelivery?
+    /// The first due message, now `sending`, and whether another was due with it.
+    func claimDueDelivery(nowMilliseconds: Int64, claimant: String) throws -> (delivery: QueuedDelivery, moreDue: Bool)?
     /// Puts a message back for another try at `at`.
     func retryDelivery(id: String, at: Int64) throws
     /// Removes a message that was sent, given up or dropped.
@@ -69,15 +70,16 @@ extension SQLTransaction: DeliveryQueueTransaction {
             ])
     }
 
-    func claimDueDelivery(nowMilliseconds now: Int64, claimant: String) throws -> QueuedDelivery? {
+    func claimDueDelivery(nowMilliseconds now: Int64, claimant: String) throws -> (delivery: QueuedDelivery, moreDue: Bool)? {
         // On PostgreSQL, replicas' workers skip a row another one is taking instead of queueing
         // behind it; the state guard below still keeps a message to one claim on either backend.
         let skipTaken = connection.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        guard let row = try connection.queryOne(
-            "SELECT \(Self.deliveryColumns) FROM deliveries WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 1"
+        // Two rows: the second only says whether more is due (it stays queued).
+        let rows = try connection.query(
+            "SELECT \(Self.deliveryColumns) FROM deliveries WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 2"
                 + skipTaken,
             [.integer(now)])
-        else { return nil }
+        guard let row = rows.first else { return nil }
         var delivery = try Self.decodeDelivery(row)
         delivery.state = .sending
         delivery.attempts += 1
@@ -85,7 +87,7 @@ extension SQLTransaction: DeliveryQueueTransaction {
             "UPDATE deliveries SET state = 'sending', attempts = ?, claimed_by = ?, claimed_at = ? WHERE id = ? AND state = 'queued'",
             [SQLValue(delivery.attempts), .text(claimant), .integer(now), .text(delivery.id)])
         precondition(changed == 1, "a due delivery changed inside its claiming transaction")
-        return delivery
+        return (delivery, rows.count > 1)
     }
 
     func retryDelivery(id: String, at: Int64) throws {

@@ -26,26 +26,26 @@ public struct DeliveryQueueSettings: Sendable, Equatable {
 
 extension VerificationService {
     private enum DeliveryClaim {
-        case send(QueuedDelivery, StoredRequest)
-        case dropped
+        case send(QueuedDelivery, StoredRequest, moreDue: Bool)
+        case dropped(moreDue: Bool)
         case nothingDue
     }
 
     /// Takes one due message from the queue, sends it, and records the outcome in the request's
-    /// events. Blocking (SQLite, the provider): delivery workers only. False when nothing was due.
+    /// events. Blocking (SQLite, the provider): delivery workers only.
     /// The claim and the outcome commit without waiting for the disk: a power cut that loses
     /// either only sends the message again after the restart (same code, same key), which the
     /// at-least-once guarantee already allows; the message itself was stored durably by its start.
     @discardableResult
-    public func sendNextQueuedDelivery(logger: Logger) -> Bool {
+    public func sendNextQueuedDelivery(logger: Logger) -> DeliveryPass {
         let now = clock.nowMilliseconds()
         let claim: DeliveryClaim
         do {
             claim = try store.write(durable: false) { [self] tx in
-                guard let delivery = try tx.claimDueDelivery(nowMilliseconds: now, claimant: settings.replicaID) else { return .nothingDue }
+                guard let (delivery, moreDue) = try tx.claimDueDelivery(nowMilliseconds: now, claimant: settings.replicaID) else { return .nothingDue }
                 guard let request = try tx.request(id: delivery.requestID) else {
                     try tx.removeDelivery(id: delivery.id)
-                    return .dropped
+                    return .dropped(moreDue: moreDue)
                 }
                 // A code nobody can use any more is not sent: the request ended, or the message
                 // waited longer than the code lives.
@@ -53,23 +53,23 @@ extension VerificationService {
                     try tx.removeDelivery(id: delivery.id)
                     let reason = request.status == .pending ? "expired" : request.status.rawValue
                     try tx.addEvent(requestID: request.id, RequestEvent(at: now, kind: "delivery_dropped", channel: delivery.channel.rawValue, detail: reason))
-                    return .dropped
+                    return .dropped(moreDue: moreDue)
                 }
-                return .send(delivery, request)
+                return .send(delivery, request, moreDue: moreDue)
             }
         } catch {
             logger.error("delivery queue failed", ["error": .string(String(describing: error))])
-            return false
+            return .nothingDue
         }
         switch claim {
         case .nothingDue:
-            return false
-        case .dropped:
+            return .nothingDue
+        case .dropped(let moreDue):
             metrics?.increment("delivery.dropped")
-            return true
-        case .send(let delivery, let request):
+            return .handled(moreDue: moreDue)
+        case .send(let delivery, let request, let moreDue):
             send(delivery, request: request, logger: logger.with(["verification.request_id": .string(request.id)]))
-            return true
+            return .handled(moreDue: moreDue)
         }
     }
 

@@ -67,7 +67,7 @@ final class ResetJobQueueTests: ResetTestCase {
 
     func testTheMailWorkersSendWhatIsQueuedAndStopWhenItIsDone() throws {
         let service = self.service!
-        let workers = DeliveryWorkers(workerCount: 2, name: "reset-mail-test", logger: Logger(service: "reset", sink: logs)) { service.runNextJob() }
+        let workers = DeliveryWorkers(workerCount: 2, name: "reset-mail-test", logger: Logger(service: "reset", sink: logs)) { DeliveryPass(handled: service.runNextJob()) }
         service.jobQueued.onQueued { [weak workers] in workers?.wake() }
         try service.request(email: "alice@example.com", context: context())
         XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000), "what was due is done before the stop")

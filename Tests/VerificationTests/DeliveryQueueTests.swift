@@ -108,8 +108,8 @@ class DeliveryQueueTests: VerificationTestCase {
         XCTAssertEqual(try service.queuedDeliveryCount(), 1)
         XCTAssertEqual(try eventKinds(service, id), ["started"])
 
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
-        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger), "sent once, then nothing is due")
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger).handledOne, "sent once, then nothing is due")
         let message = try XCTUnwrap(provider.sent.first)
         XCTAssertTrue(message.deliveryID?.hasPrefix("dl_") ?? false)
         XCTAssertEqual(message.requestID, id)
@@ -123,11 +123,11 @@ class DeliveryQueueTests: VerificationTestCase {
         let clock = ManualClock()
         let service = try service(provider, clock: clock)
         let id = try start(service)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
-        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger), "not due before the back-off")
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger).handledOne, "not due before the back-off")
         XCTAssertEqual(try eventKinds(service, id), ["started", "delivery_retry"])
         clock.advance(seconds: 1)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
         let tries = provider.attempts
         XCTAssertEqual(tries.count, 2)
         XCTAssertEqual(tries[0].deliveryID, tries[1].deliveryID, "one idempotency key for every try")
@@ -158,14 +158,14 @@ class DeliveryQueueTests: VerificationTestCase {
         let clock = ManualClock()
         let first = try service(ScriptedProvider(), clock: clock)
         let id = try start(first)
-        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds(), claimant: "test-1") })
-        XCTAssertFalse(first.sendNextQueuedDelivery(logger: logger), "a message being sent is not taken twice")
+        let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds(), claimant: "test-1")?.delivery })
+        XCTAssertFalse(first.sendNextQueuedDelivery(logger: logger).handledOne, "a message being sent is not taken twice")
 
         let provider = ScriptedProvider()
         let restarted = try service(provider, clock: clock)
         try restarted.requeueInterruptedDeliveries(logger: logger)
-        XCTAssertTrue(restarted.sendNextQueuedDelivery(logger: logger))
-        XCTAssertFalse(restarted.sendNextQueuedDelivery(logger: logger))
+        XCTAssertTrue(restarted.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertFalse(restarted.sendNextQueuedDelivery(logger: logger).handledOne)
         let message = try XCTUnwrap(provider.sent.first)
         XCTAssertEqual(provider.sent.count, 1)
         XCTAssertEqual(message.deliveryID, claimed.id)
@@ -179,7 +179,7 @@ class DeliveryQueueTests: VerificationTestCase {
         let service = try service(provider, clock: ManualClock())
         let id = try start(service)
         _ = try service.cancel(requestID: id, owner: nil, logger: logger)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
         XCTAssertTrue(provider.attempts.isEmpty)
         XCTAssertEqual(try eventKinds(service, id), ["started", "cancelled", "delivery_dropped"])
     }
@@ -190,7 +190,7 @@ class DeliveryQueueTests: VerificationTestCase {
         let service = try service(provider, clock: clock)
         let id = try start(service)
         clock.advance(seconds: 300)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger))
+        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
         XCTAssertTrue(provider.attempts.isEmpty)
         let events = try service.status(requestID: id, owner: nil)["events"]?.arrayValue ?? []
         XCTAssertEqual(events.first { $0["kind"] == "delivery_dropped" }?["detail"], "expired")
@@ -204,7 +204,7 @@ class DeliveryQueueTests: VerificationTestCase {
         for index in 0..<60 { ids.append(try start(service, number: String(format: "+1555555%04d", 1000 + index))) }
         let logger = self.logger
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            while service.sendNextQueuedDelivery(logger: logger) {}
+            while service.sendNextQueuedDelivery(logger: logger).handledOne {}
         }
         let sent = provider.sent
         XCTAssertEqual(sent.count, 60)
@@ -242,6 +242,65 @@ class DeliveryQueueTests: VerificationTestCase {
         XCTAssertEqual(provider.concurrencyPeak, 2, "at most --delivery-workers sends at once")
         XCTAssertTrue(dispatcher.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
         XCTAssertEqual(Set(provider.sent.compactMap(\.requestID)), Set(ids))
+    }
+
+    /// A pass says whether another message was already due when it took its own, so a worker
+    /// calls for help only then.
+    func testAPassSaysWhetherAnotherMessageWasDue() throws {
+        let service = try service(ScriptedProvider(), clock: ManualClock())
+        _ = try start(service, number: "+15555553000")
+        _ = try start(service, number: "+15555553001")
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: true))
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
+    }
+
+    /// One message at a time costs one claim: a worker that sent the only message due neither
+    /// looks again nor wakes another worker to find the queue empty (each such look is a write
+    /// transaction and two context switches).
+    func testMessagesQueuedOneAtATimeAreEachClaimedOnceWithoutEmptyLooks() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, clock: ManualClock())
+        let logger = self.logger
+        let emptyLooks = SharedList<Int>()
+        let workers = DeliveryWorkers(workerCount: 4, name: "delivery-test", logger: logger) {
+            let pass = service.sendNextQueuedDelivery(logger: logger)
+            if pass == .nothingDue { emptyLooks.append(1) }
+            return pass
+        }
+        service.deliveryWakeup.onQueued { [weak workers] in workers?.wake() }
+        for index in 0..<20 {
+            _ = try start(service, number: String(format: "+1555555%04d", 4000 + index))
+            XCTAssertTrue(provider.waitFor(sent: index + 1))
+        }
+        XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
+        XCTAssertEqual(provider.sent.count, 20)
+        // The stop takes one last look at the queue.
+        XCTAssertLessThanOrEqual(emptyLooks.all.count, 1, "empty looks: \(emptyLooks.all.count) for 20 messages")
+    }
+
+    /// Starts from many threads at once while the workers drain: a worker that saw no other
+    /// message due still finds the ones queued after its claim, so none waits for a later wake.
+    func testABurstOfStartsWhileWorkersDrainSendsEveryMessageOnce() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, clock: ManualClock())
+        let logger = self.logger
+        let workers = DeliveryWorkers(workerCount: 4, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
+        service.deliveryWakeup.onQueued { [weak workers] in workers?.wake() }
+        let ids = SharedList<String>()
+        let failures = SharedList<String>()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<5 {
+                var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+                parameters.number = String(format: "+1555556%04d", thread * 10 + index)
+                do { ids.append(try service.start(parameters, logger: logger)) } catch { failures.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+        XCTAssertTrue(provider.waitFor(sent: 40), "sent \(provider.sent.count) of 40 without another wake")
+        XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
+        XCTAssertEqual(provider.sent.count, 40)
+        XCTAssertEqual(Set(provider.sent.compactMap(\.requestID)), Set(ids.all))
     }
 
     func testTheCodeIsAKeyedFunctionOfItsSeed() throws {
