@@ -42,7 +42,7 @@ public protocol DeliveryQueueTransaction {
     func enqueue(_ delivery: QueuedDelivery) throws
     /// Takes the oldest due queued message for `claimant` (a replica id): marks it `sending`,
     /// notes who took it and when, and counts the try. Two replicas never take the same one.
-    /// The first due message, now `sending`, and whether another was due with it.
+    /// Also says whether another message was due with it (so a worker knows to call for help).
     func claimDueDelivery(nowMilliseconds: Int64, claimant: String) throws -> (delivery: QueuedDelivery, moreDue: Bool)?
     /// Puts a message back for another try at `at`.
     func retryDelivery(id: String, at: Int64) throws
@@ -74,7 +74,9 @@ extension SQLTransaction: DeliveryQueueTransaction {
         // On PostgreSQL, replicas' workers skip a row another one is taking instead of queueing
         // behind it; the state guard below still keeps a message to one claim on either backend.
         let skipTaken = connection.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        // Two rows: the second only says whether more is due (it stays queued).
+        // Two rows: the second only says whether more is due. It stays queued (on PostgreSQL,
+        // locked until this claim commits: another replica skips it meanwhile, and this one's
+        // helper takes it).
         let rows = try connection.query(
             "SELECT \(Self.deliveryColumns) FROM deliveries WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 2"
                 + skipTaken,
