@@ -75,8 +75,8 @@ extension SQLTransaction: DeliveryQueueTransaction {
         // behind it; the state guard below still keeps a message to one claim on either backend.
         let skipTaken = connection.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         // Two rows: the second only says whether more is due. It stays queued (on PostgreSQL,
-        // locked until this claim commits: another replica skips it meanwhile, and this one's
-        // helper takes it).
+        // locked until this claim commits: another replica skips it meanwhile, and this
+        // replica's workers, told that more is due, take it).
         let rows = try connection.query(
             "SELECT \(Self.deliveryColumns) FROM deliveries WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 2"
                 + skipTaken,
