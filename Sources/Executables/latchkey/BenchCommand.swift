@@ -170,11 +170,19 @@ final class BenchReport {
         fflush(nil)
     }
 
-    func ceiling(_ name: String, perSecond: Double) {
+    /// A ceiling measured in the same run; `before` and `after`, when it was measured on both
+    /// sides of the row it is held to (then `perSecond` is their mean).
+    func ceiling(_ name: String, perSecond: Double, before: Double? = nil, after: Double? = nil) {
         if asJSON {
-            print(JSON.object(["ceiling": .string(name), "per_second": .double(perSecond.rounded())]).text)
+            var fields: [String: JSON] = ["ceiling": .string(name), "per_second": .double(perSecond.rounded())]
+            if let before, let after {
+                fields["before_per_second"] = .double(before.rounded())
+                fields["after_per_second"] = .double(after.rounded())
+            }
+            print(JSON.object(fields).text)
         } else {
-            print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (ceiling, same machine, same run)")
+            let when = before.flatMap { before in after.map { String(format: "mean of %.0f before and %.0f after the next row", before, $0) } }
+            print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (ceiling, same machine, same run\(when.map { ": " + $0 } ?? ""))")
         }
         fflush(nil)
     }

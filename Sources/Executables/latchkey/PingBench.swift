@@ -2,23 +2,19 @@ import StackLauncher
 
 /// `ping`: the protocol's own cost. Direct to a service is the baseline; through the gateway
 /// adds one hop (the gateway forwards `identity.ping`); `gateway.ping` is answered by the gateway
-/// itself and held to Redis's `PING_INLINE` at the same connections and pipeline depth. With
-/// several event loops per process, the same rows again with one loop show what the loops buy.
+/// itself and held to Redis's `PING_INLINE` at the same connections and pipeline depth, measured
+/// right before and right after it (the machine's load drifts within a run). With several event
+/// loops per process, the same rows again with one loop show what the loops buy.
 enum PingBench {
     static func run(_ environment: BenchEnvironment, target: String, report: BenchReport) throws {
         let settings = environment.settings
         let label = "c=\(settings.connections) k=\(settings.inflight)"
         let loops = environment.eventLoops
-        var redis: Double?
-        if target == "both" || target == "gateway" {
-            redis = RedisCeilingBench.measure(connections: settings.connections, inflight: settings.inflight)
-            if let redis { report.ceiling("redis PING_INLINE \(label)", perSecond: redis) }
-        }
-        let many = try measure(environment, target: target, label: "\(label) loops=\(loops)", redis: redis, report: report)
+        let many = try measure(environment, target: target, label: "\(label) loops=\(loops)", report: report)
         guard target == "both", loops > 1 else { return }
         let single = BenchEnvironment(settings: settings, explicitGateway: nil, eventLoops: 1)
         defer { single.shutdown() }
-        let one = try measure(single, target: target, label: "\(label) loops=1", redis: redis, report: report)
+        let one = try measure(single, target: target, label: "\(label) loops=1", report: report)
         for (name, result) in [("gateway.ping", many.gatewayPing), ("identity.ping via gateway", many.viaGateway)] {
             let baseline = name == "gateway.ping" ? one.gatewayPing : one.viaGateway
             guard var result, let baseline else { continue }
@@ -32,7 +28,7 @@ enum PingBench {
         var viaGateway: LoadResult?
     }
 
-    private static func measure(_ environment: BenchEnvironment, target: String, label: String, redis: Double?, report: BenchReport) throws -> Figures {
+    private static func measure(_ environment: BenchEnvironment, target: String, label: String, report: BenchReport) throws -> Figures {
         let settings = environment.settings
         var figures = Figures()
         var direct: LoadResult?
@@ -49,8 +45,15 @@ enum PingBench {
                 watching: try environment.watched(["gateway", "identity"]))
             report.row("ping via gateway \(label)", result, ratioTo: direct.map { ("direct", $0.perSecond) })
             figures.viaGateway = result
+            let redisBefore = RedisCeilingBench.measure(connections: settings.connections, inflight: settings.inflight)
             let own = try LoadGenerator.pipelined(
                 endpoint: try environment.gateway, method: "gateway.ping", params: nil, settings: settings, watching: try environment.watched(["gateway"]))
+            var redis: Double?
+            if let redisBefore, let redisAfter = RedisCeilingBench.measure(connections: settings.connections, inflight: settings.inflight) {
+                let mean = (redisBefore + redisAfter) / 2
+                report.ceiling("redis PING_INLINE \(label)", perSecond: mean, before: redisBefore, after: redisAfter)
+                redis = mean
+            }
             report.row("gateway.ping \(label)", own, ratioTo: redis.map { ("redis", $0) })
             figures.gatewayPing = own
         }
