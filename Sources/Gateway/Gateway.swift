@@ -48,7 +48,8 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         sessions = SessionCache(ttlMilliseconds: settings.sessionCacheMilliseconds)
         limiter = RateLimiter(limits: settings.rateLimits)
         housekeeping = GatewayHousekeeping(pools: Array(pools.values), sessions: sessions, limiter: limiter, accessLog: accessLog)
-        routes = LoopLocal { MethodRoute.Table(metrics: metrics, accessLog: accessLog) }
+        let limiter = self.limiter
+        routes = LoopLocal { MethodRoute.Table(limiter: limiter, metrics: metrics, accessLog: accessLog) }
     }
 
     /// Builds the pools for `endpoints` (service -> replicas) and starts health checks, DNS
@@ -121,7 +122,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         let policy = route.policy
         let finish = Finisher(started: MonotonicClock.nowMicroseconds(), route: route, requestID: context.id, client: context.client, reply: reply)
         // Every request spends a token before anything else, an unknown method too.
-        if let wait = limiter.take(client: context.client ?? "unknown", group: policy?.group ?? PolicyTable.Group.standard) {
+        if !route.isUnlimited, let wait = limiter.take(client: context.client ?? "unknown", group: route.rateLimitGroup) {
             finish.fail(Self.rateLimited(retryAfterSeconds: wait))
             return
         }

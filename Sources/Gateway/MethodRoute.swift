@@ -2,7 +2,8 @@ import LineProtocol
 import Runtime
 
 /// A method as the gateway dispatches it, with what every one of its requests needs worked out
-/// once, when the gateway starts: its policy, its metrics slot, where its answer is counted. Each
+/// once, when the gateway starts: its policy, its rate-limit group, its metrics slot, where its
+/// answer is counted. Each
 /// loop has its own routes (`LoopLocal`), so the one reference a request's answer carries back is
 /// counted on that loop's core only.
 final class MethodRoute: Sendable {
@@ -10,13 +11,19 @@ final class MethodRoute: Sendable {
     let name: String
     /// Nil for "unknown": such a request is answered `method_not_found`.
     let policy: MethodPolicy?
+    /// Where its requests spend a token: the policy's group, the default one for "unknown".
+    let rateLimitGroup: String
+    /// That group has no limit (pings): no bucket to look up.
+    let isUnlimited: Bool
     let metricsSlot: Metrics.Slot
     let metrics: Metrics
     let accessLog: AccessLog
 
-    private init(name: String, policy: MethodPolicy?, metrics: Metrics, accessLog: AccessLog) {
+    private init(name: String, policy: MethodPolicy?, limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
         self.policy = policy
+        rateLimitGroup = policy?.group ?? PolicyTable.Group.standard
+        isUnlimited = limiter.isUnlimited(group: rateLimitGroup)
         self.metrics = metrics
         self.accessLog = accessLog
         metricsSlot = metrics.slot(for: name)
@@ -29,11 +36,11 @@ final class MethodRoute: Sendable {
         /// `gateway.ping`'s answer, encoded once (per loop, like the routes).
         let pong = RawJSON(["pong": true])
 
-        init(metrics: Metrics, accessLog: AccessLog) {
+        init(limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
             routes = PolicyTable.methods.reduce(into: [String: MethodRoute]()) { routes, entry in
-                routes[entry.key] = MethodRoute(name: entry.key, policy: entry.value, metrics: metrics, accessLog: accessLog)
+                routes[entry.key] = MethodRoute(name: entry.key, policy: entry.value, limiter: limiter, metrics: metrics, accessLog: accessLog)
             }
-            unknown = MethodRoute(name: "unknown", policy: nil, metrics: metrics, accessLog: accessLog)
+            unknown = MethodRoute(name: "unknown", policy: nil, limiter: limiter, metrics: metrics, accessLog: accessLog)
         }
 
         func route(for method: String) -> MethodRoute { routes[method] ?? unknown }

@@ -64,6 +64,12 @@ public final class RateLimiter: @unchecked Sendable {
         self.maxBuckets = maxBuckets
     }
 
+    /// Whether `group` (or, without a limit of its own, the default group) has no limit: `take`
+    /// then always allows, and need not be asked.
+    public func isUnlimited(group: String) -> Bool {
+        (limits[group] ?? limits[PolicyTable.Group.standard])?.isUnlimited ?? true
+    }
+
     /// Takes one token. Returns nil when allowed, or the whole seconds to wait.
     public func take(client: String, group: String, nowMilliseconds: Int64? = nil) -> Int64? {
         guard let limit = limits[group] ?? limits[PolicyTable.Group.standard], !limit.isUnlimited else { return nil }

@@ -150,6 +150,18 @@ final class SessionAndRoutingTests: XCTestCase {
         XCTAssertEqual(RateLimits.parse("auth=5:10")?["auth"], RateLimit(ratePerSecond: 5, burst: 10))
     }
 
+    /// What the gateway's routes work out once must agree with `take`: a group with a limit of
+    /// rate 0 is unlimited, and a group without one of its own is limited like the default group.
+    func testUnlimitedGroupsAgreeWithTake() {
+        let limiter = RateLimiter(limits: ["ping": RateLimit(ratePerSecond: 0, burst: 0), "default": RateLimit(ratePerSecond: 1, burst: 1)])
+        XCTAssertTrue(limiter.isUnlimited(group: "ping"))
+        XCTAssertTrue((0..<100).allSatisfy { _ in limiter.take(client: "a", group: "ping", nowMilliseconds: 0) == nil })
+        XCTAssertFalse(limiter.isUnlimited(group: "default"))
+        XCTAssertFalse(limiter.isUnlimited(group: "auth"), "no limit of its own: the default group's")
+        XCTAssertNil(limiter.take(client: "a", group: "auth", nowMilliseconds: 0))
+        XCTAssertEqual(limiter.take(client: "a", group: "auth", nowMilliseconds: 0), 1)
+    }
+
     // MARK: Replicas
 
     func testVerificationChecksGoToTheReplicaNamedInTheRequestIDAndStartsSpread() throws {
