@@ -10,8 +10,6 @@ public enum DeliveryPass: Sendable, Equatable {
 
     /// For a queue that cannot tell whether more is due: after an item, look again.
     public init(handled: Bool) { self = handled ? .handled(moreDue: true) : .nothingDue }
-
-    public var handledOne: Bool { self != .nothingDue }
 }
 
 /// Runs a durable delivery queue on its own bounded set of threads, apart from the request

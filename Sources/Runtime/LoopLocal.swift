@@ -12,8 +12,5 @@ public final class LoopLocal<Value: Sendable>: Sendable {
     }
 
     /// The calling thread's copy.
-    public var current: Value {
-        let loopParts = values.count - 1
-        return values[EventLoop.currentNumber.map { $0 % loopParts } ?? loopParts]
-    }
+    public var current: Value { values[EventLoop.currentPart(of: values.count - 1)] }
 }

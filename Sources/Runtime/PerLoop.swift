@@ -22,8 +22,7 @@ public final class PerLoop<Value>: @unchecked Sendable {
 
     /// Updates the calling thread's part.
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        let loopParts = parts.count - 1
-        let part = parts[EventLoop.currentNumber.map { $0 % loopParts } ?? loopParts]
+        let part = parts[EventLoop.currentPart(of: parts.count - 1)]
         part.lock.lock()
         defer { part.lock.unlock() }
         return try body(&part.value)
@@ -36,5 +35,13 @@ public final class PerLoop<Value>: @unchecked Sendable {
             defer { part.lock.unlock() }
             try body(&part.value)
         }
+    }
+}
+
+extension EventLoop {
+    /// Which of `loopParts` parts the calling thread uses (`PerLoop`, `LoopLocal`): its loop's,
+    /// or `loopParts` itself (the one after them) on a thread that runs no loop.
+    static func currentPart(of loopParts: Int) -> Int {
+        currentNumber.map { $0 % loopParts } ?? loopParts
     }
 }

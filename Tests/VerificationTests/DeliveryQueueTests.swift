@@ -108,8 +108,8 @@ class DeliveryQueueTests: VerificationTestCase {
         XCTAssertEqual(try service.queuedDeliveryCount(), 1)
         XCTAssertEqual(try eventKinds(service, id), ["started"])
 
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
-        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger).handledOne, "sent once, then nothing is due")
+        XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue, "sent once, then nothing is due")
         let message = try XCTUnwrap(provider.sent.first)
         XCTAssertTrue(message.deliveryID?.hasPrefix("dl_") ?? false)
         XCTAssertEqual(message.requestID, id)
@@ -123,11 +123,11 @@ class DeliveryQueueTests: VerificationTestCase {
         let clock = ManualClock()
         let service = try service(provider, clock: clock)
         let id = try start(service)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
-        XCTAssertFalse(service.sendNextQueuedDelivery(logger: logger).handledOne, "not due before the back-off")
+        XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue, "not due before the back-off")
         XCTAssertEqual(try eventKinds(service, id), ["started", "delivery_retry"])
         clock.advance(seconds: 1)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
         let tries = provider.attempts
         XCTAssertEqual(tries.count, 2)
         XCTAssertEqual(tries[0].deliveryID, tries[1].deliveryID, "one idempotency key for every try")
@@ -159,13 +159,13 @@ class DeliveryQueueTests: VerificationTestCase {
         let first = try service(ScriptedProvider(), clock: clock)
         let id = try start(first)
         let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds(), claimant: "test-1")?.delivery })
-        XCTAssertFalse(first.sendNextQueuedDelivery(logger: logger).handledOne, "a message being sent is not taken twice")
+        XCTAssertEqual(first.sendNextQueuedDelivery(logger: logger), .nothingDue, "a message being sent is not taken twice")
 
         let provider = ScriptedProvider()
         let restarted = try service(provider, clock: clock)
         try restarted.requeueInterruptedDeliveries(logger: logger)
-        XCTAssertTrue(restarted.sendNextQueuedDelivery(logger: logger).handledOne)
-        XCTAssertFalse(restarted.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertNotEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
         let message = try XCTUnwrap(provider.sent.first)
         XCTAssertEqual(provider.sent.count, 1)
         XCTAssertEqual(message.deliveryID, claimed.id)
@@ -179,7 +179,7 @@ class DeliveryQueueTests: VerificationTestCase {
         let service = try service(provider, clock: ManualClock())
         let id = try start(service)
         _ = try service.cancel(requestID: id, owner: nil, logger: logger)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertTrue(provider.attempts.isEmpty)
         XCTAssertEqual(try eventKinds(service, id), ["started", "cancelled", "delivery_dropped"])
     }
@@ -190,7 +190,7 @@ class DeliveryQueueTests: VerificationTestCase {
         let service = try service(provider, clock: clock)
         let id = try start(service)
         clock.advance(seconds: 300)
-        XCTAssertTrue(service.sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertTrue(provider.attempts.isEmpty)
         let events = try service.status(requestID: id, owner: nil)["events"]?.arrayValue ?? []
         XCTAssertEqual(events.first { $0["kind"] == "delivery_dropped" }?["detail"], "expired")
@@ -204,7 +204,7 @@ class DeliveryQueueTests: VerificationTestCase {
         for index in 0..<60 { ids.append(try start(service, number: String(format: "+1555555%04d", 1000 + index))) }
         let logger = self.logger
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            while service.sendNextQueuedDelivery(logger: logger).handledOne {}
+            while service.sendNextQueuedDelivery(logger: logger) != .nothingDue {}
         }
         let sent = provider.sent
         XCTAssertEqual(sent.count, 60)

@@ -47,7 +47,7 @@ class SharedDatabaseTests: VerificationTestCase {
         let id = try start(services[0])
         XCTAssertTrue(id.hasPrefix("vr_"))
         XCTAssertFalse(id.dropFirst(3).contains("_"), "no replica name for the gateway to pin: \(id)")
-        XCTAssertTrue(services[1].sendNextQueuedDelivery(logger: logger).handledOne, "the other replica sends it")
+        XCTAssertNotEqual(services[1].sendNextQueuedDelivery(logger: logger), .nothingDue, "the other replica sends it")
         let code = try XCTUnwrap(provider.code(for: id))
         XCTAssertEqual(try services[1].check(requestID: id, code: code, payload: nil, owner: nil, logger: logger).channel, .sms)
     }
@@ -118,7 +118,7 @@ class SharedDatabaseTests: VerificationTestCase {
         for index in 0..<30 { ids.append(try start(services[index % 3], number: String(format: "+1555555%04d", 3000 + index))) }
         let logger = self.logger
         DispatchQueue.concurrentPerform(iterations: 9) { worker in
-            while services[worker % 3].sendNextQueuedDelivery(logger: logger).handledOne {}
+            while services[worker % 3].sendNextQueuedDelivery(logger: logger) != .nothingDue {}
         }
         let sent = provider.sent
         XCTAssertEqual(sent.count, 30, "each message once, none twice")
@@ -137,10 +137,10 @@ class SharedDatabaseTests: VerificationTestCase {
         })
         // Replica 2 restarts: the send in flight on replica 1 is not its own.
         try services[1].requeueInterruptedDeliveries(logger: logger)
-        XCTAssertFalse(services[1].sendNextQueuedDelivery(logger: logger).handledOne, "another live replica's send is not doubled")
+        XCTAssertEqual(services[1].sendNextQueuedDelivery(logger: logger), .nothingDue, "another live replica's send is not doubled")
         // Replica 1 restarts: its own interrupted send goes out again, same key.
         try services[0].requeueInterruptedDeliveries(logger: logger)
-        XCTAssertTrue(services[1].sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertNotEqual(services[1].sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertEqual(provider.sent.map(\.deliveryID), [claimed.id])
     }
 
@@ -155,10 +155,10 @@ class SharedDatabaseTests: VerificationTestCase {
         let lease = services[1].settings.delivery.claimLeaseMilliseconds
         clock.advance(seconds: lease / 1000 - 1)
         services[1].requeueAbandonedDeliveries(logger: logger)
-        XCTAssertFalse(services[1].sendNextQueuedDelivery(logger: logger).handledOne, "within the lease the claim stands")
+        XCTAssertEqual(services[1].sendNextQueuedDelivery(logger: logger), .nothingDue, "within the lease the claim stands")
         clock.advance(seconds: 2)
         services[1].requeueAbandonedDeliveries(logger: logger)
-        XCTAssertTrue(services[1].sendNextQueuedDelivery(logger: logger).handledOne)
+        XCTAssertNotEqual(services[1].sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertEqual(provider.sent.map(\.deliveryID), [claimed.id])
     }
 }

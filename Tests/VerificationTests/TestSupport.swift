@@ -32,13 +32,13 @@ final class Harness: @unchecked Sendable {
         logger = Logger(service: "verification", sink: logSink)
         // Queued messages go out at once on the calling thread: the tests read them right after.
         service.deliveryWakeup.onQueued { [weak service, logger] in
-            while service?.sendNextQueuedDelivery(logger: logger).handledOne == true {}
+            while (service?.sendNextQueuedDelivery(logger: logger) ?? .nothingDue) != .nothingDue {}
         }
     }
 
     /// Sends every message that is due now (retries after their back-off).
     func sendDue() {
-        while service.sendNextQueuedDelivery(logger: logger).handledOne {}
+        while service.sendNextQueuedDelivery(logger: logger) != .nothingDue {}
     }
 
     func start(number: String = "+15555550100", workflow: Workflow = .sms, purpose: Purpose = .transaction,
