@@ -116,17 +116,27 @@ final class LatchkeyToolTests: XCTestCase {
     }
 
     /// `bench ping` says what one answer cost each process of its own stack and the load generator,
-    /// from their CPU over the run: the figure the shared machine's noise moves least.
-    func testBenchPingReportsTheCPUOfOneAnswerForEachProcess() throws {
+    /// from their CPU over the run (the figure the shared machine's noise moves least), and how many
+    /// context switches (the hand-offs between threads and processes an answer took).
+    func testBenchPingReportsTheCPUAndContextSwitchesOfOneAnswerForEachProcess() throws {
         let bench = try ToolRun.start(
             ["bench", "ping", "--target", "identity", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"],
             directory: directory, label: "bench")
         XCTAssertEqual(bench.wait(), 0, bench.output)
         let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
         let cpu = try XCTUnwrap(lines.lazy.compactMap { $0["cpu_us_per_operation"]?.objectValue }.first, bench.output)
+        let switches = try XCTUnwrap(lines.lazy.compactMap { $0["context_switches_per_operation"]?.objectValue }.first, bench.output)
         for process in ["identity", "load generator"] {
             guard case .double(let microseconds)? = cpu[process] else { return XCTFail("no CPU figure for \(process):\n\(bench.output)") }
             XCTAssertGreaterThan(microseconds, 0, bench.output)
+            // Two connections with two requests in flight: the loop sleeps between reads, so every answer costs some.
+            let count: Double
+            switch switches[process] {
+            case .double(let number)?: count = number
+            case .int(let number)?: count = Double(number)  // a whole number may read back as an integer
+            default: return XCTFail("no switch count for \(process):\n\(bench.output)")
+            }
+            XCTAssertGreaterThan(count, 0, bench.output)
         }
     }
 

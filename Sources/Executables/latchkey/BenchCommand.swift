@@ -117,7 +117,7 @@ final class BenchEnvironment: @unchecked Sendable {
 
     /// The processes whose CPU a run reports: `services` of the bench's own stack (none on a given
     /// gateway) and the load generator, this process.
-    func watched(_ services: [String]) throws -> [CPUPerOperation.Process] {
+    func watched(_ services: [String]) throws -> [CostPerOperation.Process] {
         let processes = explicitGateway == nil ? try services.map { (name: $0, pid: Optional(try stack().member($0).process.processIdentifier)) } : []
         return processes + [(name: "load generator", pid: nil)]
     }
@@ -147,9 +147,11 @@ final class BenchReport {
                 fields["ceiling_per_second"] = .double(ceiling.perSecond.rounded())
                 fields["ratio"] = .double((result.perSecond / ceiling.perSecond * 1000).rounded() / 1000)
             }
-            if !result.cpuPerOperation.isEmpty {
+            if !result.costPerOperation.isEmpty {
                 fields["cpu_us_per_operation"] = .object(
-                    Dictionary(uniqueKeysWithValues: result.cpuPerOperation.map { ($0.name, JSON.double(($0.microseconds * 100).rounded() / 100)) }))
+                    Dictionary(uniqueKeysWithValues: result.costPerOperation.map { ($0.name, JSON.double(($0.cpuMicroseconds * 100).rounded() / 100)) }))
+                let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { (cost.name, JSON.double(($0 * 100).rounded() / 100)) } }
+                if !switches.isEmpty { fields["context_switches_per_operation"] = .object(Dictionary(uniqueKeysWithValues: switches)) }
             }
             print(JSON.object(fields).text)
             return
@@ -163,8 +165,10 @@ final class BenchReport {
         line += String(result.errors).leftPadded(8)
         if let ceiling { line += String(format: "  %.2f of %@ (%.0f/s)", result.perSecond / ceiling.perSecond, ceiling.label, ceiling.perSecond) }
         print(line)
-        if !result.cpuPerOperation.isEmpty {
-            print("  CPU per operation: " + result.cpuPerOperation.map { String(format: "%@ %.2f us", $0.name, $0.microseconds) }.joined(separator: ", "))
+        if !result.costPerOperation.isEmpty {
+            print("  CPU per operation: " + result.costPerOperation.map { String(format: "%@ %.2f us", $0.name, $0.cpuMicroseconds) }.joined(separator: ", "))
+            let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { String(format: "%@ %.2f", cost.name, $0) } }
+            if !switches.isEmpty { print("  context switches per operation: " + switches.joined(separator: ", ")) }
         }
         if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
         fflush(nil)

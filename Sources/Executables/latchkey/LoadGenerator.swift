@@ -8,8 +8,8 @@ import ServiceKit
 struct LoadResult: Sendable {
     var operations = 0
     var errors = 0
-    /// CPU microseconds per operation of each watched process (see `CPUPerOperation`).
-    var cpuPerOperation: [(name: String, microseconds: Double)] = []
+    /// CPU and context switches per operation of each watched process (see `CostPerOperation`).
+    var costPerOperation: [ProcessCost] = []
     var elapsedSeconds = 0.0
     var latenciesMicroseconds: [Int64] = []
     var sampleError: String?
@@ -45,9 +45,9 @@ enum LoadGenerator {
     /// `watching`: processes whose CPU per answer the result carries, over the whole run (so every
     /// answer counts, the warm-up's too).
     static func pipelined(
-        endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings, watching: [CPUPerOperation.Process] = []
+        endpoint: Endpoint, method: String, params: JSON?, settings: BenchSettings, watching: [CostPerOperation.Process] = []
     ) throws -> LoadResult {
-        let cpu = CPUPerOperation(watching)
+        let cost = CostPerOperation(watching)
         let template = PipelinedTemplate(method: method, params: params)
         let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
         let end = start + Int64(settings.seconds * 1_000_000)
@@ -92,7 +92,7 @@ enum LoadGenerator {
             }
         }
         result.elapsedSeconds = settings.seconds
-        result.cpuPerOperation = cpu.finish(operations: answers)
+        result.costPerOperation = cost.finish(operations: answers)
         return result
     }
 
@@ -101,7 +101,7 @@ enum LoadGenerator {
     /// warm-up starts once every connection is prepared, so no preparation runs in the window.
     /// `watching`: processes whose CPU per operation the result carries, over the measured window.
     static func closedLoop<State>(
-        settings: BenchSettings, watching: [CPUPerOperation.Process] = [], prepare: @escaping @Sendable (Int) throws -> State,
+        settings: BenchSettings, watching: [CostPerOperation.Process] = [], prepare: @escaping @Sendable (Int) throws -> State,
         operation: @escaping @Sendable (inout State, Int) throws -> Void
     ) throws -> LoadResult {
         let collector = ResultCollector()
@@ -149,18 +149,18 @@ enum LoadGenerator {
         let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
         let end = start + Int64(settings.seconds * 1_000_000)
         gate.open(start: start, end: end)
-        // The window's CPU: read when it opens and when it closes (the threads time themselves).
-        var cpu: CPUPerOperation?
+        // The window's costs: read when it opens and when it closes (the threads time themselves).
+        var cost: CostPerOperation?
         if !watching.isEmpty {
             sleepUntil(microseconds: start)
-            cpu = CPUPerOperation(watching)
+            cost = CostPerOperation(watching)
             sleepUntil(microseconds: end)
-            cpu?.stop()
+            cost?.stop()
         }
         finished.wait()
         var total = try collector.total()
         total.elapsedSeconds = settings.seconds
-        total.cpuPerOperation = cpu?.finish(operations: total.operations) ?? []
+        total.costPerOperation = cost?.finish(operations: total.operations) ?? []
         return total
     }
 }

@@ -18,7 +18,7 @@ enum PingBench {
         for (name, result) in [("gateway.ping", many.gatewayPing), ("identity.ping via gateway", many.viaGateway)] {
             let baseline = name == "gateway.ping" ? one.gatewayPing : one.viaGateway
             guard var result, let baseline else { continue }
-            result.cpuPerOperation = []  // printed under its own row already
+            result.costPerOperation = []  // printed under its own row already
             report.row("\(name) \(loops) loops vs 1", result, ratioTo: ("1 loop", baseline.perSecond))
         }
     }

@@ -1,9 +1,11 @@
 import Foundation
 import Platform
 
-/// CPU time a process has used (user + system, all its threads), from `/proc/PID/stat`: what a
-/// bench divides by the operations of a run to say what one costs each process, a figure the
-/// shared machine's noise moves far less than a rate.
+/// What a process has used so far, from `/proc`: CPU time (user + system, all its threads, from
+/// `/proc/PID/stat`) and context switches (voluntary and not, summed over `/proc/PID/task/*/status`).
+/// A bench divides them by the operations of a run to say what one costs each process: figures the
+/// shared machine's noise moves far less than a rate, and the switches count the hand-offs between
+/// threads and processes that an operation's hops cost.
 enum ProcessCPU {
     /// Microseconds of CPU used so far by `pid` (this process when nil), or nil when unreadable.
     static func microseconds(pid: Int32?) -> Int64? {
@@ -21,35 +23,94 @@ enum ProcessCPU {
         guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
         return (user + system) * 1_000_000 / Int64(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// Context switches of `pid`'s threads, or nil when unreadable. Another process is read from
+    /// the threads it has now, so a thread that ended takes its count with it (the services'
+    /// threads live as long as the process); this one (nil) from `getrusage`, which keeps the
+    /// counts of the bench's own threads that ended.
+    static func contextSwitches(pid: Int32?) -> Int64? {
+        guard let pid else {
+            var usage = rusage()
+            guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return nil }
+            return Int64(usage.ru_nvcsw + usage.ru_nivcsw)
+        }
+        let directory = "/proc/\(pid)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        var total: Int64 = 0
+        for thread in threads {
+            // A thread that ended since the listing is skipped.
+            guard let text = try? String(contentsOfFile: "\(directory)/\(thread)/status", encoding: .utf8) else { continue }
+            total += contextSwitches(status: text) ?? 0
+        }
+        return total
+    }
+
+    /// `voluntary_ctxt_switches` + `nonvoluntary_ctxt_switches` of one `status` file; nil when either is missing.
+    static func contextSwitches(status: String) -> Int64? {
+        var voluntary: Int64?
+        var involuntary: Int64?
+        for line in status.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let value = Int64(parts[1].trimmingCharacters(in: .whitespaces))
+            switch parts[0] {
+            case "voluntary_ctxt_switches": voluntary = value
+            case "nonvoluntary_ctxt_switches": involuntary = value
+            default: continue
+            }
+        }
+        guard let voluntary, let involuntary else { return nil }
+        return voluntary + involuntary
+    }
 }
 
-/// CPU per operation of each process named, over one measured run.
-struct CPUPerOperation {
+/// What one operation cost one process over a measured run.
+struct ProcessCost: Sendable {
+    let name: String
+    let cpuMicroseconds: Double
+    /// Nil when the process's threads could not be read.
+    let contextSwitches: Double?
+}
+
+/// The cost per operation of each process named, over one measured run.
+struct CostPerOperation {
     /// A process to watch; `pid` nil is the bench itself (the load generator).
     typealias Process = (name: String, pid: Int32?)
 
+    private struct Reading {
+        let cpu: Int64?
+        let switches: Int64?
+
+        init(_ pid: Int32?) {
+            cpu = ProcessCPU.microseconds(pid: pid)
+            switches = ProcessCPU.contextSwitches(pid: pid)
+        }
+    }
+
     private let processes: [Process]
-    private let before: [Int64?]
-    private var after: [Int64?]?
+    private let before: [Reading]
+    private var after: [Reading]?
 
     /// Starts counting.
     init(_ processes: [Process]) {
         self.processes = processes
-        before = processes.map { ProcessCPU.microseconds(pid: $0.pid) }
+        before = processes.map { Reading($0.pid) }
     }
 
     /// Stops counting (otherwise `finish` does).
     mutating func stop() {
-        after = processes.map { ProcessCPU.microseconds(pid: $0.pid) }
+        after = processes.map { Reading($0.pid) }
     }
 
-    /// Microseconds per answer for each process.
-    func finish(operations: Int) -> [(name: String, microseconds: Double)] {
+    /// Each process's cost per operation; a process whose CPU could not be read is left out.
+    func finish(operations: Int) -> [ProcessCost] {
         guard operations > 0 else { return [] }
-        let ended = after ?? processes.map { ProcessCPU.microseconds(pid: $0.pid) }
+        let ended = after ?? processes.map { Reading($0.pid) }
         return zip(processes, zip(before, ended)).compactMap { process, span in
-            guard let started = span.0, let stopped = span.1 else { return nil }
-            return (process.name, Double(stopped - started) / Double(operations))
+            guard let started = span.0.cpu, let stopped = span.1.cpu else { return nil }
+            var switches: Double?
+            if let first = span.0.switches, let last = span.1.switches { switches = Double(last - first) / Double(operations) }
+            return ProcessCost(name: process.name, cpuMicroseconds: Double(stopped - started) / Double(operations), contextSwitches: switches)
         }
     }
 }
