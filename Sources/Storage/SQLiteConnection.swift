@@ -4,6 +4,10 @@ import CSQLite
 final class Statement {
     let handle: OpaquePointer
     let parameterCount: Int
+    /// Column name -> position, built from the first row a query reads and kept for the next
+    /// queries: the names of a compiled statement stay put unless SQLite recompiles it after a
+    /// schema change, which `reprepares` notices.
+    private var columns: (index: [String: Int], reprepares: Int32)?
 
     init(connection db: OpaquePointer, sql: String) throws(StorageError) {
         var stmt: OpaquePointer?
@@ -17,6 +21,19 @@ final class Statement {
     }
 
     deinit { sqlite3_finalize(handle) }
+
+    /// The result's column index (the first of duplicate names wins). Call after a step gave a row.
+    func columnIndex() -> [String: Int] {
+        let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let columns, columns.reprepares == reprepares { return columns.index }
+        var names: [String: Int] = [:]
+        for i in 0..<Int(sqlite3_column_count(handle)) {
+            let name = sqlite3_column_name(handle, Int32(i)).map { String(cString: $0) } ?? "\(i)"
+            if names[name] == nil { names[name] = i }
+        }
+        columns = (names, reprepares)
+        return names
+    }
 }
 
 /// One SQLite handle. Not Sendable: use it only inside `Database.write` / `Database.read`,
@@ -108,13 +125,7 @@ public final class SQLiteConnection: SQLConnection {
             if rc == SQLITE_DONE { break }
             if rc != SQLITE_ROW { throw SQLiteConnection.error(db, rc) }
             let count = Int(sqlite3_column_count(s))
-            if index == nil {
-                var names: [String: Int] = [:]
-                for i in 0..<count where names[columnName(s, i)] == nil {
-                    names[columnName(s, i)] = i  // the first of duplicate names wins
-                }
-                index = names
-            }
+            if index == nil { index = stmt.columnIndex() }
             var values: [SQLValue] = []
             values.reserveCapacity(count)
             for i in 0..<count { values.append(columnValue(s, Int32(i))) }
@@ -203,10 +214,6 @@ public final class SQLiteConnection: SQLConnection {
     private func reset(_ stmt: Statement) {
         sqlite3_reset(stmt.handle)
         sqlite3_clear_bindings(stmt.handle)
-    }
-
-    private func columnName(_ s: OpaquePointer, _ i: Int) -> String {
-        sqlite3_column_name(s, Int32(i)).map { String(cString: $0) } ?? "\(i)"
     }
 
     private func columnValue(_ s: OpaquePointer, _ i: Int32) -> SQLValue {

@@ -143,4 +143,19 @@ final class TransactionTests: StorageTestCase {
         try db.write { c in try c.run("UPDATE items SET qty = qty + 1 WHERE id = ?", [2]) }
         XCTAssertEqual(db.withWriter { $0.prepareCount }, writerPrepares + 1)
     }
+
+    /// A cached statement keeps its column names from one query to the next, and learns new ones
+    /// when a schema change makes SQLite recompile it: here a column renamed under a `SELECT *`.
+    func testACachedStatementReadsColumnNamesAnewAfterTheSchemaChanges() throws {
+        let db = try open()
+        try db.write { c in try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", ["a", 7]) }
+        try db.write { c in
+            XCTAssertEqual(try c.queryOne("SELECT * FROM items WHERE name = ?", ["a"])?.int("qty"), 7)
+            XCTAssertEqual(try c.queryOne("SELECT * FROM items WHERE name = ?", ["a"])?.int("qty"), 7)
+            try c.run("ALTER TABLE items RENAME COLUMN qty TO quantity")
+            let row = try XCTUnwrap(c.queryOne("SELECT * FROM items WHERE name = ?", ["a"]))
+            XCTAssertEqual(try row.int("quantity"), 7)
+            XCTAssertEqual(row["qty"], .null, "the old name is gone")
+        }
+    }
 }
