@@ -227,6 +227,8 @@ final class UpstreamTarget {
     unowned let client: RPCClient
     private var connections: [UpstreamConnection] = []
     private var nextConnection = 0
+    /// The loop turn `nextConnection` was chosen in.
+    private var lastTurn: UInt64 = 0
     var downUntilMilliseconds: Int64 = 0
     private var consecutiveFailures = 0
     /// The replica's own name, learned from its health answer; it survives restarts on the same address.
@@ -246,7 +248,14 @@ final class UpstreamTarget {
             connections.append(connection)
             connection.start()
         } else {
-            nextConnection = (nextConnection + 1) % connections.count
+            // Calls made in one turn of the loop share a connection, the next turn takes the next
+            // one: a client's pipelined requests then travel together and their answers come back
+            // in one read, so they leave for the client in one write rather than one per connection.
+            let turn = client.loop.iteration
+            if turn != lastTurn || nextConnection >= connections.count {
+                nextConnection = (nextConnection + 1) % connections.count
+                lastTurn = turn
+            }
             connection = connections[nextConnection]
         }
         connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)

@@ -34,6 +34,8 @@ public final class EventLoop: @unchecked Sendable {
     private var tasks: [() -> Void] = []
     private var wakePending = false
     private var stopRequested = false
+    /// Turns of `run` so far. Loop thread only: a handler tells the work of one turn from the next's.
+    public private(set) var iteration: UInt64 = 0
     /// Channels with output queued during this iteration; flushed once at its end, so many
     /// answers to one peer leave in one `send`.
     private var channelsToFlush: [Channel] = []
@@ -157,6 +159,7 @@ public final class EventLoop: @unchecked Sendable {
         defer { pthread_setspecific(Self.currentLoopKey, nil) }
         var ready = [ReadyEvent](repeating: ReadyEvent(token: 0, readable: false, writable: false, hangup: false), count: 256)
         while !stopRequested {
+            iteration &+= 1
             let count = backend.wait(timeoutMilliseconds: Int32(millisecondsUntilNextTimer()), into: &ready)
             if count < 0 {
                 if errno == EINTR { continue }
