@@ -200,7 +200,8 @@ public final class RPCClient: @unchecked Sendable {
     private func pickTarget(address: SocketAddress?, excluding: Set<SocketAddress>) -> UpstreamTarget? {
         if let address { return targets.first { $0.address == address } }
         let now = MonotonicClock.nowMilliseconds()
-        let candidates = targets.filter { !excluding.contains($0.address) }
+        // The common case (nothing excluded) builds no list of candidates.
+        let candidates = excluding.isEmpty ? targets : targets.filter { !excluding.contains($0.address) }
         guard !candidates.isEmpty else { return nil }
         for offset in 0..<candidates.count {
             let target = candidates[(roundRobin + offset) % candidates.count]
@@ -241,24 +242,29 @@ final class UpstreamTarget {
     }
 
     func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
-        connections.removeAll { $0.isFinished }
-        let connection: UpstreamConnection
-        if connections.count < client.connectionCount {
-            connection = UpstreamConnection(target: self)
-            connections.append(connection)
-            connection.start()
-        } else {
-            // Calls made in one turn of the loop share a connection, the next turn takes the next
-            // one: a client's pipelined requests then travel together and their answers come back
-            // in one read, so they leave for the client in one write rather than one per connection.
-            let turn = client.loop.iteration
-            if turn != lastTurn || nextConnection >= connections.count {
-                nextConnection = (nextConnection + 1) % connections.count
-                lastTurn = turn
-            }
-            connection = connections[nextConnection]
+        connectionForThisTurn().send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
+    }
+
+    /// Calls made in one turn of the loop share a connection, the next turn takes the next one
+    /// (opening it while there are fewer than `connectionCount`): a client's pipelined requests
+    /// then travel together and their answers come back in one read, so they leave for the client
+    /// in one write rather than one per connection.
+    private func connectionForThisTurn() -> UpstreamConnection {
+        let turn = client.loop.iteration
+        if turn == lastTurn, nextConnection < connections.count, !connections[nextConnection].isFinished {
+            return connections[nextConnection]
         }
-        connection.send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
+        lastTurn = turn
+        connections.removeAll { $0.isFinished }
+        guard connections.count >= client.connectionCount else {
+            let connection = UpstreamConnection(target: self)
+            connections.append(connection)
+            nextConnection = connections.count - 1
+            connection.start()
+            return connection
+        }
+        nextConnection = (nextConnection + 1) % connections.count
+        return connections[nextConnection]
     }
 
     func learnReplicaID() {
