@@ -158,9 +158,7 @@ public final class RPCClient: @unchecked Sendable {
         let sentMeta = (meta ?? RequestMeta()).sent(budgetMilliseconds: timeoutMilliseconds, token: serviceToken)
         let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
         let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-        target.send(request, callID: callID, deadlineMilliseconds: deadline) { result, linkFailure in
-            completion(ForwardOutcome(result: result, address: target.address, linkFailure: linkFailure))
-        }
+        target.send(request, callID: callID, deadlineMilliseconds: deadline, completion: completion)
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.
@@ -225,7 +223,13 @@ public final class RPCClient: @unchecked Sendable {
 /// One replica address: its connections and its back-off state. Loop-confined.
 final class UpstreamTarget {
     let address: SocketAddress
+    /// Read only from calls the client makes (it is alive then); what the connections need, which
+    /// may outlive the client while a connect is under way, is copied below.
     unowned let client: RPCClient
+    let loop: EventLoop
+    let service: String
+    let logger: Logger
+    private let connectionCount: Int
     private var connections: [UpstreamConnection] = []
     private var nextConnection = 0
     /// The loop turn `nextConnection` was chosen in.
@@ -239,6 +243,10 @@ final class UpstreamTarget {
     init(address: SocketAddress, client: RPCClient) {
         self.address = address
         self.client = client
+        loop = client.loop
+        service = client.service
+        logger = client.clientLogger
+        connectionCount = client.connectionCount
     }
 
     func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
@@ -250,13 +258,13 @@ final class UpstreamTarget {
     /// then travel together and their answers come back in one read, so they leave for the client
     /// in one write rather than one per connection.
     private func connectionForThisTurn() -> UpstreamConnection {
-        let turn = client.loop.iteration
+        let turn = loop.iteration
         if turn == lastTurn, nextConnection < connections.count, !connections[nextConnection].isFinished {
             return connections[nextConnection]
         }
         lastTurn = turn
         connections.removeAll { $0.isFinished }
-        guard connections.count >= client.connectionCount else {
+        guard connections.count >= connectionCount else {
             let connection = UpstreamConnection(target: self)
             connections.append(connection)
             nextConnection = connections.count - 1
@@ -275,9 +283,9 @@ final class UpstreamTarget {
             meta: client.serviceToken.map { RequestMeta(token: $0) })
         let deadline = MonotonicClock.nowMilliseconds() + 2000
         let callID = request.id!.intValue!
-        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome, _ in
+        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
             learning = false
-            if case .success(let health) = outcome, let id = health.decoded()["replica_id"]?.stringValue { replicaID = id }
+            if case .success(let health) = outcome.result, let id = health.decoded()["replica_id"]?.stringValue { replicaID = id }
         }
     }
 
@@ -302,8 +310,9 @@ final class UpstreamTarget {
     }
 }
 
-/// The end of one call inside the client: the answer (or a link error) and, for a link error, which.
-typealias UpstreamCompletion = (Result<RawJSON, RPCError>, LinkFailure?) -> Void
+/// The end of one call inside the client, built by the connection that carried it (it knows the
+/// replica's address), so a call needs no closure of its own to add it.
+typealias UpstreamCompletion = (ForwardOutcome) -> Void
 
 /// One TCP connection to a replica, carrying many calls at once. Loop-confined.
 final class UpstreamConnection: EventHandler, ChannelDelegate {
@@ -315,7 +324,13 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         var sent: Bool
     }
 
-    private unowned let target: UpstreamTarget
+    /// Weak: a client dropped while a connect is under way leaves the connection registered on
+    /// the loop until the connect ends; it then tells no target, and reads only its own copies.
+    private weak var target: UpstreamTarget?
+    private let address: SocketAddress
+    private let loop: EventLoop
+    private let service: String
+    private let logger: Logger
     private var state: State = .idle
     private var socket: Socket?
     private var channel: Channel?
@@ -324,16 +339,22 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     private var framer = LineFramer(maxLineBytes: 16 << 20)
     private var retiring = false
 
-    init(target: UpstreamTarget) { self.target = target }
+    init(target: UpstreamTarget) {
+        self.target = target
+        address = target.address
+        loop = target.loop
+        service = target.service
+        logger = target.logger
+    }
 
     var isFinished: Bool { state == .closed }
 
     func start() {
         state = .connecting
         do {
-            let socket = try Socket.connect(to: target.address)
+            let socket = try Socket.connect(to: address)
             self.socket = socket
-            try target.client.loop.register(socket.fd, readable: false, writable: true, handler: self)
+            try loop.register(socket.fd, readable: false, writable: true, handler: self)
         } catch {
             fail(reason: "connect failed")
         }
@@ -341,7 +362,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
 
     func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
         guard state != .closed else {
-            completion(.failure(RPCError(.unavailable, "\(target.client.service) connection closed", extra: ["sent": false])), .notSent)
+            completion(outcome(.failure(RPCError(.unavailable, "\(service) connection closed", extra: ["sent": false])), .notSent))
             return
         }
         if let channel, state == .connected {
@@ -361,14 +382,14 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     // Connect completion (EventHandler while connecting).
     func handle(_ readiness: Readiness) {
         guard state == .connecting, let socket else { return }
-        target.client.loop.unregister(socket.fd)
+        loop.unregister(socket.fd)
         guard socket.pendingError() == 0 else {
             socket.close()
             self.socket = nil
             fail(reason: "connect refused")
             return
         }
-        let channel = Channel(loop: target.client.loop, socket: socket, peer: target.address)
+        let channel = Channel(loop: loop, socket: socket, peer: address)
         // Weakly: a client dropped without closing its connections must not be kept by them.
         channel.delegate = WeakChannelDelegate(self)
         do {
@@ -381,7 +402,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         }
         self.channel = channel
         state = .connected
-        target.connectionSucceeded()
+        target?.connectionSucceeded()
         for key in calls.keys { calls[key]?.sent = true }
         for line in queued { channel.write(line) }
         queued.removeAll()
@@ -397,7 +418,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             }
             // An id no call waits for is a late answer (its call timed out): dropped.
             guard let callID = response.id.intValue, let call = calls.removeValue(forKey: callID) else { continue }
-            call.completion(response.outcome, nil)
+            call.completion(outcome(response.outcome, nil))
         }
         if retiring && calls.isEmpty { channel.close() }
     }
@@ -408,14 +429,13 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     /// call on this connection ends now (not at its deadline), the connection closes, and the
     /// bytes go nowhere (never into a log: they may hold a secret).
     private func refuseMalformedAnswer(_ channel: Channel) {
-        let service = target.client.service
-        target.client.clientLogger.warning("upstream answered a malformed line", [
-            "upstream.service": .string(service), "upstream.address": .string(target.address.description),
+        logger.warning("upstream answered a malformed line", [
+            "upstream.service": .string(service), "upstream.address": .string(address.description),
         ])
         let failed = calls
         calls.removeAll()
         for (_, call) in failed {
-            call.completion(.failure(RPCError(.unavailable, "\(service) answered a malformed response", extra: ["sent": true])), .malformedAnswer)
+            call.completion(outcome(.failure(RPCError(.unavailable, "\(service) answered a malformed response", extra: ["sent": true])), .malformedAnswer))
         }
         channel.close()
     }
@@ -431,22 +451,27 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     private func fail(reason: String) {
         let wasConnected = state == .connected
         state = .closed
-        if !wasConnected { target.connectionFailed() }
+        if !wasConnected { target?.connectionFailed() }
         let failed = calls
         calls.removeAll()
         queued.removeAll()
         for (_, call) in failed {
             // `data.sent` is for `callAndWait` callers, who see only the error: `false` means a
             // retry elsewhere cannot run the request twice. `call` callers read `linkFailure`.
-            let error = RPCError(.unavailable, "\(target.client.service) \(reason)", extra: ["sent": .bool(call.sent)])
-            call.completion(.failure(error), call.sent ? .lostAfterSending : .notSent)
+            let error = RPCError(.unavailable, "\(service) \(reason)", extra: ["sent": .bool(call.sent)])
+            call.completion(outcome(.failure(error), call.sent ? .lostAfterSending : .notSent))
         }
+    }
+
+    /// A call's end as its caller sees it, with this connection's replica.
+    private func outcome(_ result: Result<RawJSON, RPCError>, _ linkFailure: LinkFailure?) -> ForwardOutcome {
+        ForwardOutcome(result: result, address: address, linkFailure: linkFailure)
     }
 
     func checkDeadlines(nowMilliseconds now: Int64) {
         for (callID, call) in calls where call.deadlineMilliseconds <= now {
             calls.removeValue(forKey: callID)
-            call.completion(.failure(RPCError(.timeout, "\(target.client.service) did not answer in time")), .timedOut)
+            call.completion(outcome(.failure(RPCError(.timeout, "\(service) did not answer in time")), .timedOut))
         }
     }
 

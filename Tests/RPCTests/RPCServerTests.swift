@@ -222,6 +222,23 @@ final class RPCClientTests: XCTestCase {
         }
     }
 
+    /// A client dropped while its connect is still under way: the connect's end, a turn later,
+    /// ends the call as `unavailable` and reads nothing of the client that is gone (it used to
+    /// read the dropped client and crash the process, in some runs).
+    func testAClientDroppedWhileConnectingEndsItsCallsWithoutIt() throws {
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let holder = Locked<RPCClient?>(
+            RPCClient(loop: caller.loop, service: "t", endpoints: [Endpoint(host: "127.0.0.1", port: 1)], logger: Logger(service: "c", sink: LogSink())))
+        let answered = SharedList<Result<JSON, RPCError>>()
+        caller.loop.execute {
+            holder.current?.call("t.echo", params: nil, timeoutMilliseconds: 60_000) { answered.append($0.result) }
+            holder.withLock { $0 = nil }  // the last reference: the client goes now, on the loop
+        }
+        waitUntil("the call ends", timeoutSeconds: 20) { answered.count == 1 }
+        XCTAssertEqual(answered.all.first?.failure?.reason, "unavailable")
+    }
+
     func testSlowServerGivesTimeoutInBoundedTime() throws {
         let blocker = Blocker()
         let server = try RouterServer { $0.register("t.slow") { _, _ in blocker.hold(); return 1 } }
