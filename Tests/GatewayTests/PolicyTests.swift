@@ -137,7 +137,7 @@ final class PolicyTests: XCTestCase {
         XCTAssertNotEqual(requestID, "forged-id")
         XCTAssertTrue(requestID.hasPrefix("gateway-"), requestID)
         // The introspection carried the same request id.
-        XCTAssertEqual(fakes["identity"]!.log.lastContext?.requestID, requestID)
+        XCTAssertEqual(fakes["identity"]!.log.lastContext(of: "identity.introspect")?.requestID, requestID)
     }
 
     func testAccessLogHasOneLinePerRequestAndNoParams() throws {

@@ -14,6 +14,7 @@ final class CallLog: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
     private var lastSeen: CallContext?
+    private var lastSeenByMethod: [String: CallContext] = [:]
 
     var lastContext: CallContext? {
         lock.lock()
@@ -21,10 +22,18 @@ final class CallLog: @unchecked Sendable {
         return lastSeen
     }
 
+    /// The context of the last call of `method`: the gateway's health probes may land after it.
+    func lastContext(of method: String) -> CallContext? {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastSeenByMethod[method]
+    }
+
     func reset() {
         lock.lock()
         counts = [:]
         lastSeen = nil
+        lastSeenByMethod = [:]
         lock.unlock()
     }
 
@@ -32,6 +41,7 @@ final class CallLog: @unchecked Sendable {
         lock.lock()
         counts[method, default: 0] += 1
         lastSeen = context
+        lastSeenByMethod[method] = context
         lock.unlock()
     }
 
