@@ -220,15 +220,21 @@ public final class RPCClient: @unchecked Sendable {
     var clientLogger: Logger { logger }
 }
 
-/// One replica address: its connections and its back-off state. Loop-confined.
-final class UpstreamTarget {
+/// What a connection to one replica needs to know, built once per replica. A connection holds
+/// its own copy: it may outlive its client while a connect is under way.
+struct UpstreamPeer {
     let address: SocketAddress
-    /// Read only from calls the client makes (it is alive then); what the connections need, which
-    /// may outlive the client while a connect is under way, is copied below.
-    unowned let client: RPCClient
     let loop: EventLoop
     let service: String
     let logger: Logger
+}
+
+/// One replica address: its connections and its back-off state. Loop-confined.
+final class UpstreamTarget {
+    let peer: UpstreamPeer
+    var address: SocketAddress { peer.address }
+    /// Read only from calls the client makes (it is alive then).
+    unowned let client: RPCClient
     private let connectionCount: Int
     private var connections: [UpstreamConnection] = []
     private var nextConnection = 0
@@ -241,11 +247,8 @@ final class UpstreamTarget {
     private var learning = false
 
     init(address: SocketAddress, client: RPCClient) {
-        self.address = address
+        peer = UpstreamPeer(address: address, loop: client.loop, service: client.service, logger: client.clientLogger)
         self.client = client
-        loop = client.loop
-        service = client.service
-        logger = client.clientLogger
         connectionCount = client.connectionCount
     }
 
@@ -258,7 +261,7 @@ final class UpstreamTarget {
     /// then travel together and their answers come back in one read, so they leave for the client
     /// in one write rather than one per connection.
     private func connectionForThisTurn() -> UpstreamConnection {
-        let turn = loop.iteration
+        let turn = peer.loop.iteration
         if turn == lastTurn, nextConnection < connections.count, !connections[nextConnection].isFinished {
             return connections[nextConnection]
         }
@@ -325,12 +328,9 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     }
 
     /// Weak: a client dropped while a connect is under way leaves the connection registered on
-    /// the loop until the connect ends; it then tells no target, and reads only its own copies.
+    /// the loop until the connect ends; it then tells no target, and reads only `peer`.
     private weak var target: UpstreamTarget?
-    private let address: SocketAddress
-    private let loop: EventLoop
-    private let service: String
-    private let logger: Logger
+    private let peer: UpstreamPeer
     private var state: State = .idle
     private var socket: Socket?
     private var channel: Channel?
@@ -341,10 +341,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
 
     init(target: UpstreamTarget) {
         self.target = target
-        address = target.address
-        loop = target.loop
-        service = target.service
-        logger = target.logger
+        peer = target.peer
     }
 
     var isFinished: Bool { state == .closed }
@@ -352,9 +349,9 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     func start() {
         state = .connecting
         do {
-            let socket = try Socket.connect(to: address)
+            let socket = try Socket.connect(to: peer.address)
             self.socket = socket
-            try loop.register(socket.fd, readable: false, writable: true, handler: self)
+            try peer.loop.register(socket.fd, readable: false, writable: true, handler: self)
         } catch {
             fail(reason: "connect failed")
         }
@@ -362,7 +359,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
 
     func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
         guard state != .closed else {
-            completion(outcome(.failure(RPCError(.unavailable, "\(service) connection closed", extra: ["sent": false])), .notSent))
+            completion(outcome(.failure(RPCError(.unavailable, "\(peer.service) connection closed", extra: ["sent": false])), .notSent))
             return
         }
         if let channel, state == .connected {
@@ -382,14 +379,14 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     // Connect completion (EventHandler while connecting).
     func handle(_ readiness: Readiness) {
         guard state == .connecting, let socket else { return }
-        loop.unregister(socket.fd)
+        peer.loop.unregister(socket.fd)
         guard socket.pendingError() == 0 else {
             socket.close()
             self.socket = nil
             fail(reason: "connect refused")
             return
         }
-        let channel = Channel(loop: loop, socket: socket, peer: address)
+        let channel = Channel(loop: peer.loop, socket: socket, peer: peer.address)
         // Weakly: a client dropped without closing its connections must not be kept by them.
         channel.delegate = WeakChannelDelegate(self)
         do {
@@ -429,13 +426,13 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     /// call on this connection ends now (not at its deadline), the connection closes, and the
     /// bytes go nowhere (never into a log: they may hold a secret).
     private func refuseMalformedAnswer(_ channel: Channel) {
-        logger.warning("upstream answered a malformed line", [
-            "upstream.service": .string(service), "upstream.address": .string(address.description),
+        peer.logger.warning("upstream answered a malformed line", [
+            "upstream.service": .string(peer.service), "upstream.address": .string(peer.address.description),
         ])
         let failed = calls
         calls.removeAll()
         for (_, call) in failed {
-            call.completion(outcome(.failure(RPCError(.unavailable, "\(service) answered a malformed response", extra: ["sent": true])), .malformedAnswer))
+            call.completion(outcome(.failure(RPCError(.unavailable, "\(peer.service) answered a malformed response", extra: ["sent": true])), .malformedAnswer))
         }
         channel.close()
     }
@@ -458,20 +455,20 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         for (_, call) in failed {
             // `data.sent` is for `callAndWait` callers, who see only the error: `false` means a
             // retry elsewhere cannot run the request twice. `call` callers read `linkFailure`.
-            let error = RPCError(.unavailable, "\(service) \(reason)", extra: ["sent": .bool(call.sent)])
+            let error = RPCError(.unavailable, "\(peer.service) \(reason)", extra: ["sent": .bool(call.sent)])
             call.completion(outcome(.failure(error), call.sent ? .lostAfterSending : .notSent))
         }
     }
 
     /// A call's end as its caller sees it, with this connection's replica.
     private func outcome(_ result: Result<RawJSON, RPCError>, _ linkFailure: LinkFailure?) -> ForwardOutcome {
-        ForwardOutcome(result: result, address: address, linkFailure: linkFailure)
+        ForwardOutcome(result: result, address: peer.address, linkFailure: linkFailure)
     }
 
     func checkDeadlines(nowMilliseconds now: Int64) {
         for (callID, call) in calls where call.deadlineMilliseconds <= now {
             calls.removeValue(forKey: callID)
-            call.completion(outcome(.failure(RPCError(.timeout, "\(service) did not answer in time")), .timedOut))
+            call.completion(outcome(.failure(RPCError(.timeout, "\(peer.service) did not answer in time")), .timedOut))
         }
     }
 
