@@ -4,7 +4,7 @@ import Platform
 import RPC
 import Runtime
 
-/// A real line-protocol server on 127.0.0.1:0 in the test process: a router with whatever
+/// A real line-protocol server on 127.0.0.1 (port 0 unless a restart needs the same one) in the test process: a router with whatever
 /// methods the test registers, its own loop thread and worker pool, drained by `stop()`.
 public final class RouterServer: @unchecked Sendable {
     public let loopThread: LoopThread
@@ -16,7 +16,7 @@ public final class RouterServer: @unchecked Sendable {
     public var loop: EventLoop { loopThread.loop }
 
     public init(
-        service: String = "test", limits: ServerLimits = ServerLimits(), workerThreads: Int = 4, maxQueued: Int = 64,
+        service: String = "test", port: Int = 0, limits: ServerLimits = ServerLimits(), workerThreads: Int = 4, maxQueued: Int = 64,
         register: (Router) -> Void
     ) throws {
         loopThread = try LoopThread()
@@ -27,7 +27,7 @@ public final class RouterServer: @unchecked Sendable {
             loop: loopThread.loop, limits: limits, dispatcher: router, logger: Logger(service: service, sink: LogSink()),
             replicaID: service, trustsCallerMeta: true)
         self.server = server
-        endpoint = Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port })
+        endpoint = Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: port)).port })
     }
 
     /// Drains like SIGTERM would (answers what is in flight), then ends the loop and the workers.

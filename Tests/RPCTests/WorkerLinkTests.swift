@@ -1,0 +1,180 @@
+import Foundation
+import LineProtocol
+@testable import Platform
+@testable import RPC
+@testable import Runtime
+import ServerTestSupport
+import TestSupport
+import XCTest
+
+/// `callAndWait` on a worker's own connection (`WorkerLink`), against real servers over TCP.
+final class WorkerLinkTests: XCTestCase {
+    private func client(of endpoint: Endpoint, on caller: LoopThread) -> RPCClient {
+        RPCClient(loop: caller.loop, service: "t", endpoints: [endpoint], logger: Logger(service: "c", sink: LogSink()))
+    }
+
+    /// The call never passes through the client's event loop: it is answered while that loop is
+    /// stuck in other work.
+    func testAWorkerCallIsAnsweredWhileTheClientsLoopIsBusy() throws {
+        let server = try RouterServer { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
+        defer { server.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = client(of: server.endpoint, on: caller)
+        // Once answered, the loop has published the replica's address for workers.
+        XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": 1], context: nil), 1)
+        let stuck = Blocker()
+        caller.loop.execute { stuck.hold() }
+        defer { stuck.release() }
+        XCTAssertTrue(stuck.waitUntilHeld())
+        let answers = SharedList<Int64>()
+        Thread {
+            answers.append((try? client.callAndWait("t.echo", params: ["value": 2], context: nil, timeoutMilliseconds: 30_000))?.intValue ?? -1)
+        }.start()
+        waitUntil("the call is answered with the client's loop stuck", timeoutSeconds: 10) { answers.count == 1 }
+        XCTAssertEqual(answers.all, [2])
+    }
+
+    /// Many threads at once, each on its own link: every one gets its own answer, none another's.
+    func testManyWorkersAtOnceEachGetTheirOwnAnswer() throws {
+        let server = try RouterServer(workerThreads: 8) { router in
+            router.register("t.echo") { params, _ in
+                usleep(UInt32(try params.int("wait_us", range: 0...1000)))  // overlap the calls
+                return params["value"] ?? .null
+            }
+        }
+        defer { server.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = client(of: server.endpoint, on: caller)
+        let results = SharedList<Int64>()
+        DispatchQueue.concurrentPerform(iterations: 400) { index in
+            let params: JSON = ["value": .int(Int64(index)), "wait_us": .int(Int64(index % 7) * 100)]
+            let value = try? client.callAndWait("t.echo", params: params, context: nil, timeoutMilliseconds: 30_000)
+            results.append(value?.intValue ?? -1)
+        }
+        XCTAssertEqual(results.all.sorted(), (0..<400).map(Int64.init))
+    }
+
+    /// A call that timed out leaves its link behind: the answer that arrives later never
+    /// reaches a later call, which gets its own.
+    func testAnAnswerArrivingAfterItsCallTimedOutNeverReachesALaterCall() throws {
+        let blocker = Blocker()
+        let late = Counter()
+        let server = try RouterServer { router in
+            router.register("t.hold") { _, _ in
+                blocker.hold()
+                late.add()
+                return "late"
+            }
+            router.register("t.echo") { params, _ in params["value"] ?? .null }
+        }
+        defer { server.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = client(of: server.endpoint, on: caller)
+        XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": 0], context: nil), 0)
+        XCTAssertThrowsError(try client.callAndWait("t.hold", params: nil, context: nil, timeoutMilliseconds: 300)) { error in
+            XCTAssertEqual((error as? RPCError)?.reason, "timeout")
+        }
+        blocker.release()
+        waitUntil("the held call has answered late") { late.value == 1 }
+        for value in 1...20 {
+            XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": .int(Int64(value))], context: nil), .int(Int64(value)))
+        }
+    }
+
+    /// A replica restarted on the same address between two calls closed the idle link; that is
+    /// seen before anything is written on it, so the next call is answered, not lost.
+    func testACallAfterTheReplicaRestartedIsAnswered() throws {
+        let register: (Router) -> Void = { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
+        let first = try RouterServer(register: register)
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = client(of: first.endpoint, on: caller)
+        XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": 1], context: nil), 1)
+        first.stop()
+        let second = try RouterServer(port: first.endpoint.port, register: register)
+        defer { second.stop() }
+        for value in 2...5 {
+            XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": .int(Int64(value))], context: nil), .int(Int64(value)))
+        }
+    }
+
+    /// A line that is no answer ends the call as `unavailable` (it may have run: `sent` true), and
+    /// its connection is never used again: the next call goes out on another one.
+    func testAMalformedAnswerEndsTheCallAndItsConnection() throws {
+        let replica = try GarbledReplica()
+        defer { replica.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = client(of: replica.endpoint, on: caller)
+        waitUntil("the client knows the replica") { client.routes.pick(replicaID: nil) != nil }
+        XCTAssertThrowsError(try client.callAndWait("t.garble", params: nil, context: nil)) { error in
+            XCTAssertEqual((error as? RPCError)?.reason, "unavailable")
+            XCTAssertEqual((error as? RPCError)?.data?["sent"], .bool(true))
+        }
+        XCTAssertEqual(try client.callAndWait("t.echo", params: nil, context: nil), "ok")
+        let garbled = replica.connections(carrying: "t.garble")
+        let answered = replica.connections(carrying: "t.echo")
+        XCTAssertEqual(garbled.count, 1)
+        XCTAssertEqual(answered.count, 1)
+        XCTAssertTrue(garbled.isDisjoint(with: answered))
+    }
+}
+
+/// A replica that answers `t.garble` with a line that is not JSON and anything else with
+/// `"ok"`, and notes which connection carried which method. One thread per connection.
+private final class GarbledReplica: @unchecked Sendable {
+    let endpoint: Endpoint
+    private let listener: Socket
+    private let seen = SharedList<(connection: Int, method: String)>()
+    private let stopped = Locked(false)
+
+    init() throws {
+        listener = try Socket.listen(on: try SocketAddress.resolve(host: "127.0.0.1", port: 0)[0])
+        endpoint = Endpoint(host: "127.0.0.1", port: listener.localAddress!.port)
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    func stop() {
+        stopped.withLock { $0 = true }
+        listener.shutdownWrite()
+    }
+
+    func connections(carrying method: String) -> Set<Int> {
+        Set(seen.all.filter { $0.method == method }.map(\.connection))
+    }
+
+    private func acceptLoop() {
+        var number = 0
+        while !stopped.current {
+            var poller = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
+            guard LibC.poll(&poller, 1, 100) > 0, case .done(let (socket, _))? = try? listener.accept() else { continue }
+            number += 1
+            let connection = number
+            Thread { [self] in serve(socket, connection: connection) }.start()
+        }
+        listener.close()
+    }
+
+    private func serve(_ socket: Socket, connection: Int) {
+        defer { socket.close() }
+        var framer = LineFramer(maxLineBytes: 1 << 20)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !stopped.current {
+            var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+            guard LibC.poll(&poller, 1, 100) > 0 else { continue }
+            guard case .done(let count)? = try? buffer.withUnsafeMutableBytes({ try socket.read(into: $0) }), count > 0 else { return }
+            framer.append(buffer[..<count])
+            while case .line(let line)? = framer.next() {
+                guard case .single(.request(let request)) = RPCDecoder.decode(line: line) else { return }
+                seen.append((connection, request.method))
+                var answer = request.method == "t.garble"
+                    ? Array("this is not an answer".utf8) : RPCResponse(id: request.id ?? .null, result: "ok").encoded()
+                answer.append(UInt8(ascii: "\n"))
+                _ = try? answer.withUnsafeBytes { try socket.write($0) }
+            }
+        }
+    }
+}
