@@ -101,6 +101,67 @@ final class WorkerLinkTests: XCTestCase {
         }
     }
 
+    /// A call pinned to a replica id goes to that replica on the worker's own link; unpinned
+    /// calls take the replicas in turn.
+    func testAPinnedCallReachesTheNamedReplicaAndUnpinnedOnesTakeTurns() throws {
+        let first = try RouterServer(register: Self.replica(named: "a"))
+        defer { first.stop() }
+        let second = try RouterServer(register: Self.replica(named: "b"))
+        defer { second.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = RPCClient(
+            loop: caller.loop, service: "t", endpoints: [first.endpoint, second.endpoint], logger: Logger(service: "c", sink: LogSink()))
+        waitUntil("both replica ids are learned") { client.routes.pick(replicaID: "a") != nil && client.routes.pick(replicaID: "b") != nil }
+        for _ in 0..<20 {
+            XCTAssertEqual(try client.callAndWait("t.who", params: nil, context: nil, replicaID: "b"), "b")
+        }
+        let unpinned = try (0..<20).map { _ in try client.callAndWait("t.who", params: nil, context: nil) }
+        XCTAssertEqual(unpinned.filter { $0 == "a" }.count, 10)
+        XCTAssertEqual(unpinned.filter { $0 == "b" }.count, 10)
+    }
+
+    /// A replica that crashed (its links dropped, its port closed) fails a worker's call only as
+    /// never sent (`sent` false: safe to send again), and is then skipped: calls go to the other.
+    func testACrashedReplicaFailsCallsOnlyAsUnsentAndIsThenSkipped() throws {
+        let doomed = try RouterServer(register: Self.replica(named: "a"))
+        defer { doomed.stop() }
+        let survivor = try RouterServer(register: Self.replica(named: "b"))
+        defer { survivor.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let client = RPCClient(
+            loop: caller.loop, service: "t", endpoints: [doomed.endpoint, survivor.endpoint], logger: Logger(service: "c", sink: LogSink()))
+        waitUntil("both replica ids are learned") { client.routes.pick(replicaID: "a") != nil && client.routes.pick(replicaID: "b") != nil }
+        // Idle links to both replicas, so the crash leaves one behind.
+        let before = Set(try (0..<4).map { _ in try client.callAndWait("t.who", params: nil, context: nil).stringValue })
+        XCTAssertEqual(before, ["a", "b"])
+        doomed.crash()
+        var unsent = 0
+        var answers: [String?] = []
+        while answers.count < 20 && unsent < 10 {
+            do {
+                answers.append(try client.callAndWait("t.who", params: nil, context: nil).stringValue)
+            } catch {
+                XCTAssertEqual(error.reason, "unavailable")
+                XCTAssertEqual(error.data?["sent"], .bool(false), "a call to a crashed replica was never written")
+                unsent += 1
+            }
+        }
+        XCTAssertEqual(answers.count, 20)
+        XCTAssertEqual(Set(answers), ["b"])
+        XCTAssertGreaterThanOrEqual(unsent, 1, "the crashed replica was tried and marked down")
+        XCTAssertNil(client.routes.pick(replicaID: "a"), "the crashed replica is backing off")
+    }
+
+    /// A replica whose health names it and whose `t.who` answers its name.
+    private static func replica(named name: String) -> (Router) -> Void {
+        { router in
+            router.register("t.health") { _, _ in ["replica_id": .string(name)] }
+            router.register("t.who") { _, _ in .string(name) }
+        }
+    }
+
     /// A line that is no answer ends the call as `unavailable` (it may have run: `sent` true), and
     /// its connection is never used again: the next call goes out on another one.
     func testAMalformedAnswerEndsTheCallAndItsConnection() throws {
