@@ -50,9 +50,6 @@ public final class RPCClient: @unchecked Sendable {
     private var targets: [UpstreamTarget] = []
     private var roundRobin = 0
     private var nextCallID: Int64 = 0
-    /// For `callAndWait`: the replicas as the loop last saw them, and the workers' own connections.
-    let routes = UpstreamRoutes()
-    private let links: WorkerLinks
 
     /// `resolved`: the endpoints' addresses when the caller resolved them already (a gateway
     /// resolves once for the clients of all its loops); nil resolves here (blocks: DNS).
@@ -67,7 +64,6 @@ public final class RPCClient: @unchecked Sendable {
         self.connectionsPerAddress = connectionsPerAddress
         self.serviceToken = serviceToken
         self.logger = logger
-        links = WorkerLinks(maxIdlePerAddress: Self.maxIdleWorkerLinksPerAddress)
         let addresses = resolved ?? Self.resolve(endpoints)
         loop.execute { [self] in self.replaceTargets(addresses) }
         loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
@@ -101,8 +97,6 @@ public final class RPCClient: @unchecked Sendable {
         }
         for target in targets where !addresses.contains(target.address) { target.retire() }
         targets = kept
-        routes.publish(kept.map(\.route))
-        links.forget(allBut: addresses)
         learnReplicaIDs()
     }
 
@@ -168,58 +162,18 @@ public final class RPCClient: @unchecked Sendable {
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.
-    /// The worker writes the call on a connection of its own and waits for the answer there
-    /// (`WorkerLink`); only when no replica can be picked that way does the call go through the loop.
     public func callAndWait(
         _ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
     ) throws(RPCError) -> JSON {
         // On any loop thread it would stall that loop (on its own loop: deadlock it).
         precondition(EventLoop.current == nil, "callAndWait blocks; never call it on an event loop thread")
         let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
-        guard let address = routes.pick(replicaID: replicaID) else {
-            let box = OutcomeBox()
-            call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
-                box.set(outcome.result)
-            }
-            return try box.wait().get()
+        let box = OutcomeBox()
+        call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
+            box.set(outcome.result)
         }
-        let meta = (context?.forwardedMeta ?? RequestMeta()).sent(budgetMilliseconds: timeout, token: serviceToken)
-        let request = RPCRequest(method: method, params: params, id: .int(0), meta: meta)
-        return try callOnWorkerLink(request, address: address, deadlineMilliseconds: MonotonicClock.nowMilliseconds() + timeout)
+        return try box.wait().get()
     }
-
-    /// `callAndWait` on this thread's own connection, with the errors the loop's path gives.
-    private func callOnWorkerLink(_ request: RPCRequest, address: SocketAddress, deadlineMilliseconds: Int64) throws(RPCError) -> JSON {
-        let link: WorkerLink
-        do throws(WorkerLink.Failure) {
-            if let idle = links.take(address) {
-                link = idle
-            } else {
-                link = try WorkerLink.connect(to: address, deadlineMilliseconds: deadlineMilliseconds)
-            }
-        } catch {
-            loop.execute { [self] in targets.first { $0.address == address }?.connectionFailed() }
-            throw RPCError(.unavailable, "\(service) connect refused", extra: ["sent": false])
-        }
-        defer { links.giveBack(link) }
-        let response: RPCResponse
-        do throws(WorkerLink.Failure) {
-            response = try link.call(request, deadlineMilliseconds: deadlineMilliseconds)
-        } catch .timedOut {
-            throw RPCError(.timeout, "\(service) did not answer in time")
-        } catch .malformedAnswer {
-            logger.warning("upstream answered a malformed line", [
-                "upstream.service": .string(service), "upstream.address": .string(address.description),
-            ])
-            throw RPCError(.unavailable, "\(service) answered a malformed response", extra: ["sent": true])
-        } catch {
-            throw RPCError(.unavailable, "\(service) connection lost", extra: ["sent": true])
-        }
-        return try response.outcome.get()
-    }
-
-    /// Idle worker connections kept per replica: one per worker thread of a service (`--workers`).
-    private static let maxIdleWorkerLinksPerAddress = 16
 
     /// Asks every known address for its `replica_id` (`<service>.health`), so calls can be
     /// pinned by replica. Runs on its own when an address is first seen; loop thread.
@@ -292,19 +246,10 @@ final class UpstreamTarget {
     var replicaID: String?
     private var learning = false
 
-    /// Where this replica's news goes for worker threads; the target's own reference, since it
-    /// may outlive its client while a health call is under way.
-    private let routes: UpstreamRoutes
-
     init(address: SocketAddress, client: RPCClient) {
         peer = UpstreamPeer(address: address, loop: client.loop, service: client.service, logger: client.clientLogger)
         self.client = client
         connectionCount = client.connectionCount
-        routes = client.routes
-    }
-
-    var route: UpstreamRoutes.Route {
-        UpstreamRoutes.Route(address: address, replicaID: replicaID, downUntilMilliseconds: downUntilMilliseconds)
     }
 
     func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
@@ -343,18 +288,13 @@ final class UpstreamTarget {
         let callID = request.id!.intValue!
         send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
             learning = false
-            if case .success(let health) = outcome.result, let id = health.decoded()["replica_id"]?.stringValue {
-                replicaID = id
-                routes.update(route)
-            }
+            if case .success(let health) = outcome.result, let id = health.decoded()["replica_id"]?.stringValue { replicaID = id }
         }
     }
 
     func connectionSucceeded() {
-        let wasDown = consecutiveFailures > 0
         consecutiveFailures = 0
         downUntilMilliseconds = 0
-        if wasDown { routes.update(route) }
     }
 
     func connectionFailed() {
@@ -362,7 +302,6 @@ final class UpstreamTarget {
         // 100 ms, 200 ms, ... up to 2 s: a dead replica is skipped fast, a returning one is found soon.
         let backoff = min(2000, 100 << min(consecutiveFailures - 1, 5))
         downUntilMilliseconds = MonotonicClock.nowMilliseconds() + Int64(backoff)
-        routes.update(route)
     }
 
     func checkDeadlines(nowMilliseconds now: Int64) {

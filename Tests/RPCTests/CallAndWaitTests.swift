@@ -7,35 +7,15 @@ import ServerTestSupport
 import TestSupport
 import XCTest
 
-/// `callAndWait` on a worker's own connection (`WorkerLink`), against real servers over TCP.
-final class WorkerLinkTests: XCTestCase {
+/// `callAndWait`, the blocking call a worker thread makes to another service, against real
+/// servers over TCP: answers reach their own caller, pins hold, lost replicas fail safely.
+final class CallAndWaitTests: XCTestCase {
     private func client(of endpoint: Endpoint, on caller: LoopThread) -> RPCClient {
         RPCClient(loop: caller.loop, service: "t", endpoints: [endpoint], logger: Logger(service: "c", sink: LogSink()))
     }
 
-    /// The call never passes through the client's event loop: it is answered while that loop is
-    /// stuck in other work.
-    func testAWorkerCallIsAnsweredWhileTheClientsLoopIsBusy() throws {
-        let server = try RouterServer { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
-        defer { server.stop() }
-        let caller = try LoopThread()
-        defer { caller.shutdown() }
-        let client = client(of: server.endpoint, on: caller)
-        // Once answered, the loop has published the replica's address for workers.
-        XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": 1], context: nil), 1)
-        let stuck = Blocker()
-        caller.loop.execute { stuck.hold() }
-        defer { stuck.release() }
-        XCTAssertTrue(stuck.waitUntilHeld())
-        let answers = SharedList<Int64>()
-        Thread {
-            answers.append((try? client.callAndWait("t.echo", params: ["value": 2], context: nil, timeoutMilliseconds: 30_000))?.intValue ?? -1)
-        }.start()
-        waitUntil("the call is answered with the client's loop stuck", timeoutSeconds: 10) { answers.count == 1 }
-        XCTAssertEqual(answers.all, [2])
-    }
-
-    /// Many threads at once, each on its own link: every one gets its own answer, none another's.
+    /// Many threads at once over the client's shared connections: every one gets its own answer,
+    /// none another's.
     func testManyWorkersAtOnceEachGetTheirOwnAnswer() throws {
         let server = try RouterServer(workerThreads: 8) { router in
             router.register("t.echo") { params, _ in
@@ -56,7 +36,7 @@ final class WorkerLinkTests: XCTestCase {
         XCTAssertEqual(results.all.sorted(), (0..<400).map(Int64.init))
     }
 
-    /// A call that timed out leaves its link behind: the answer that arrives later never
+    /// The answer to a call that timed out arrives later on the same connection: it never
     /// reaches a later call, which gets its own.
     func testAnAnswerArrivingAfterItsCallTimedOutNeverReachesALaterCall() throws {
         let blocker = Blocker()
@@ -84,8 +64,8 @@ final class WorkerLinkTests: XCTestCase {
         }
     }
 
-    /// A replica restarted on the same address between two calls closed the idle link; that is
-    /// seen before anything is written on it, so the next call is answered, not lost.
+    /// A replica restarted on the same address between two calls closed the client's
+    /// connection; the next call goes out on a new one and is answered, not lost.
     func testACallAfterTheReplicaRestartedIsAnswered() throws {
         let register: (Router) -> Void = { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
         let first = try RouterServer(register: register)
@@ -101,8 +81,7 @@ final class WorkerLinkTests: XCTestCase {
         }
     }
 
-    /// A call pinned to a replica id goes to that replica on the worker's own link; unpinned
-    /// calls take the replicas in turn.
+    /// A call pinned to a replica id goes to that replica; unpinned calls take the replicas in turn.
     func testAPinnedCallReachesTheNamedReplicaAndUnpinnedOnesTakeTurns() throws {
         let first = try RouterServer(register: Self.replica(named: "a"))
         defer { first.stop() }
@@ -112,7 +91,7 @@ final class WorkerLinkTests: XCTestCase {
         defer { caller.shutdown() }
         let client = RPCClient(
             loop: caller.loop, service: "t", endpoints: [first.endpoint, second.endpoint], logger: Logger(service: "c", sink: LogSink()))
-        waitUntil("both replica ids are learned") { client.routes.pick(replicaID: "a") != nil && client.routes.pick(replicaID: "b") != nil }
+        waitUntil("both replica ids are learned") { Self.learnedIDs(of: client) == ["a", "b"] }
         for _ in 0..<20 {
             XCTAssertEqual(try client.callAndWait("t.who", params: nil, context: nil, replicaID: "b"), "b")
         }
@@ -121,7 +100,7 @@ final class WorkerLinkTests: XCTestCase {
         XCTAssertEqual(unpinned.filter { $0 == "b" }.count, 10)
     }
 
-    /// A replica that crashed (its links dropped, its port closed) fails a worker's call only as
+    /// A replica that crashed (its connections dropped, its port closed) fails a call only as
     /// never sent (`sent` false: safe to send again), and is then skipped: calls go to the other.
     func testACrashedReplicaFailsCallsOnlyAsUnsentAndIsThenSkipped() throws {
         let doomed = try RouterServer(register: Self.replica(named: "a"))
@@ -132,8 +111,8 @@ final class WorkerLinkTests: XCTestCase {
         defer { caller.shutdown() }
         let client = RPCClient(
             loop: caller.loop, service: "t", endpoints: [doomed.endpoint, survivor.endpoint], logger: Logger(service: "c", sink: LogSink()))
-        waitUntil("both replica ids are learned") { client.routes.pick(replicaID: "a") != nil && client.routes.pick(replicaID: "b") != nil }
-        // Idle links to both replicas, so the crash leaves one behind.
+        waitUntil("both replica ids are learned") { Self.learnedIDs(of: client) == ["a", "b"] }
+        // Connections to both replicas, so the crash drops one the client holds.
         let before = Set(try (0..<4).map { _ in try client.callAndWait("t.who", params: nil, context: nil).stringValue })
         XCTAssertEqual(before, ["a", "b"])
         doomed.crash()
@@ -151,7 +130,18 @@ final class WorkerLinkTests: XCTestCase {
         XCTAssertEqual(answers.count, 20)
         XCTAssertEqual(Set(answers), ["b"])
         XCTAssertGreaterThanOrEqual(unsent, 1, "the crashed replica was tried and marked down")
-        XCTAssertNil(client.routes.pick(replicaID: "a"), "the crashed replica is backing off")
+        let states = Locked<[(address: SocketAddress, up: Bool)]?>(nil)
+        client.addressStates { found in states.withLock { $0 = found } }
+        waitUntil("the client reports its replicas") { states.current != nil }
+        let doomedAddress = try SocketAddress.resolve(host: "127.0.0.1", port: doomed.endpoint.port)[0]
+        XCTAssertEqual(states.current?.first { $0.address == doomedAddress }?.up, false, "the crashed replica is backing off")
+    }
+
+    private static func learnedIDs(of client: RPCClient) -> Set<String> {
+        let found = Locked<Set<String>?>(nil)
+        client.replicaIDs { ids in found.withLock { $0 = Set(ids.values) } }
+        waitUntil("the client lists its replica ids") { found.current != nil }
+        return found.current ?? []
     }
 
     /// A replica whose health names it and whose `t.who` answers its name.
@@ -163,14 +153,13 @@ final class WorkerLinkTests: XCTestCase {
     }
 
     /// A line that is no answer ends the call as `unavailable` (it may have run: `sent` true), and
-    /// its connection is never used again: the next call goes out on another one.
+    /// its connection is never used again: the next call goes out on a new one.
     func testAMalformedAnswerEndsTheCallAndItsConnection() throws {
         let replica = try GarbledReplica()
         defer { replica.stop() }
         let caller = try LoopThread()
         defer { caller.shutdown() }
         let client = client(of: replica.endpoint, on: caller)
-        waitUntil("the client knows the replica") { client.routes.pick(replicaID: nil) != nil }
         XCTAssertThrowsError(try client.callAndWait("t.garble", params: nil, context: nil)) { error in
             XCTAssertEqual((error as? RPCError)?.reason, "unavailable")
             XCTAssertEqual((error as? RPCError)?.data?["sent"], .bool(true))
