@@ -35,11 +35,22 @@ public struct QueuedDelivery: Sendable, Equatable {
             id: "dl_" + Base64URL.encode(SecureRandom.bytes(16)), requestID: requestID, step: step, channel: channel, trigger: trigger,
             codeSeed: SecureRandom.bytes(16), state: .queued, attempts: 0, nextAttemptAt: now, createdAt: now)
     }
+
+    /// This message as a worker's claim makes it: `sending`, its first try begun.
+    var claimedForFirstTry: QueuedDelivery {
+        precondition(state == .queued && attempts == 0)
+        var claimed = self
+        claimed.state = .sending
+        claimed.attempts = 1
+        return claimed
+    }
 }
 
 /// The queue's operations inside one verification transaction.
 public protocol DeliveryQueueTransaction {
-    func enqueue(_ delivery: QueuedDelivery) throws
+    /// Adds a message: `queued`, or already `sending` under `claimant` (a start handing its
+    /// first message straight to this replica's delivery workers).
+    func enqueue(_ delivery: QueuedDelivery, claimedBy claimant: String?) throws
     /// Takes the oldest due queued message for `claimant` (a replica id): marks it `sending`,
     /// notes who took it and when, and counts the try. Two replicas never take the same one.
     /// Also says whether another message was due with it (so a worker knows to call for help).
@@ -60,13 +71,14 @@ public protocol DeliveryQueueTransaction {
 extension SQLTransaction: DeliveryQueueTransaction {
     private static let deliveryColumns = "id, request_id, step, channel, trigger, code_seed, state, attempts, next_attempt_at, created_at"
 
-    func enqueue(_ d: QueuedDelivery) throws {
-        precondition(d.codeSeed.count == 16 && d.state == .queued)
+    func enqueue(_ d: QueuedDelivery, claimedBy claimant: String?) throws {
+        precondition(d.codeSeed.count == 16 && d.state == (claimant == nil ? .queued : .sending))
         try connection.run(
-            "INSERT INTO deliveries (\(Self.deliveryColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO deliveries (\(Self.deliveryColumns), claimed_by, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 .text(d.id), .text(d.requestID), SQLValue(d.step), .text(d.channel.rawValue), .text(d.trigger), .blob(d.codeSeed),
                 .text(d.state.rawValue), SQLValue(d.attempts), .integer(d.nextAttemptAt), .integer(d.createdAt),
+                claimant.map(SQLValue.text) ?? .null, claimant == nil ? .null : .integer(d.createdAt),
             ])
     }
 

@@ -15,6 +15,10 @@ public struct DeliveryQueueSettings: Sendable, Equatable {
     /// did not come back: another replica sends it again (same delivery key, same code). Longer
     /// than any provider call takes, so a slow send is never doubled.
     public var claimLeaseMilliseconds: Int64 = 120_000
+    /// First messages a start may hand straight to a delivery worker (`DeliveryHandOff`),
+    /// claimed in the start's own transaction; 0 sends every message through the queue. The
+    /// process sets it to its delivery worker count.
+    public var handOffCapacity = 0
 
     public init() {}
 
@@ -31,13 +35,19 @@ extension VerificationService {
         case nothingDue
     }
 
-    /// Takes one due message from the queue, sends it, and records the outcome in the request's
-    /// events. Blocking (SQLite, the provider): delivery workers only.
+    /// Sends one message: a first message a start handed off (already claimed), else the oldest
+    /// due one in the queue, which it claims; records the outcome in the request's events.
+    /// Blocking (SQLite, the provider): delivery workers only.
     /// The claim and the outcome commit without waiting for the disk: a power cut that loses
     /// either only sends the message again after the restart (same code, same key), which the
     /// at-least-once guarantee already allows; the message itself was stored durably by its start.
     @discardableResult
     public func sendNextQueuedDelivery(logger: Logger) -> DeliveryPass {
+        if let item = handOff.take() {
+            send(item.delivery, request: item.request, logger: logger.with(["verification.request_id": .string(item.request.id)]))
+            return .handled(moreDue: handOff.hasWork)
+        }
+        handOff.queueLookStarted()
         let now = clock.nowMilliseconds()
         let claim: DeliveryClaim
         do {
@@ -66,11 +76,24 @@ extension VerificationService {
             return .nothingDue
         case .dropped(let moreDue):
             metrics?.increment("delivery.dropped")
-            return .handled(moreDue: moreDue)
+            return afterQueueClaim(moreDue: moreDue)
         case .send(let delivery, let request, let moreDue):
             send(delivery, request: request, logger: logger.with(["verification.request_id": .string(request.id)]))
-            return .handled(moreDue: moreDue)
+            return afterQueueClaim(moreDue: moreDue)
         }
+    }
+
+    /// Another queued message was due with this one: the queue wants a look again, even if a
+    /// handed-off message is what the next pass takes.
+    private func afterQueueClaim(moreDue: Bool) -> DeliveryPass {
+        if moreDue { handOff.wantQueueLook() }
+        return .handled(moreDue: moreDue || handOff.hasWork)
+    }
+
+    /// Something in the queue may be due (a message queued, a retry's back-off over): the next
+    /// pass that finds no handed-off message looks there, and none ends before it has.
+    public func wantDeliveryQueueLook() {
+        handOff.wantQueueLook()
     }
 
     /// On start: messages this replica was sending when it was killed go back to the queue, under

@@ -19,6 +19,8 @@ public enum VerificationProcess {
         let fileName = host.replicaID == "verification" ? "verification.sqlite" : "verification-\(host.replicaID).sqlite"
         let database = try host.openDatabase(sqliteFile: fileName, sqlite: VerificationSchema.sqlite, postgres: VerificationSchema.postgres)
         settings.requestIDsNameReplica = database.dialect == .sqlite
+        let deliveryWorkers = try configuration.int(VerificationOptions.deliveryWorkers, range: 1...64)
+        settings.delivery.handOffCapacity = deliveryWorkers
         let store = SQLVerificationStore(database: database)
         let key = try ServerKey.load(configuration: configuration, keyFile: try host.dataFile("verification.key"), shared: database.dialect == .postgres)
         let providers = try ProviderFactory.make(
@@ -32,9 +34,9 @@ public enum VerificationProcess {
         host.addHealthCheck { ("request_ids", requestIDs) }
         try service.requeueInterruptedDeliveries(logger: host.logger)
         let logger = host.logger
-        let dispatcher = DeliveryWorkers(
-            workerCount: try configuration.int(VerificationOptions.deliveryWorkers, range: 1...64), name: "delivery", logger: logger
-        ) { service.sendNextQueuedDelivery(logger: logger) }
+        let dispatcher = DeliveryWorkers(workerCount: deliveryWorkers, name: "delivery", logger: logger) {
+            service.sendNextQueuedDelivery(logger: logger)
+        }
         service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
         WorkflowTimer(
             service: service, host: host, dispatcher: dispatcher,
@@ -79,6 +81,8 @@ final class WorkflowTimer: @unchecked Sendable {
     }
 
     private func tick() {
+        // Retries whose back-off ended are due in the queue, however busy the hand-off keeps the workers.
+        service.wantDeliveryQueueLook()
         dispatcher.wake()
         lock.lock()
         guard !running else {

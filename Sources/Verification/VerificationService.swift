@@ -75,6 +75,8 @@ public final class VerificationService: Sendable {
     public let metrics: Metrics?
     /// Fired after a transaction that queued a message commits.
     public let deliveryWakeup = DeliveryWakeup()
+    /// First messages on their way to a delivery worker without a claim of the worker's own.
+    let handOff: DeliveryHandOff
     let key: [UInt8]
 
     public init(
@@ -88,6 +90,7 @@ public final class VerificationService: Sendable {
         self.key = key
         self.clock = clock
         self.metrics = metrics
+        handOff = DeliveryHandOff(capacity: settings.delivery.handOffCapacity)
     }
 
     // MARK: Start
@@ -100,7 +103,11 @@ public final class VerificationService: Sendable {
         let now = clock.nowMilliseconds()
         let id = Self.newRequestID(namingReplica: settings.requestIDsNameReplica ? settings.replicaID : nil)
         let channel = parameters.workflow.steps[0]
-        let delivery = QueuedDelivery.make(requestID: id, step: 0, channel: channel, trigger: "start", nowMilliseconds: now)
+        // A free delivery worker place: the message is claimed for this replica right here, and
+        // the worker that sends it needs no claiming transaction.
+        let handsOff = handOff.reserve()
+        let queued = QueuedDelivery.make(requestID: id, step: 0, channel: channel, trigger: "start", nowMilliseconds: now)
+        let delivery = handsOff ? queued.claimedForFirstTry : queued
         let code = deliveryCode(delivery, length: plan.codeLength)
         let request = StoredRequest(
             id: id, number: plan.number?.e164, email: plan.email, userID: parameters.userID, purpose: parameters.purpose,
@@ -113,18 +120,26 @@ public final class VerificationService: Sendable {
             finishedAt: nil, client: parameters.client)
         let keys = limitKeys(
             destination: plan.destination(for: channel), purpose: parameters.purpose, userID: parameters.userID, client: parameters.client)
-        let refusal: VerificationError? = try store.write { tx in
-            if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
-                return .concurrentVerification(requestID: live.id)
+        let claimant = handsOff ? settings.replicaID : nil
+        let refusal: VerificationError?
+        do {
+            refusal = try store.write { tx in
+                if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
+                    return .concurrentVerification(requestID: live.id)
+                }
+                if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
+                try tx.insert(request)
+                try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
+                for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+                try tx.enqueue(delivery, claimedBy: claimant)
+                return nil
             }
-            if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
-            try tx.insert(request)
-            try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
-            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
-            try tx.enqueue(delivery)
-            return nil
+        } catch {
+            if handsOff { handOff.release() }
+            throw error
         }
         if let refusal {
+            if handsOff { handOff.release() }
             metrics?.increment("verification.start.\(refusal.rpcError.reason ?? "refused")")
             logger.info("verification refused", ["verification.reason": .string(refusal.rpcError.reason ?? "")])
             throw refusal
@@ -133,6 +148,11 @@ public final class VerificationService: Sendable {
             "verification.request_id": .string(id), "verification.workflow": .string(parameters.workflow.rawValue),
             "verification.purpose": .string(parameters.purpose.rawValue),
         ])
+        if handsOff {
+            handOff.push(DeliveryHandOff.Item(delivery: delivery, request: request))
+        } else {
+            handOff.wantQueueLook()
+        }
         deliveryWakeup.fire()
         return id
     }
@@ -391,13 +411,16 @@ public final class VerificationService: Sendable {
             }
             for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
             let firedBy = trigger == .timer ? "timer" : "next"
-            try tx.enqueue(QueuedDelivery.make(requestID: requestID, step: request.step, channel: channel, trigger: firedBy, nowMilliseconds: now))
+            try tx.enqueue(
+                QueuedDelivery.make(requestID: requestID, step: request.step, channel: channel, trigger: firedBy, nowMilliseconds: now),
+                claimedBy: nil)
             return .claimed(channel)
         }
         switch claim {
         case .nothingToDo: return .sms
         case .refused(let error): throw error
         case .claimed(let channel):
+            handOff.wantQueueLook()
             deliveryWakeup.fire()
             return channel
         }

@@ -1,0 +1,119 @@
+import Delivery
+import DeliveryTestSupport
+import Foundation
+import LineProtocol
+import Platform
+import Runtime
+import TestSupport
+@testable import Verification
+import XCTest
+
+/// A start hands its first message straight to a delivery worker, claimed in the start's own
+/// transaction (`DeliveryHandOff`): no claiming transaction per message, the same at-least-once
+/// guarantee through a kill, and no message left behind when the hand-off is full.
+final class DeliveryHandOffTests: VerificationTestCase {
+    private let logger = Logger(service: "verification", sink: LogSink())
+
+    private func service(_ provider: DeliveryProvider, handOff capacity: Int, clock: ManualClock = ManualClock()) throws -> VerificationService {
+        var settings = VerificationSettings(replicaID: "test-1")
+        settings.delivery.handOffCapacity = capacity
+        return VerificationService(
+            settings: settings, store: SQLVerificationStore(database: try openDatabase()), providers: ChannelProviders(all: provider),
+            key: Array(repeating: 7, count: 32), clock: clock)
+    }
+
+    private func start(_ service: VerificationService, number: String) throws -> String {
+        var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+        parameters.number = number
+        return try service.start(parameters, logger: logger)
+    }
+
+    private func writes(_ service: VerificationService) -> Int {
+        (service.store as! SQLVerificationStore).groupCommitStatistics.jobs
+    }
+
+    /// Two write transactions a message (the start, the outcome) where the queue takes three.
+    func testAHandedOffMessageIsSentWithoutAClaimingTransaction() throws {
+        for (capacity, expectedWrites) in [(0, 3), (4, 2)] {
+            let provider = ScriptedProvider()
+            let service = try service(provider, handOff: capacity)
+            let before = writes(service)
+            let id = try start(service, number: "+1555555010\(capacity)")
+            XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
+            XCTAssertEqual(writes(service) - before, expectedWrites, "hand-off capacity \(capacity)")
+            XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
+            XCTAssertEqual(provider.sent.map(\.requestID), [id])
+            XCTAssertEqual(try service.queuedDeliveryCount(), 0)
+            let code = try XCTUnwrap(provider.sent.first.flatMap { extractCode($0.text) })
+            XCTAssertEqual(try service.check(requestID: id, code: code, payload: nil, owner: nil, logger: logger).channel, .sms)
+        }
+    }
+
+    /// kill -9 after the start committed, before a worker sent the handed-off message: it is
+    /// `sending` under this replica in the file, so the next start sends it, once, with its code.
+    func testAHandedOffMessageAProcessDiedWithIsSentAfterTheRestart() throws {
+        let clock = ManualClock()
+        let killed = try service(ScriptedProvider(), handOff: 4, clock: clock)
+        let id = try start(killed, number: "+15555550111")
+        let provider = ScriptedProvider()
+        let restarted = try service(provider, handOff: 4, clock: clock)
+        XCTAssertEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue, "claimed by the start: not due before the restart's requeue")
+        try restarted.requeueInterruptedDeliveries(logger: logger)
+        XCTAssertNotEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(provider.sent.map(\.requestID), [id])
+        let code = try XCTUnwrap(provider.sent.first.flatMap { extractCode($0.text) })
+        XCTAssertEqual(try restarted.check(requestID: id, code: code, payload: nil, owner: nil, logger: logger).channel, .sms)
+    }
+
+    /// The hand-off is full, so the second start queues its message: the pass that sends the
+    /// handed-off one says more is due, and the queued one goes out on the next pass.
+    func testAMessageQueuedWhileTheHandOffIsFullIsNotLeftBehind() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, handOff: 1)
+        let first = try start(service, number: "+15555550121")
+        let second = try start(service, number: "+15555550122")
+        XCTAssertEqual(try service.queuedDeliveryCount(), 2)
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: true), "the queued message still wants a look")
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(provider.sent.map(\.requestID), [first, second])
+    }
+
+    /// A refused start gives its place back: the next start still hands off.
+    func testARefusedStartGivesItsPlaceBack() throws {
+        let service = try service(ScriptedProvider(), handOff: 1)
+        _ = try start(service, number: "+15555550131")
+        XCTAssertThrowsError(try start(service, number: "+15555550131"), "one live code per number")
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
+        let before = writes(service)
+        _ = try start(service, number: "+15555550132")
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
+        XCTAssertEqual(writes(service) - before, 2, "handed off: no claim")
+    }
+
+    /// Eight threads start 40 codes against two hand-off places and four workers: some go straight
+    /// to a worker, the rest through the queue, and every message is sent exactly once.
+    func testABurstWiderThanTheHandOffSendsEveryMessageOnce() throws {
+        let provider = ScriptedProvider()
+        let service = try service(provider, handOff: 2)
+        let logger = self.logger
+        let workers = DeliveryWorkers(workerCount: 4, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
+        service.deliveryWakeup.onQueued { [weak workers] in workers?.wake() }
+        let ids = SharedList<String>()
+        let failures = SharedList<String>()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<5 {
+                var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+                parameters.number = String(format: "+1555557%04d", thread * 10 + index)
+                do { ids.append(try service.start(parameters, logger: logger)) } catch { failures.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+        XCTAssertTrue(provider.waitFor(sent: 40), "sent \(provider.sent.count) of 40 without another wake")
+        XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
+        XCTAssertEqual(provider.sent.count, 40)
+        XCTAssertEqual(Set(provider.sent.compactMap(\.requestID)), Set(ids.all))
+        XCTAssertEqual(try service.queuedDeliveryCount(), 0)
+    }
+}
