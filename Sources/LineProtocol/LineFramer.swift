@@ -37,6 +37,9 @@ public struct LineFramer: Sendable {
     private var discarding = false
     /// Bytes searched for `\n` so far: each appended byte once, however the stream is chunked.
     private(set) var scannedByteCount = 0
+    /// Lines ended so far (every `\n` appended, oversized lines' included): a caller timing the
+    /// unfinished line tells by it whether that is still the same line.
+    public private(set) var endedLineCount = 0
 
     public init(maxLineBytes: Int) {
         precondition(maxLineBytes > 0, "maxLineBytes must be positive")
@@ -66,6 +69,7 @@ public struct LineFramer: Sendable {
         while position < input.count {
             let newline = Self.firstNewline(in: input, from: position)
             scannedByteCount += (newline.map { $0 + 1 } ?? input.count) - position
+            if newline != nil { endedLineCount += 1 }
             if discarding {
                 guard let newline else { return }
                 discarding = false

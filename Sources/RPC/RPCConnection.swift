@@ -19,7 +19,11 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     private var pending: [Int: Pending] = [:]
     private var batches: [Int: BatchCollector] = [:]
     private var nextToken = 0
+    /// When the unfinished line began to arrive (the slow-line limit), and which line that is
+    /// (`LineFramer.endedLineCount` then): a client whose every write ends inside a line is still
+    /// fast as long as each of those lines ends.
     private var partialLineSinceMilliseconds: Int64?
+    private var partialLineNumber = 0
     private var draining = false
     /// True while `processLines` runs: an answer given inline (during dispatch) must not start
     /// another pass, or pipelined requests answered at once recurse until the stack overflows.
@@ -81,9 +85,22 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         }
         let saturated = pending.count >= server.limits.maxInflightPerConnection || channel.isAboveHighWater
         if saturated || draining { channel.pauseReading() } else { channel.resumeReading() }
-        partialLineSinceMilliseconds = framer.hasPartialLine ? (partialLineSinceMilliseconds ?? MonotonicClock.nowMilliseconds()) : nil
+        notePartialLine(saturated: saturated)
         // Only once every line received is handled: a close decided mid-pass would leave the rest unanswered.
         closeIfFinished()
+    }
+
+    /// While this side holds the client back (in-flight limit, unread answers), its unfinished
+    /// line cannot end: the clock starts again once reading resumes.
+    private func notePartialLine(saturated: Bool) {
+        guard framer.hasPartialLine, !saturated else {
+            partialLineSinceMilliseconds = nil
+            return
+        }
+        if partialLineSinceMilliseconds == nil || partialLineNumber != framer.endedLineCount {
+            partialLineSinceMilliseconds = MonotonicClock.nowMilliseconds()
+            partialLineNumber = framer.endedLineCount
+        }
     }
 
     private func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -4,8 +4,9 @@ import Foundation
 /// to a delivery worker, which then sends without a claiming transaction of its own. A message
 /// here is `sending` under this replica in the database, like any claimed one: if the process
 /// dies before it is sent, the next start puts it back in the queue (same code, same key).
-/// Bounded by the delivery workers, so a message waits here about one provider call at most, far
-/// inside the claim lease; when every place is taken, a start queues its message as before.
+/// A place is held from the start until the send is over, one place per delivery worker: a message
+/// waits here only while a worker ends a queued message's call, far inside the claim lease. When
+/// every place is taken, a start queues its message as before.
 ///
 /// It also keeps the promise of a look at the database queue (a message queued there, a retry
 /// falling due): a worker busy with handed-off messages goes on until that look has happened,
@@ -20,7 +21,8 @@ final class DeliveryHandOff: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
     private var items: [Item] = []
-    private var reserved = 0
+    /// Places taken: reserved by a start, holding a message, or its send under way.
+    private var placesTaken = 0
     private var queueLookWanted = false
 
     /// `capacity` 0: nothing is handed off; every message goes through the queue.
@@ -34,16 +36,16 @@ final class DeliveryHandOff: @unchecked Sendable {
     func reserve() -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard items.count + reserved < capacity else { return false }
-        reserved += 1
+        guard placesTaken < capacity else { return false }
+        placesTaken += 1
         return true
     }
 
-    /// Gives back a reserved place that no message will fill (the start was refused or failed).
+    /// Gives back a place: its start was refused or failed, or its message's send is over.
     func release() {
         lock.lock()
-        precondition(reserved > 0, "a hand-off place released twice")
-        reserved -= 1
+        precondition(placesTaken > items.count, "a hand-off place released twice")
+        placesTaken -= 1
         lock.unlock()
     }
 
@@ -51,13 +53,12 @@ final class DeliveryHandOff: @unchecked Sendable {
     func push(_ item: Item) {
         precondition(item.delivery.state == .sending && item.delivery.attempts == 1)
         lock.lock()
-        precondition(reserved > 0, "a hand-off without a reserved place")
-        reserved -= 1
+        precondition(placesTaken > items.count, "a hand-off without a reserved place")
         items.append(item)
         lock.unlock()
     }
 
-    /// The oldest handed-off message, if any.
+    /// The oldest handed-off message, if any; its place is given back (`release`) once it was sent.
     func take() -> Item? {
         lock.lock()
         defer { lock.unlock() }

@@ -45,6 +45,7 @@ extension VerificationService {
     public func sendNextQueuedDelivery(logger: Logger) -> DeliveryPass {
         if let item = handOff.take() {
             send(item.delivery, request: item.request, logger: logger.with(["verification.request_id": .string(item.request.id)]))
+            handOff.release()
             return .handled(moreDue: handOff.hasWork)
         }
         handOff.queueLookStarted()

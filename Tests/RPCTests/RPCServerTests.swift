@@ -116,6 +116,47 @@ final class RPCServerTests: XCTestCase {
         XCTAssertEqual(try LineClient(server.endpoint).result("t.echo", ["value": 1]), 1)
     }
 
+    /// The line timeout is for a line that never ends, not for a fast client whose every write
+    /// happens to end inside a line: each line here completes at once, so the client is never cut
+    /// off, however long it goes on (measured from when the unfinished line began).
+    func testAStreamWhoseWritesEachEndMidLineIsNotCutOff() throws {
+        var limits = ServerLimits()
+        limits.lineTimeoutMilliseconds = 300
+        let server = try makeServer(limits: limits)
+        defer { server.stop() }
+        let client = try LineClient(server.endpoint)
+        func request(_ id: Int) -> [UInt8] { Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"t.echo","params":{"value":\#(id)}}"#.utf8) + [0x0A] }
+        // Every write finishes the line the last one began and begins the next.
+        var pending = request(0)
+        let began = MonotonicClock.nowMilliseconds()
+        var id = 0
+        while MonotonicClock.nowMilliseconds() - began < 4 * limits.lineTimeoutMilliseconds {
+            let next = request(id + 1)
+            try client.sendRaw(pending + next.prefix(10))
+            pending = Array(next.dropFirst(10))
+            let line = try XCTUnwrap(try client.readLine(), "cut off after \(id) lines")
+            XCTAssertEqual(try JSONParser.parse(line)["result"]?.intValue, Int64(id))
+            id += 1
+        }
+        XCTAssertGreaterThan(id, 1)
+    }
+
+    /// A line left unfinished while the server holds the client back (here: its one request in
+    /// flight is slow) is not the client's slowness: the clock starts when reading resumes.
+    func testALineUnfinishedWhileTheServerIsSaturatedIsNotCutOff() throws {
+        var limits = ServerLimits()
+        limits.lineTimeoutMilliseconds = 300
+        limits.maxInflightPerConnection = 1
+        let server = try makeServer(limits: limits)
+        defer { server.stop() }
+        let client = try LineClient(server.endpoint)
+        let second = Array(#"{"jsonrpc":"2.0","id":2,"method":"t.echo","params":{"value":2}}"#.utf8)
+        try client.sendRaw(Array(#"{"jsonrpc":"2.0","id":1,"method":"t.slow","params":{"ms":1000}}"#.utf8) + [0x0A] + second.prefix(10))
+        XCTAssertEqual(try answer(client)["result"], "slow", "answered, not cut off while it waited")
+        try client.sendRaw(Array(second.dropFirst(10)) + [0x0A])
+        XCTAssertEqual(try answer(client)["result"], 2)
+    }
+
     func testEndOfInputStillGetsItsAnswers() throws {
         let server = try makeServer()
         defer { server.stop() }
