@@ -24,6 +24,23 @@ final class LineFramerTests: XCTestCase {
         XCTAssertNil(framer.next())
     }
 
+    /// Every `\n` ends a line, an oversized one's too, however the stream is chunked; whether the
+    /// lines were handed out yet does not matter.
+    func testEndedLinesCountEveryNewlineOnceInAnyChunking() {
+        let oversized = Array(repeating: UInt8(ascii: "x"), count: 100) + [0x0A]
+        let input = stream + oversized + Array("tail".utf8)
+        var whole = LineFramer(maxLineBytes: 64)
+        whole.append(input)
+        XCTAssertEqual(whole.endedLineCount, 6, "five lines, then \"partial\" runs into the oversized one")
+        var byByte = LineFramer(maxLineBytes: 64)
+        for (index, byte) in input.enumerated() {
+            byByte.append(CollectionOfOne(byte))
+            if index % 3 == 0 { _ = drain(&byByte) }
+        }
+        XCTAssertEqual(byByte.endedLineCount, 6)
+        XCTAssertTrue(byByte.hasPartialLine)
+    }
+
     func testByteByByteInputYieldsTheSameLines() {
         var framer = LineFramer(maxLineBytes: 64)
         var lines: [FramedLine] = []
