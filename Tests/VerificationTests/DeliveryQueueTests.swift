@@ -283,24 +283,7 @@ class DeliveryQueueTests: VerificationTestCase {
     /// message due still finds the ones queued after its claim, so none waits for a later wake.
     func testABurstOfStartsWhileWorkersDrainSendsEveryMessageOnce() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, clock: ManualClock())
-        let logger = self.logger
-        let workers = DeliveryWorkers(workerCount: 4, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
-        service.deliveryWakeup.onQueued { [weak workers] in workers?.wake() }
-        let ids = SharedList<String>()
-        let failures = SharedList<String>()
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            for index in 0..<5 {
-                var parameters = StartParameters(workflow: .sms, purpose: .transaction)
-                parameters.number = String(format: "+1555556%04d", thread * 10 + index)
-                do { ids.append(try service.start(parameters, logger: logger)) } catch { failures.append("\(error)") }
-            }
-        }
-        XCTAssertEqual(failures.all, [])
-        XCTAssertTrue(provider.waitFor(sent: 40), "sent \(provider.sent.count) of 40 without another wake")
-        XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
-        XCTAssertEqual(provider.sent.count, 40)
-        XCTAssertEqual(Set(provider.sent.compactMap(\.requestID)), Set(ids.all))
+        assertABurstOfStartsSendsEveryMessageOnce(try service(provider, clock: ManualClock()), provider, numberBlock: "556")
     }
 
     func testTheCodeIsAKeyedFunctionOfItsSeed() throws {

@@ -2,6 +2,7 @@ import Delivery
 import DeliveryTestSupport
 import Foundation
 import LineProtocol
+import Platform
 import Runtime
 import Storage
 import StoreTestSupport
@@ -11,6 +12,30 @@ import XCTest
 
 
 extension ManualClock: VerificationClock {}
+
+/// Eight threads start five codes each (numbers `+1555` `numberBlock` `0000`...) while four
+/// delivery workers drain; asserts every message is sent exactly once without a later wake.
+func assertABurstOfStartsSendsEveryMessageOnce(
+    _ service: VerificationService, _ provider: ScriptedProvider, numberBlock: String, file: StaticString = #filePath, line: UInt = #line
+) {
+    let logger = Logger(service: "verification", sink: LogSink())
+    let workers = DeliveryWorkers(workerCount: 4, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
+    service.deliveryWakeup.onQueued { [weak workers] in workers?.wake() }
+    let ids = SharedList<String>()
+    let failures = SharedList<String>()
+    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        for index in 0..<5 {
+            var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+            parameters.number = "+1555" + numberBlock + String(format: "%04d", thread * 10 + index)
+            do { ids.append(try service.start(parameters, logger: logger)) } catch { failures.append("\(error)") }
+        }
+    }
+    XCTAssertEqual(failures.all, [], file: file, line: line)
+    XCTAssertTrue(provider.waitFor(sent: 40), "sent \(provider.sent.count) of 40 without another wake", file: file, line: line)
+    XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000), file: file, line: line)
+    XCTAssertEqual(provider.sent.count, 40, file: file, line: line)
+    XCTAssertEqual(Set(provider.sent.compactMap(\.requestID)), Set(ids.all), file: file, line: line)
+}
 
 /// A service over a fresh database, a manual clock and a recording provider.
 final class Harness: @unchecked Sendable {
