@@ -150,8 +150,11 @@ public final class VerificationService: Sendable {
         ])
         if handsOff {
             handOff.push(DeliveryHandOff.Item(delivery: delivery, request: request))
+            metrics?.increment("delivery.handed_off")
         } else {
             handOff.wantQueueLook()
+            // Every delivery worker's place was taken: a steady count says the workers are too few.
+            if settings.delivery.handOffCapacity > 0 { metrics?.increment("delivery.hand_off_full") }
         }
         deliveryWakeup.fire()
         return id

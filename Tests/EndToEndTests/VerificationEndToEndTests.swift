@@ -39,6 +39,7 @@ final class VerificationEndToEndTests: VerificationStackTestCase {
         XCTAssertFalse(stack.member("verification").log.contains(code), "the code never reaches the log")
         let counters = try client.result("verification.metrics")["counters"]
         XCTAssertEqual(counters?["delivery.sms.sent"], 1)
+        XCTAssertEqual(counters?["delivery.handed_off"], 1, "the process hands a start's message straight to a delivery worker")
         XCTAssertEqual(counters?["verification.verified"], 1)
         XCTAssertEqual(counters?["verification.invalid_code"], 1)
         let keyFile = (dataDirectory as NSString).appendingPathComponent("verification.key")

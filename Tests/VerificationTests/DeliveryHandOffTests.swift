@@ -14,12 +14,14 @@ import XCTest
 final class DeliveryHandOffTests: VerificationTestCase {
     private let logger = Logger(service: "verification", sink: LogSink())
 
-    private func service(_ provider: DeliveryProvider, handOff capacity: Int, clock: ManualClock = ManualClock()) throws -> VerificationService {
+    private func service(
+        _ provider: DeliveryProvider, handOff capacity: Int, clock: ManualClock = ManualClock(), metrics: Metrics? = nil
+    ) throws -> VerificationService {
         var settings = VerificationSettings(replicaID: "test-1")
         settings.delivery.handOffCapacity = capacity
         return VerificationService(
             settings: settings, store: SQLVerificationStore(database: try openDatabase()), providers: ChannelProviders(all: provider),
-            key: Array(repeating: 7, count: 32), clock: clock)
+            key: Array(repeating: 7, count: 32), clock: clock, metrics: metrics)
     }
 
     private func start(_ service: VerificationService, number: String) throws -> String {
@@ -70,10 +72,13 @@ final class DeliveryHandOffTests: VerificationTestCase {
     /// handed-off one says more is due, and the queued one goes out on the next pass.
     func testAMessageQueuedWhileTheHandOffIsFullIsNotLeftBehind() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, handOff: 1)
+        let metrics = Metrics()
+        let service = try service(provider, handOff: 1, metrics: metrics)
         let first = try start(service, number: "+15555550121")
         let second = try start(service, number: "+15555550122")
         XCTAssertEqual(try service.queuedDeliveryCount(), 2)
+        XCTAssertEqual(metrics.counter("delivery.handed_off"), 1)
+        XCTAssertEqual(metrics.counter("delivery.hand_off_full"), 1)
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: true), "the queued message still wants a look")
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
