@@ -91,10 +91,12 @@ extension VerificationService {
         return .handled(moreDue: moreDue || handOff.hasWork)
     }
 
-    /// Something in the queue may be due (a message queued, a retry's back-off over): the next
-    /// pass that finds no handed-off message looks there, and none ends before it has.
+    /// Something in the queue may be due (a message queued, a retry's back-off over): wakes the
+    /// delivery workers, and the next pass that finds no handed-off message looks there; none
+    /// ends before it has.
     public func wantDeliveryQueueLook() {
         handOff.wantQueueLook()
+        deliveryWakeup.fire()
     }
 
     /// On start: messages this replica was sending when it was killed go back to the queue, under

@@ -39,7 +39,7 @@ public enum VerificationProcess {
         }
         service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
         WorkflowTimer(
-            service: service, host: host, dispatcher: dispatcher,
+            service: service, host: host,
             intervalMilliseconds: Int64(try configuration.int(VerificationOptions.tickMilliseconds, range: 10...60_000))
         ).start()
         host.logger.info("verification ready", [
@@ -62,17 +62,15 @@ public enum VerificationProcess {
 final class WorkflowTimer: @unchecked Sendable {
     private let service: VerificationService
     private let host: ServiceHost
-    private let dispatcher: DeliveryWorkers
     private let intervalMilliseconds: Int64
     private let lock = NSLock()
     private var running = false
     private var lastPruneMilliseconds: Int64 = 0
     private var lastAbandonCheckMilliseconds: Int64 = 0
 
-    init(service: VerificationService, host: ServiceHost, dispatcher: DeliveryWorkers, intervalMilliseconds: Int64) {
+    init(service: VerificationService, host: ServiceHost, intervalMilliseconds: Int64) {
         self.service = service
         self.host = host
-        self.dispatcher = dispatcher
         self.intervalMilliseconds = intervalMilliseconds
     }
 
@@ -83,7 +81,6 @@ final class WorkflowTimer: @unchecked Sendable {
     private func tick() {
         // Retries whose back-off ended are due in the queue, however busy the hand-off keeps the workers.
         service.wantDeliveryQueueLook()
-        dispatcher.wake()
         lock.lock()
         guard !running else {
             lock.unlock()

@@ -106,6 +106,8 @@ public final class VerificationService: Sendable {
         // A free delivery worker place: the message is claimed for this replica right here, and
         // the worker that sends it needs no claiming transaction.
         let handsOff = handOff.reserve()
+        var handedOff = false
+        defer { if handsOff && !handedOff { handOff.release() } }  // refused or failed: the place goes back
         let queued = QueuedDelivery.make(requestID: id, step: 0, channel: channel, trigger: "start", nowMilliseconds: now)
         let delivery = handsOff ? queued.claimedForFirstTry : queued
         let code = deliveryCode(delivery, length: plan.codeLength)
@@ -121,25 +123,18 @@ public final class VerificationService: Sendable {
         let keys = limitKeys(
             destination: plan.destination(for: channel), purpose: parameters.purpose, userID: parameters.userID, client: parameters.client)
         let claimant = handsOff ? settings.replicaID : nil
-        let refusal: VerificationError?
-        do {
-            refusal = try store.write { tx in
-                if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
-                    return .concurrentVerification(requestID: live.id)
-                }
-                if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
-                try tx.insert(request)
-                try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
-                for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
-                try tx.enqueue(delivery, claimedBy: claimant)
-                return nil
+        let refusal: VerificationError? = try store.write { tx in
+            if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
+                return .concurrentVerification(requestID: live.id)
             }
-        } catch {
-            if handsOff { handOff.release() }
-            throw error
+            if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
+            try tx.insert(request)
+            try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
+            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+            try tx.enqueue(delivery, claimedBy: claimant)
+            return nil
         }
         if let refusal {
-            if handsOff { handOff.release() }
             metrics?.increment("verification.start.\(refusal.rpcError.reason ?? "refused")")
             logger.info("verification refused", ["verification.reason": .string(refusal.rpcError.reason ?? "")])
             throw refusal
@@ -148,14 +143,15 @@ public final class VerificationService: Sendable {
             "verification.request_id": .string(id), "verification.workflow": .string(parameters.workflow.rawValue),
             "verification.purpose": .string(parameters.purpose.rawValue),
         ])
-        if handsOff {
-            handOff.push(DeliveryHandOff.Item(delivery: delivery, request: request))
-            metrics?.increment("delivery.handed_off")
-        } else {
-            handOff.wantQueueLook()
+        guard handsOff else {
             // Every delivery worker's place was taken: a steady count says the workers are too few.
             if settings.delivery.handOffCapacity > 0 { metrics?.increment("delivery.hand_off_full") }
+            wantDeliveryQueueLook()
+            return id
         }
+        handOff.push(DeliveryHandOff.Item(delivery: delivery, request: request))
+        handedOff = true
+        metrics?.increment("delivery.handed_off")
         deliveryWakeup.fire()
         return id
     }
@@ -423,8 +419,7 @@ public final class VerificationService: Sendable {
         case .nothingToDo: return .sms
         case .refused(let error): throw error
         case .claimed(let channel):
-            handOff.wantQueueLook()
-            deliveryWakeup.fire()
+            wantDeliveryQueueLook()
             return channel
         }
     }

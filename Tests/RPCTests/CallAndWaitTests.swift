@@ -89,9 +89,7 @@ final class CallAndWaitTests: XCTestCase {
         defer { second.stop() }
         let caller = try LoopThread()
         defer { caller.shutdown() }
-        let client = RPCClient(
-            loop: caller.loop, service: "t", endpoints: [first.endpoint, second.endpoint], logger: Logger(service: "c", sink: LogSink()))
-        waitUntil("both replica ids are learned") { Self.learnedIDs(of: client) == ["a", "b"] }
+        let client = clientKnowingBoth(first, second, on: caller)
         for _ in 0..<20 {
             XCTAssertEqual(try client.callAndWait("t.who", params: nil, context: nil, replicaID: "b"), "b")
         }
@@ -109,9 +107,7 @@ final class CallAndWaitTests: XCTestCase {
         defer { survivor.stop() }
         let caller = try LoopThread()
         defer { caller.shutdown() }
-        let client = RPCClient(
-            loop: caller.loop, service: "t", endpoints: [doomed.endpoint, survivor.endpoint], logger: Logger(service: "c", sink: LogSink()))
-        waitUntil("both replica ids are learned") { Self.learnedIDs(of: client) == ["a", "b"] }
+        let client = clientKnowingBoth(doomed, survivor, on: caller)
         // Connections to both replicas, so the crash drops one the client holds.
         let before = Set(try (0..<4).map { _ in try client.callAndWait("t.who", params: nil, context: nil).stringValue })
         XCTAssertEqual(before, ["a", "b"])
@@ -135,6 +131,13 @@ final class CallAndWaitTests: XCTestCase {
         waitUntil("the client reports its replicas") { states.current != nil }
         let doomedAddress = try SocketAddress.resolve(host: "127.0.0.1", port: doomed.endpoint.port)[0]
         XCTAssertEqual(states.current?.first { $0.address == doomedAddress }?.up, false, "the crashed replica is backing off")
+    }
+
+    /// A client of replicas `a` and `b` once it has learned both their ids.
+    private func clientKnowingBoth(_ a: RouterServer, _ b: RouterServer, on caller: LoopThread) -> RPCClient {
+        let client = RPCClient(loop: caller.loop, service: "t", endpoints: [a.endpoint, b.endpoint], logger: Logger(service: "c", sink: LogSink()))
+        waitUntil("both replica ids are learned") { Self.learnedIDs(of: client) == ["a", "b"] }
+        return client
     }
 
     private static func learnedIDs(of client: RPCClient) -> Set<String> {

@@ -14,22 +14,6 @@ import XCTest
 final class DeliveryHandOffTests: VerificationTestCase {
     private let logger = Logger(service: "verification", sink: LogSink())
 
-    private func service(
-        _ provider: DeliveryProvider, handOff capacity: Int, clock: ManualClock = ManualClock(), metrics: Metrics? = nil
-    ) throws -> VerificationService {
-        var settings = VerificationSettings(replicaID: "test-1")
-        settings.delivery.handOffCapacity = capacity
-        return VerificationService(
-            settings: settings, store: SQLVerificationStore(database: try openDatabase()), providers: ChannelProviders(all: provider),
-            key: Array(repeating: 7, count: 32), clock: clock, metrics: metrics)
-    }
-
-    private func start(_ service: VerificationService, number: String) throws -> String {
-        var parameters = StartParameters(workflow: .sms, purpose: .transaction)
-        parameters.number = number
-        return try service.start(parameters, logger: logger)
-    }
-
     private func writes(_ service: VerificationService) -> Int {
         (service.store as! SQLVerificationStore).groupCommitStatistics.jobs
     }
@@ -38,9 +22,9 @@ final class DeliveryHandOffTests: VerificationTestCase {
     func testAHandedOffMessageIsSentWithoutAClaimingTransaction() throws {
         for (capacity, expectedWrites) in [(0, 3), (4, 2)] {
             let provider = ScriptedProvider()
-            let service = try service(provider, handOff: capacity)
+            let service = try deliveryService(provider, handOff: capacity)
             let before = writes(service)
-            let id = try start(service, number: "+1555555010\(capacity)")
+            let id = try startSMS(service, number: "+1555555010\(capacity)")
             XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
             XCTAssertEqual(writes(service) - before, expectedWrites, "hand-off capacity \(capacity)")
             XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
@@ -55,10 +39,10 @@ final class DeliveryHandOffTests: VerificationTestCase {
     /// `sending` under this replica in the file, so the next start sends it, once, with its code.
     func testAHandedOffMessageAProcessDiedWithIsSentAfterTheRestart() throws {
         let clock = ManualClock()
-        let killed = try service(ScriptedProvider(), handOff: 4, clock: clock)
-        let id = try start(killed, number: "+15555550111")
+        let killed = try deliveryService(ScriptedProvider(), clock: clock, handOff: 4)
+        let id = try startSMS(killed, number: "+15555550111")
         let provider = ScriptedProvider()
-        let restarted = try service(provider, handOff: 4, clock: clock)
+        let restarted = try deliveryService(provider, clock: clock, handOff: 4)
         XCTAssertEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue, "claimed by the start: not due before the restart's requeue")
         try restarted.requeueInterruptedDeliveries(logger: logger)
         XCTAssertNotEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
@@ -73,9 +57,9 @@ final class DeliveryHandOffTests: VerificationTestCase {
     func testAMessageQueuedWhileTheHandOffIsFullIsNotLeftBehind() throws {
         let provider = ScriptedProvider()
         let metrics = Metrics()
-        let service = try service(provider, handOff: 1, metrics: metrics)
-        let first = try start(service, number: "+15555550121")
-        let second = try start(service, number: "+15555550122")
+        let service = try deliveryService(provider, handOff: 1, metrics: metrics)
+        let first = try startSMS(service, number: "+15555550121")
+        let second = try startSMS(service, number: "+15555550122")
         XCTAssertEqual(try service.queuedDeliveryCount(), 2)
         XCTAssertEqual(metrics.counter("delivery.handed_off"), 1)
         XCTAssertEqual(metrics.counter("delivery.hand_off_full"), 1)
@@ -87,12 +71,12 @@ final class DeliveryHandOffTests: VerificationTestCase {
 
     /// A refused start gives its place back: the next start still hands off.
     func testARefusedStartGivesItsPlaceBack() throws {
-        let service = try service(ScriptedProvider(), handOff: 1)
-        _ = try start(service, number: "+15555550131")
-        XCTAssertThrowsError(try start(service, number: "+15555550131"), "one live code per number")
+        let service = try deliveryService(ScriptedProvider(), handOff: 1)
+        _ = try startSMS(service, number: "+15555550131")
+        XCTAssertThrowsError(try startSMS(service, number: "+15555550131"), "one live code per number")
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
         let before = writes(service)
-        _ = try start(service, number: "+15555550132")
+        _ = try startSMS(service, number: "+15555550132")
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
         XCTAssertEqual(writes(service) - before, 2, "handed off: no claim")
     }
@@ -101,7 +85,7 @@ final class DeliveryHandOffTests: VerificationTestCase {
     /// to a worker, the rest through the queue, and every message is sent exactly once.
     func testABurstWiderThanTheHandOffSendsEveryMessageOnce() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, handOff: 2)
+        let service = try deliveryService(provider, handOff: 2)
         assertABurstOfStartsSendsEveryMessageOnce(service, provider, numberBlock: "557")
         XCTAssertEqual(try service.queuedDeliveryCount(), 0)
     }

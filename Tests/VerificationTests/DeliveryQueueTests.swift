@@ -74,22 +74,7 @@ final class ScriptedProvider: DeliveryProvider, @unchecked Sendable {
 }
 
 class DeliveryQueueTests: VerificationTestCase {
-    /// A service (replica `replicaID`) over the test's database whose queue is drained only when the test says so.
-    private func service(_ provider: DeliveryProvider, clock: ManualClock, replicaID: String = "test-1") throws -> VerificationService {
-        var settings = VerificationSettings(replicaID: replicaID)
-        settings.delivery.initialBackoffMilliseconds = 1000
-        let store = SQLVerificationStore(database: try openDatabase())
-        return VerificationService(
-            settings: settings, store: store, providers: ChannelProviders(all: provider), key: Array(repeating: 7, count: 32), clock: clock)
-    }
-
     private let logger = Logger(service: "verification", sink: LogSink())
-
-    private func start(_ service: VerificationService, number: String = "+15555550100") throws -> String {
-        var parameters = StartParameters(workflow: .sms, purpose: .transaction)
-        parameters.number = number
-        return try service.start(parameters, logger: logger)
-    }
 
     private func eventKinds(_ service: VerificationService, _ id: String) throws -> [String] {
         try service.status(requestID: id, owner: nil)["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } ?? []
@@ -102,8 +87,8 @@ class DeliveryQueueTests: VerificationTestCase {
 
     func testStartQueuesTheMessageInItsTransactionAndAnswersBeforeTheSend() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, clock: ManualClock())
-        let id = try start(service)
+        let service = try deliveryService(provider, clock: ManualClock())
+        let id = try startSMS(service)
         XCTAssertTrue(provider.attempts.isEmpty, "nothing sent inside the request")
         XCTAssertEqual(try service.queuedDeliveryCount(), 1)
         XCTAssertEqual(try eventKinds(service, id), ["started"])
@@ -121,8 +106,8 @@ class DeliveryQueueTests: VerificationTestCase {
     func testTransientFailureIsRetriedAfterTheBackOffWithTheSameKeyAndCode() throws {
         let provider = ScriptedProvider(transientFailures: 1)
         let clock = ManualClock()
-        let service = try service(provider, clock: clock)
-        let id = try start(service)
+        let service = try deliveryService(provider, clock: clock)
+        let id = try startSMS(service)
         XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue, "not due before the back-off")
         XCTAssertEqual(try eventKinds(service, id), ["started", "delivery_retry"])
@@ -140,8 +125,8 @@ class DeliveryQueueTests: VerificationTestCase {
     func testTriesEndAtTheLimitAndAFailedFirstMessageFailsTheRequest() throws {
         let provider = ScriptedProvider(transientFailures: 100)
         let clock = ManualClock()
-        let service = try service(provider, clock: clock)
-        let id = try start(service)
+        let service = try deliveryService(provider, clock: clock)
+        let id = try startSMS(service)
         for _ in 0..<10 {
             service.sendNextQueuedDelivery(logger: logger)
             clock.advance(seconds: 60)
@@ -156,13 +141,13 @@ class DeliveryQueueTests: VerificationTestCase {
     /// next service over the same file, under the same key and with the same code.
     func testAMessageInterruptedMidSendIsResentAfterARestartWithTheSameKeyAndCode() throws {
         let clock = ManualClock()
-        let first = try service(ScriptedProvider(), clock: clock)
-        let id = try start(first)
+        let first = try deliveryService(ScriptedProvider(), clock: clock)
+        let id = try startSMS(first)
         let claimed = try XCTUnwrap(try first.store.write { tx in try tx.claimDueDelivery(nowMilliseconds: clock.nowMilliseconds(), claimant: "test-1")?.delivery })
         XCTAssertEqual(first.sendNextQueuedDelivery(logger: logger), .nothingDue, "a message being sent is not taken twice")
 
         let provider = ScriptedProvider()
-        let restarted = try service(provider, clock: clock)
+        let restarted = try deliveryService(provider, clock: clock)
         try restarted.requeueInterruptedDeliveries(logger: logger)
         XCTAssertNotEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertEqual(restarted.sendNextQueuedDelivery(logger: logger), .nothingDue)
@@ -176,8 +161,8 @@ class DeliveryQueueTests: VerificationTestCase {
 
     func testAMessageForACancelledRequestIsNotSent() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, clock: ManualClock())
-        let id = try start(service)
+        let service = try deliveryService(provider, clock: ManualClock())
+        let id = try startSMS(service)
         _ = try service.cancel(requestID: id, owner: nil, logger: logger)
         XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertTrue(provider.attempts.isEmpty)
@@ -187,8 +172,8 @@ class DeliveryQueueTests: VerificationTestCase {
     func testAMessageOlderThanItsCodeIsNotSent() throws {
         let provider = ScriptedProvider()
         let clock = ManualClock()
-        let service = try service(provider, clock: clock)
-        let id = try start(service)
+        let service = try deliveryService(provider, clock: clock)
+        let id = try startSMS(service)
         clock.advance(seconds: 300)
         XCTAssertNotEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
         XCTAssertTrue(provider.attempts.isEmpty)
@@ -199,9 +184,9 @@ class DeliveryQueueTests: VerificationTestCase {
     /// The claim is one transaction: eight threads draining one queue send each message once.
     func testABurstOfWorkersSendsEveryMessageExactlyOnce() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, clock: ManualClock())
+        let service = try deliveryService(provider, clock: ManualClock())
         var ids: [String] = []
-        for index in 0..<60 { ids.append(try start(service, number: String(format: "+1555555%04d", 1000 + index))) }
+        for index in 0..<60 { ids.append(try startSMS(service, number: String(format: "+1555555%04d", 1000 + index))) }
         let logger = self.logger
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             while service.sendNextQueuedDelivery(logger: logger) != .nothingDue {}
@@ -215,7 +200,7 @@ class DeliveryQueueTests: VerificationTestCase {
     /// A later step's code takes over only once it is out: until then the previous code works.
     func testANextStepCodeReplacesTheCurrentOneOnlyOnceSent() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, clock: ManualClock())
+        let service = try deliveryService(provider, clock: ManualClock())
         var parameters = StartParameters(workflow: .smsVoice, purpose: .transaction)
         parameters.number = "+15555550100"
         parameters.nextEventWaitSeconds = 60
@@ -228,12 +213,12 @@ class DeliveryQueueTests: VerificationTestCase {
 
     func testDeliveryWorkersAreBoundedAndRequestsNeverWaitForTheProvider() throws {
         let provider = ScriptedProvider(gateOpen: false)
-        let service = try service(provider, clock: ManualClock())
+        let service = try deliveryService(provider, clock: ManualClock())
         let logger = self.logger
         let dispatcher = DeliveryWorkers(workerCount: 2, name: "delivery-test", logger: logger) { service.sendNextQueuedDelivery(logger: logger) }
         service.deliveryWakeup.onQueued { [weak dispatcher] in dispatcher?.wake() }
         var ids: [String] = []
-        for index in 0..<6 { ids.append(try start(service, number: String(format: "+1555555%04d", 2000 + index))) }
+        for index in 0..<6 { ids.append(try startSMS(service, number: String(format: "+1555555%04d", 2000 + index))) }
         XCTAssertTrue(provider.waitFor(inFlight: 2), "two sends held by the provider")
         // Every start returned while the provider held its sends; requests keep working.
         XCTAssertEqual(try service.status(requestID: ids[5], owner: nil)["status"], "pending")
@@ -247,9 +232,9 @@ class DeliveryQueueTests: VerificationTestCase {
     /// A pass says whether another message was already due when it took its own, so a worker
     /// calls for help only then.
     func testAPassSaysWhetherAnotherMessageWasDue() throws {
-        let service = try service(ScriptedProvider(), clock: ManualClock())
-        _ = try start(service, number: "+15555553000")
-        _ = try start(service, number: "+15555553001")
+        let service = try deliveryService(ScriptedProvider(), clock: ManualClock())
+        _ = try startSMS(service, number: "+15555553000")
+        _ = try startSMS(service, number: "+15555553001")
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: true))
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
@@ -260,7 +245,7 @@ class DeliveryQueueTests: VerificationTestCase {
     /// transaction and two context switches).
     func testMessagesQueuedOneAtATimeAreEachClaimedOnceWithoutEmptyLooks() throws {
         let provider = ScriptedProvider()
-        let service = try service(provider, clock: ManualClock())
+        let service = try deliveryService(provider, clock: ManualClock())
         let logger = self.logger
         let emptyLooks = SharedList<Int>()
         let workers = DeliveryWorkers(workerCount: 4, name: "delivery-test", logger: logger) {
@@ -270,7 +255,7 @@ class DeliveryQueueTests: VerificationTestCase {
         }
         service.deliveryWakeup.onQueued { [weak workers] in workers?.wake() }
         for index in 0..<20 {
-            _ = try start(service, number: String(format: "+1555555%04d", 4000 + index))
+            _ = try startSMS(service, number: String(format: "+1555555%04d", 4000 + index))
             XCTAssertTrue(provider.waitFor(sent: index + 1))
         }
         XCTAssertTrue(workers.stop(deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 5000))
@@ -283,11 +268,11 @@ class DeliveryQueueTests: VerificationTestCase {
     /// message due still finds the ones queued after its claim, so none waits for a later wake.
     func testABurstOfStartsWhileWorkersDrainSendsEveryMessageOnce() throws {
         let provider = ScriptedProvider()
-        assertABurstOfStartsSendsEveryMessageOnce(try service(provider, clock: ManualClock()), provider, numberBlock: "556")
+        assertABurstOfStartsSendsEveryMessageOnce(try deliveryService(provider, clock: ManualClock()), provider, numberBlock: "556")
     }
 
     func testTheCodeIsAKeyedFunctionOfItsSeed() throws {
-        let service = try service(ScriptedProvider(), clock: ManualClock())
+        let service = try deliveryService(ScriptedProvider(), clock: ManualClock())
         let delivery = QueuedDelivery.make(requestID: "vr_a", step: 0, channel: .sms, trigger: "start", nowMilliseconds: 0)
         var other = delivery
         other.codeSeed = Array(repeating: 1, count: 16)

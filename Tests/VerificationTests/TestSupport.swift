@@ -101,6 +101,27 @@ class VerificationTestCase: XCTestCase {
         try databases.open("verification", sqlite: VerificationSchema.sqlite, postgres: VerificationSchema.postgres)
     }
 
+    /// A service (replica `replicaID`) over the test's database whose queue is drained only when
+    /// the test says so; `handOff` places for first messages (0: every message is queued).
+    func deliveryService(
+        _ provider: DeliveryProvider, clock: ManualClock = ManualClock(), replicaID: String = "test-1", handOff: Int = 0,
+        metrics: Metrics? = nil
+    ) throws -> VerificationService {
+        var settings = VerificationSettings(replicaID: replicaID)
+        settings.delivery.initialBackoffMilliseconds = 1000
+        settings.delivery.handOffCapacity = handOff
+        return VerificationService(
+            settings: settings, store: SQLVerificationStore(database: try openDatabase()), providers: ChannelProviders(all: provider),
+            key: Array(repeating: 7, count: 32), clock: clock, metrics: metrics)
+    }
+
+    /// Starts an SMS code for a transaction to `number`.
+    func startSMS(_ service: VerificationService, number: String = "+15555550100") throws -> String {
+        var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+        parameters.number = number
+        return try service.start(parameters, logger: Logger(service: "verification", sink: LogSink()))
+    }
+
     func makeHarness(_ configure: (inout VerificationSettings) -> Void = { _ in }) throws -> Harness {
         Harness(database: try openDatabase(), configure)
     }
