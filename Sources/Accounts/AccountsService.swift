@@ -7,8 +7,9 @@ import Secrets
 
 /// What the service needs from the verification service (internal forms, see protocol/internal.md).
 public protocol VerificationPort: Sendable {
-    /// Starts an SMS code bound to `payload`; returns its request id.
-    func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String
+    /// Starts an SMS code bound to `payload`; returns its request id. `provenPhone`: the user's
+    /// proven phone as identity gave it to this request (nil: verification looks it up).
+    func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String
     /// Checks `code` against the request and the same payload; throws verification's error.
     func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError)
     /// True when the request is already verified (the code was right earlier).
@@ -70,7 +71,9 @@ public final class AccountsService: Sendable {
     /// Validates, reserves the idempotency key, starts the transfer's code and attaches it.
     /// Idempotent by key, also for twins sent at once: one of them reserves and starts the one
     /// code; the others wait (bounded by `twinWaitMilliseconds`) and answer the same transfer.
-    public func transfer(userID: String, _ request: TransferRequest, context: CallContext?) throws -> TransferTicket {
+    /// `provenPhone`: the user's proven phone, read with the session (saves verification a call
+    /// to identity per code); nil lets verification look it up.
+    public func transfer(userID: String, _ request: TransferRequest, provenPhone: String? = nil, context: CallContext?) throws -> TransferTicket {
         try validate(request)
         // A retry of a recorded transfer answers from a read, without the writer.
         if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey), existing.requestID != nil {
@@ -86,7 +89,7 @@ public final class AccountsService: Sendable {
             let now = candidate.now
             switch try store.reserveTransfer(candidate, staleBefore: now - settings.codeStartTimeoutSeconds) {
             case .existing(let transfer): return TransferTicket(transfer: transfer)
-            case .reserved(let transfer): return try startCode(for: transfer, context: context)
+            case .reserved(let transfer): return try startCode(for: transfer, provenPhone: provenPhone, context: context)
             case .insufficientFunds: throw AccountsError.insufficientFunds
             case .conflict(let message): throw AccountsError.conflict(message)
             case .starting:
@@ -118,11 +121,11 @@ public final class AccountsService: Sendable {
         }
     }
 
-    private func startCode(for reserved: Transfer, context: CallContext?) throws -> TransferTicket {
+    private func startCode(for reserved: Transfer, provenPhone: String?, context: CallContext?) throws -> TransferTicket {
         defer { twins.wake() }
         let requestID: String
         do {
-            requestID = try startCode(userID: reserved.userID, payload: reserved.verificationPayload, context: context)
+            requestID = try startCode(userID: reserved.userID, provenPhone: provenPhone, payload: reserved.verificationPayload, context: context)
         } catch {
             do {
                 try store.releaseReservation(transferID: reserved.id)
@@ -162,10 +165,12 @@ public final class AccountsService: Sendable {
     /// to this user's own pending transfer, the new transfer supersedes it (that code is
     /// cancelled and the old transfer can no longer be confirmed); any other live code (a login)
     /// is answered `concurrent_verification`.
-    private func startCode(userID: String, payload: [String: JSON], context: CallContext?) throws -> String {
-        let first = Result { () throws(RPCError) -> String in
-            try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
+    private func startCode(userID: String, provenPhone: String?, payload: [String: JSON], context: CallContext?) throws -> String {
+        func start() throws(RPCError) -> String {
+            try verification.start(
+                userID: userID, provenPhone: provenPhone, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
         }
+        let first = Result { () throws(RPCError) -> String in try start() }
         guard case .failure(let error) = first, error.reason == Reason.concurrentVerification.rawValue,
             let live = error.data?["request_id"]?.stringValue,
             let superseded = try store.pendingTransfer(userID: userID, requestID: live)
@@ -184,7 +189,7 @@ public final class AccountsService: Sendable {
         case .failure(let refusal):
             throw refusal
         }
-        return try verification.start(userID: userID, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
+        return try start()
     }
 
     /// Where a confirmation stops before any factor is checked: a transfer already done answers

@@ -10,11 +10,13 @@ public struct RPCVerification: VerificationPort {
 
     public init(client: RPCClient) { self.client = client }
 
-    public func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
-        let answer = try call("verification.start", replicaID: nil, params: [
+    public func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
+        var params: [String: JSON] = [
             "user_id": .string(userID), "channel": "sms", "purpose": "transaction",
             "payload": .object(payload), "code_expiry_s": .int(expirySeconds),
-        ], context: context)
+        ]
+        if let provenPhone { params["proven_number"] = .string(provenPhone) }
+        let answer = try call("verification.start", replicaID: nil, params: .object(params), context: context)
         guard let requestID = answer["request_id"]?.stringValue, !requestID.isEmpty else {
             throw RPCError(.unavailable, "verification gave no request_id")
         }

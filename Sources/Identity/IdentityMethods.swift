@@ -149,15 +149,21 @@ public enum IdentityMethods {
     }
 
     private static func registerInternal(_ router: Router, _ service: IdentityService) {
+        // `with_proven_phone`: accounts starts a transfer's code with the phone in hand, so
+        // verification need not ask for the user's profile on every start.
         router.register("identity.introspect") { params, _ in
             let session = try service.introspect(token: try params.string("session", maxLength: tokenMaxBytes))
             let assurance = try service.assurance(of: session)
-            return [
+            var answer: [String: JSON] = [
                 "user_id": .string(session.userID), "session_id": .string(session.sessionID), "device_id": .string(session.deviceID),
                 "aal": .int(Int64(session.aal)), "aal2_at": session.aal2At.map(JSON.int) ?? .null, "expires_at": .int(session.expiresAt),
                 "required_factors": .array(assurance.requiredFactors.map(JSON.string)),
                 "step_up_until": assurance.stepUpUntil.map(JSON.int) ?? .null,
             ]
+            if try params.optionalBool("with_proven_phone") == true {
+                answer["proven_phone"] = try service.provenPhone(userID: session.userID).map(JSON.string) ?? .null
+            }
+            return .object(answer)
         }
         router.register("identity.user") { params, _ in
             let user = try service.user(id: try params.string("user_id", maxLength: idMaxBytes))

@@ -5,14 +5,18 @@ import Storage
 /// it nothing but the proof code. A proof names the number it proved, so a changed phone is
 /// unproven again. Numbers stay shared-able (a household phone): each user proves it alone.
 extension IdentityStore {
-    /// True when the user's current phone is the one they proved.
-    public func isPhoneProven(userID: String) throws -> Bool {
+    /// The user's current phone when it is the one they proved; nil otherwise.
+    public func provenPhone(userID: String) throws -> String? {
         try database.read { c in
             try c.queryOne(
-                "SELECT 1 AS present FROM phone_proofs p JOIN users u ON u.user_id = p.user_id WHERE p.user_id = ? AND p.phone = u.phone",
-                [.text(userID)]) != nil
+                "SELECT u.phone AS phone FROM phone_proofs p JOIN users u ON u.user_id = p.user_id WHERE p.user_id = ? AND p.phone = u.phone",
+                [.text(userID)]
+            ).map { try $0.string("phone") }
         }
     }
+
+    /// True when the user's current phone is the one they proved.
+    public func isPhoneProven(userID: String) throws -> Bool { try provenPhone(userID: userID) != nil }
 
     /// Records that `phone` is proved for the user, if it is still the user's phone.
     /// Nil: no such user; false: the profile's phone is another number now.
@@ -33,6 +37,11 @@ extension IdentityStore {
 extension IdentityService {
     public func isPhoneProven(userID: String) throws -> Bool {
         try store.isPhoneProven(userID: userID)
+    }
+
+    /// The user's phone when its owner proved it (`identity.introspect` with `with_proven_phone`).
+    public func provenPhone(userID: String) throws -> String? {
+        try store.provenPhone(userID: userID)
     }
 
     /// Verification checked a `phone_proof` code sent to `phone` for this user.

@@ -15,10 +15,13 @@ public struct SessionInfo: Sendable, Equatable {
     public let requiredFactors: [String]
     /// Until when (unix seconds) its aal 2 counts as recent; nil when it never reached aal 2.
     public let stepUpUntil: Int64?
+    /// The user's phone when its owner proved it; only asked for by `resolve(withProvenPhone:)`,
+    /// nil otherwise (and never kept in the gateway's cache).
+    public let provenPhone: String?
 
     public init(
         userID: String, sessionID: String, deviceID: String, aal: Int64, aal2At: Int64? = nil, expiresAt: Int64,
-        requiredFactors: [String] = [], stepUpUntil: Int64? = nil
+        requiredFactors: [String] = [], stepUpUntil: Int64? = nil, provenPhone: String? = nil
     ) {
         self.userID = userID
         self.sessionID = sessionID
@@ -28,6 +31,7 @@ public struct SessionInfo: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.requiredFactors = requiredFactors
         self.stepUpUntil = stepUpUntil
+        self.provenPhone = provenPhone
     }
 
     public var owesFactors: Bool { !requiredFactors.isEmpty }
@@ -42,7 +46,7 @@ public struct SessionInfo: Sendable, Equatable {
         self.init(
             userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue ?? "", aal: aal,
             aal2At: json["aal2_at"]?.intValue, expiresAt: expiresAt, requiredFactors: required.compactMap(\.stringValue),
-            stepUpUntil: json["step_up_until"]?.intValue)
+            stepUpUntil: json["step_up_until"]?.intValue, provenPhone: json["proven_phone"]?.stringValue)
     }
 }
 
@@ -57,18 +61,21 @@ public struct SessionResolver: Sendable {
 
     /// The session, refused with `step_up_required` while it owes factors (as the gateway's
     /// `session` access refuses it): a password alone never acts like two factors.
-    public func resolve(_ params: Params, _ context: CallContext) throws(RPCError) -> SessionInfo {
-        let session = try resolveOwingFactors(params, context)
+    /// `withProvenPhone`: the answer also carries the user's proven phone (`provenPhone`).
+    public func resolve(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) throws(RPCError) -> SessionInfo {
+        let session = try resolveOwingFactors(params, context, withProvenPhone: withProvenPhone)
         guard !session.owesFactors else { throw Self.factorsOwed(session.requiredFactors) }
         return session
     }
 
     /// The session even while it owes factors: only for the methods that complete them.
-    public func resolveOwingFactors(_ params: Params, _ context: CallContext) throws(RPCError) -> SessionInfo {
+    public func resolveOwingFactors(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) throws(RPCError) -> SessionInfo {
         guard let token = try params.optionalString("session", maxLength: 128), !token.isEmpty else {
             throw RPCError(.unauthenticated, "a session is required")
         }
-        let answer = try identity.call("identity.introspect", ["session": .string(token)], context: context)
+        var question: [String: JSON] = ["session": .string(token)]
+        if withProvenPhone { question["with_proven_phone"] = true }
+        let answer = try identity.call("identity.introspect", question, context: context)
         guard let session = SessionInfo(introspection: answer) else {
             throw RPCError(.unavailable, "identity gave an unreadable introspection")
         }

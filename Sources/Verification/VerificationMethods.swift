@@ -43,7 +43,7 @@ public struct VerificationMethods: Sendable {
             required: ["purpose"],
             optional: [
                 "workflow", "channel", "number", "user_id", "email", "brand", "code_length", "code_expiry_s", "next_event_wait_s",
-                "locale", "payload", "allow_email", "country",
+                "locale", "payload", "allow_email", "country", "proven_number",
             ]))
     static let checkForms = Forms(
         public: .init(required: ["session", "request_id", "code"]), internal: .init(required: ["request_id", "code"], optional: ["payload"]))
@@ -76,7 +76,16 @@ public struct VerificationMethods: Sendable {
         if let payload = start.payload, JSON.object(payload).encoded().count > 2048 {
             throw RPCError.invalidParams("payload is larger than 2048 bytes", field: "payload")
         }
-        if let userID = start.userID {
+        let provenNumber = try params.optionalString("proven_number", maxLength: 32)
+        if provenNumber != nil, start.userID == nil {
+            throw RPCError.invalidParams("proven_number is the proven phone of user_id: give both", field: "proven_number")
+        }
+        if let provenNumber, !start.workflow.usesEmail {
+            // The caller read the user's proven phone from identity for this very request
+            // (accounts, with the session): no second lookup. An e-mail step needs the profile.
+            if start.number == nil { start.number = provenNumber }
+            start.provenNumber = provenNumber
+        } else if let userID = start.userID {
             let profile = try profile(userID, context)
             if start.number == nil, start.workflow.steps.contains(where: { $0 != .email }) { start.number = profile.phone }
             if start.email == nil, start.workflow.usesEmail { start.email = profile.email }

@@ -140,7 +140,7 @@ class LedgerTests: AccountsTestCase {
         _ = try service.confirm(userID: "u1", transferID: new.id, code: code(for: new), context: nil)
         XCTAssertEqual(try balance("u1", .checking), 800)
         // A live code that is not one of our transfers (a login) is not touched.
-        let login = try verification.start(userID: "u2", payload: [:], expirySeconds: 60, context: nil)
+        let login = try verification.start(userID: "u2", provenPhone: nil, payload: [:], expirySeconds: 60, context: nil)
         try fund("u2", .checking, 1_000)
         assertReason(.concurrentVerification) { _ = try transfer("u2", .checking, .saving, 100) }
         XCTAssertEqual(verification.request(login)?.cancelled, false)

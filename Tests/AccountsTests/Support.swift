@@ -28,7 +28,7 @@ final class FakeVerification: VerificationPort, @unchecked Sendable {
     var oneLiveCodePerUser = false
     private(set) var startCount = 0
 
-    func start(userID: String, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
+    func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
         let id = try startLocked(userID: userID, payload: payload)
         if let afterStart {
             self.afterStart = nil

@@ -36,6 +36,11 @@ final class AccountsStackTests: StackTestCase {
         return (session, userID)
     }
 
+    /// `identity.user` calls identity has answered: verification reads a profile with it.
+    private func profileReadCount(_ identity: LineClient) throws -> Int64 {
+        try identity.result("identity.metrics")["methods"]?["identity.user"]?["count"]?.intValue ?? 0
+    }
+
     private func smsCode(for requestID: String) throws -> (code: String, text: String) {
         let code = try code(for: requestID)
         let text = try XCTUnwrap(outbox().last(where: { $0["request_id"]?.stringValue == requestID })?["text"]?.stringValue)
@@ -51,10 +56,13 @@ final class AccountsStackTests: StackTestCase {
                 "user_id": .string(userID), "account": .string(account), "amount": .int(amount), "idempotency_key": .string("demo-\(account)"),
             ])
         }
+        let identity = try direct("identity")
+        let profileReads = try profileReadCount(identity)
         let ticket = try gateway.result("accounts.transfer", [
             "session": .string(session), "from": "checking", "to": "saving", "amount": 500_000, "idempotency_key": "seed-1",
         ])
         XCTAssertEqual(ticket["status"], "pending")
+        XCTAssertEqual(try profileReadCount(identity), profileReads, "the code went to the phone accounts read with the session")
         let transferID = try XCTUnwrap(ticket["transfer_id"]?.stringValue)
         let requestID = try XCTUnwrap(ticket["request_id"]?.stringValue)
         let (code, text) = try smsCode(for: requestID)

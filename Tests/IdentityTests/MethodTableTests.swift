@@ -106,6 +106,23 @@ final class MethodTableTests: IdentityTestCase {
         XCTAssertEqual(reason("identity.logout", ["session": .string(session)]), "unauthenticated", "revoke_all ended it")
     }
 
+    func testIntrospectionCarriesTheProvenPhoneOnlyWhenAskedAndOnlyOnceProved() throws {
+        let userID = try XCTUnwrap(try result(
+            "identity.register", ["username": "tara", "password": "correct horse battery", "email": "tara@example.com", "phone": "5555550123"]
+        )["user_id"]?.stringValue)
+        let session = try XCTUnwrap(try result("identity.login", ["username": "tara", "password": "correct horse battery", "device_id": "d1"])["session"])
+        let asking: [String: JSON] = ["session": session, "with_proven_phone": true]
+
+        XCTAssertNil(try result("identity.introspect", ["session": session])["proven_phone"], "not asked: not there")
+        XCTAssertEqual(try result("identity.introspect", asking)["proven_phone"], .null, "a registered phone is only a claim")
+        _ = try result("identity.prove_phone", ["user_id": .string(userID), "phone": "+15555550123"])
+        XCTAssertEqual(try result("identity.introspect", asking)["proven_phone"], "+15555550123")
+        _ = try service.store.database.write { c in
+            try c.run("UPDATE users SET phone = '+15555550142' WHERE user_id = ?", [.text(userID)])
+        }
+        XCTAssertEqual(try result("identity.introspect", asking)["proven_phone"], .null, "a changed phone is unproven again")
+    }
+
     func testBadParamsAnswerInvalidParamsNamingTheField() throws {
         let cases: [(String, [String: JSON], String)] = [
             ("identity.register", ["username": "demo", "password": "x"], "email"),

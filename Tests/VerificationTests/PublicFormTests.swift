@@ -19,6 +19,7 @@ final class FakeIdentity: @unchecked Sendable {
     private var records: [(String, String)] = []
     private var logouts: [String] = []
     private var proofs: [(String, String)] = []
+    private var profileReads = 0
 
     func register(on router: Router) {
         router.register("identity.introspect") { params, _ in
@@ -41,7 +42,10 @@ final class FakeIdentity: @unchecked Sendable {
             lock.unlock()
             return ["ok": true]
         }
-        router.register("identity.user") { params, _ in
+        router.register("identity.user") { [self] params, _ in
+            lock.lock()
+            profileReads += 1
+            lock.unlock()
             switch try params.string("user_id") {
             case "u_alice":
                 return ["user_id": "u_alice", "username": "alice", "email": "alice@example.com", "phone": "+15555550100", "sms_verification": true, "phone_verified": true]
@@ -76,6 +80,13 @@ final class FakeIdentity: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return elevations
+    }
+
+    /// `identity.user` calls so far.
+    var profilesRead: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return profileReads
     }
 
     var loggedOut: [String] {
@@ -191,6 +202,34 @@ final class PublicFormTests: VerificationTestCase {
             "payload": ["amount": 5000, "currency": "USD", "from": "checking", "to": "saving"],
         ]).get()
         XCTAssertEqual(answer, ["status": "verified", "user_id": "u_alice"])
+    }
+
+    /// Accounts reads the proven phone with the session and passes it on: the start reads no
+    /// profile. Without it, verification reads the profile, whose proof still rules.
+    func testAnInternalStartGivenTheProvenNumberReadsNoProfile() throws {
+        let transfer: [String: JSON] = ["purpose": "transaction", "channel": "sms", "payload": ["amount": 100, "from": "checking", "to": "saving"]]
+        var given = transfer
+        given["user_id"] = "u_bob"
+        given["proven_number"] = "+15555550199"
+        let id = try XCTUnwrap(try call("verification.start", .object(given)).get()["request_id"]?.stringValue)
+        XCTAssertEqual(identity.profilesRead, 0, "the caller gave the proven phone")
+        XCTAssertEqual(harness.provider.sent.last?.to, "+15555550199")
+        XCTAssertEqual(try call("verification.status", ["request_id": .string(id)]).get()["user_id"], "u_bob")
+
+        var looked = transfer
+        looked["user_id"] = "u_alice"
+        XCTAssertNotNil(try call("verification.start", .object(looked)).get()["request_id"])
+        XCTAssertEqual(identity.profilesRead, 1, "no proven phone given: the profile is read")
+        XCTAssertEqual(harness.provider.sent.last?.to, "+15555550100")
+
+        looked["user_id"] = "u_mallory"
+        XCTAssertEqual(try call("verification.start", .object(looked)).failureReason, "invalid_params", "the profile's phone is unproven")
+        var alone = transfer
+        alone["proven_number"] = "+15555550199"
+        guard case .failure(let refusal) = try call("verification.start", .object(alone)) else { return XCTFail("a proven number belongs to a user") }
+        XCTAssertEqual(refusal.reason, "invalid_params")
+        XCTAssertEqual(refusal.data?["field"], "proven_number")
+        XCTAssertEqual(harness.provider.sent.count, 2, "nothing sent for the refusals")
     }
 
     func testTooManyWrongLoginCodesEndTheSessionThatOwesTheFactor() throws {
