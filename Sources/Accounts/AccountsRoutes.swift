@@ -13,15 +13,15 @@ public enum AccountsRoutes {
             "accounts.transfer",
             accepts: .init(required: ["session", "from", "to", "amount", "idempotency_key"], optional: ["confirm_with", "device_id"])
         ) { params, context in
-            // A code goes to the proven phone: read with the session, it saves verification a call
-            // to identity. (The session is checked before any other parameter is judged.)
-            let byCode = ((try? params.optionalString("confirm_with", maxLength: 16)) ?? "sms") == "sms"
-            let session = try sessions.resolve(params, context, withProvenPhone: byCode)
+            // Read once, judged after the session: a code goes to the proven phone, read with the
+            // session, which saves verification a call to identity.
+            let confirmWith = Result { () throws(RPCError) in try params.optionalString("confirm_with", maxLength: 16) ?? "sms" }
+            let session = try sessions.resolve(params, context, withProvenPhone: (try? confirmWith.get()) == "sms")
             let request = TransferRequest(
                 from: try accountName(params, "from"), to: try accountName(params, "to"),
                 amountMinor: try params.int("amount"),
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
-            switch try params.optionalString("confirm_with", maxLength: 16) ?? "sms" {
+            switch try confirmWith.get() {
             case "sms":
                 return try service.transfer(userID: session.userID, request, provenPhone: session.provenPhone, context: context).json
             case "device_key":

@@ -70,6 +70,11 @@ class IdentityTestCase: XCTestCase {
             .init(username: username, password: Self.password, email: email ?? "\(username)@example.com", phone: phone), caller: caller)
     }
 
+    /// Puts another phone on the profile straight in the file, as an edit of the profile would.
+    func changePhone(of userID: String, to phone: String) throws {
+        _ = try service.store.database.write { c in try c.run("UPDATE users SET phone = ? WHERE user_id = ?", [.text(phone), .text(userID)]) }
+    }
+
     func login(_ username: String = "alice", password: String = IdentityTestCase.password, device: String = "iphone-1") throws -> LoginResult {
         try service.login(username: username, password: password, deviceID: device, caller: caller)
     }

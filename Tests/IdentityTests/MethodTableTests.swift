@@ -117,9 +117,7 @@ final class MethodTableTests: IdentityTestCase {
         XCTAssertEqual(try result("identity.introspect", asking)["proven_phone"], .null, "a registered phone is only a claim")
         _ = try result("identity.prove_phone", ["user_id": .string(userID), "phone": "+15555550123"])
         XCTAssertEqual(try result("identity.introspect", asking)["proven_phone"], "+15555550123")
-        _ = try service.store.database.write { c in
-            try c.run("UPDATE users SET phone = '+15555550142' WHERE user_id = ?", [.text(userID)])
-        }
+        try changePhone(of: userID, to: "+15555550142")
         XCTAssertEqual(try result("identity.introspect", asking)["proven_phone"], .null, "a changed phone is unproven again")
     }
 

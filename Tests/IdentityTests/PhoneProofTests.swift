@@ -27,9 +27,7 @@ final class PhoneProofTests: IdentityTestCase {
     func testAProofNamesItsNumberSoAChangedPhoneIsUnprovenAgain() throws {
         let alice = try registerUser("alice", phone: "5555550100")
         try service.provePhone(userID: alice, phone: "+15555550100", caller: caller)
-        _ = try service.store.database.write { c in
-            try c.run("UPDATE users SET phone = '+15555550142' WHERE user_id = ?", [.text(alice)])
-        }
+        try changePhone(of: alice, to: "+15555550142")
         XCTAssertFalse(try service.isPhoneProven(userID: alice))
         try service.provePhone(userID: alice, phone: "+15555550142", caller: caller)
         XCTAssertTrue(try service.isPhoneProven(userID: alice))
