@@ -23,9 +23,14 @@ public final class AccessLog: @unchecked Sendable {
     private let flushBytes: Int
     private let summaryIntervalMilliseconds: Int64
     private var summaryStartedMilliseconds = MonotonicClock.nowMilliseconds()
-    /// Requests counted instead of logged since the last summary line, by kind: counted on every
-    /// loop at once, one part per loop (see `PerLoop`), gathered when the summary is written.
-    private let summarised = PerLoop([String: Int64]())
+    /// Requests counted instead of logged since the last summary line, by kind's slot: counted on
+    /// every loop at once, one part per loop (see `PerLoop`), gathered when the summary is written.
+    private let summarised = PerLoop([Int64]())
+    /// Kind names by slot, and back (under `kindLock`): a slot is resolved once per route, so
+    /// counting a ping hashes no name.
+    private let kindLock = NSLock()
+    private var kindNames: [String] = []
+    private var kindSlots: [String: SummarySlot] = [:]
     private var cachedSecond: Int64 = -1
     private var cachedSecondText: [UInt8] = []
 
@@ -77,10 +82,31 @@ public final class AccessLog: @unchecked Sendable {
         if full { flush() }
     }
 
+    /// Where requests of one kind are counted.
+    public struct SummarySlot: Sendable {
+        fileprivate let index: Int
+    }
+
+    /// The slot of `kind`: the same for every call with the same name.
+    public func slot(forKind kind: String) -> SummarySlot {
+        kindLock.lock()
+        defer { kindLock.unlock() }
+        if let slot = kindSlots[kind] { return slot }
+        let slot = SummarySlot(index: kindNames.count)
+        kindNames.append(kind)
+        kindSlots[kind] = slot
+        return slot
+    }
+
     /// Counts a request of `kind` (`ping`, `method_not_found`, `rate_limited`, `parse_error`, ...)
     /// for the next summary line instead of logging it.
-    public func summarise(_ kind: String) {
-        summarised.update { $0[kind, default: 0] += 1 }
+    public func summarise(_ kind: String) { summarise(slot(forKind: kind)) }
+
+    public func summarise(_ slot: SummarySlot) {
+        summarised.update { counts in
+            if counts.count <= slot.index { counts.append(contentsOf: repeatElement(0, count: slot.index + 1 - counts.count)) }
+            counts[slot.index] += 1
+        }
     }
 
     /// Writes what is waiting, with the summary line when its interval has passed. Called by a
@@ -89,9 +115,12 @@ public final class AccessLog: @unchecked Sendable {
         let now = MonotonicClock.nowMilliseconds()
         lock.lock()
         if final || now - summaryStartedMilliseconds >= summaryIntervalMilliseconds {
+            kindLock.lock()
+            let names = kindNames
+            kindLock.unlock()
             var counts: [String: Int64] = [:]
             summarised.visitAll { part in
-                counts.merge(part, uniquingKeysWith: +)
+                for (index, count) in part.enumerated() where count > 0 { counts[names[index], default: 0] += count }
                 part.removeAll(keepingCapacity: true)
             }
             if !counts.isEmpty { appendSummaryLocked(counts, intervalMilliseconds: now - summaryStartedMilliseconds) }

@@ -3,19 +3,31 @@ import Platform
 import RPC
 import Runtime
 
+/// Where a forwarded call's outcome goes, held in the call itself (no closure to allocate).
+protocol ForwardedCallEnd: Sendable {
+    func callEnded(_ outcome: Result<RawJSON, RPCError>)
+}
+
+/// A forwarded call's end given as a closure (the session check, which shares one call).
+struct ClosureEnd: ForwardedCallEnd {
+    let body: @Sendable (Result<RawJSON, RPCError>) -> Void
+    func callEnded(_ outcome: Result<RawJSON, RPCError>) { body(outcome) }
+}
+
 /// One call the gateway forwards to a service, with bounded failover. What every attempt needs
-/// (the request, the caller's `meta` and deadline, the attempts left) is held here once, so an
-/// attempt's way back through the upstream client captures one reference instead of copying the
-/// request and its context at every step. Attempts follow one another (the next starts from the
-/// previous one's outcome), so the counters are never touched by two threads at once.
-final class ForwardedCall: @unchecked Sendable {
+/// (the request, the caller's `meta` and deadline, the attempts left, where the outcome goes) is
+/// held here once, so an attempt's way back through the upstream client captures one reference
+/// instead of copying the request and its context at every step. Attempts follow one another
+/// (the next starts from the previous one's outcome), so the counters are never touched by two
+/// threads at once.
+final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
     private let pool: ServicePool
     private let request: RPCRequest
     private let retrySafe: Bool
     private let meta: RequestMeta
     private let deadlineMilliseconds: Int64
     private let upstreamTimeoutMilliseconds: Int64
-    private let completion: @Sendable (Result<RawJSON, RPCError>) -> Void
+    private let end: End
     private var attemptsLeft: Int
     private var excluded: Set<SocketAddress> = []
     /// The replica this attempt must use (state that lives on one replica, or a last fallback).
@@ -23,7 +35,7 @@ final class ForwardedCall: @unchecked Sendable {
 
     init(
         pool: ServicePool, request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext, settings: GatewaySettings,
-        completion: @escaping @Sendable (Result<RawJSON, RPCError>) -> Void
+        end: End
     ) {
         self.pool = pool
         self.request = request
@@ -33,7 +45,7 @@ final class ForwardedCall: @unchecked Sendable {
         deadlineMilliseconds = context.deadlineMilliseconds
         upstreamTimeoutMilliseconds = settings.upstreamTimeoutMilliseconds
         attemptsLeft = settings.maxAttempts
-        self.completion = completion
+        self.end = end
     }
 
     func start() {
@@ -53,17 +65,17 @@ final class ForwardedCall: @unchecked Sendable {
     /// answer: passed through, never resent, nobody blamed.
     private func received(_ outcome: ForwardOutcome) {
         guard let failure = outcome.linkFailure else {
-            completion(outcome.result)
+            end.callEnded(outcome.result)
             return
         }
         if failure == .timedOut {
-            completion(.failure(RPCError(.timeout, "\(pool.service) did not answer in time")))
+            end.callEnded(.failure(RPCError(.timeout, "\(pool.service) did not answer in time")))
             return
         }
         if failure == .malformedAnswer {
             // It answered, badly: never passed on, never resent; out of rotation until a probe answers well.
             if let address = outcome.address { pool.markFailed(address, reason: "malformed answer") }
-            completion(.failure(RPCError(.unavailable, "\(pool.service) answered a malformed response")))
+            end.callEnded(.failure(RPCError(.unavailable, "\(pool.service) answered a malformed response")))
             return
         }
         let address = outcome.address
@@ -79,7 +91,7 @@ final class ForwardedCall: @unchecked Sendable {
         if let address { pool.markFailed(address, reason: sent ? "connection lost" : "connect failed") }
         let canRetry = pinned == nil && attemptsLeft > 1 && address != nil && (!sent || retrySafe)
         guard canRetry, let address else {
-            completion(.failure(RPCError(.unavailable, "\(pool.service) is unavailable")))
+            end.callEnded(.failure(RPCError(.unavailable, "\(pool.service) is unavailable")))
             return
         }
         excluded.insert(address)

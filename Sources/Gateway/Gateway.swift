@@ -185,7 +185,9 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             route.metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
             // The access log: never params, never the session token; what anyone can send
             // without limit is counted for the summary line instead.
-            if let kind = Gateway.summaryKind(method: route.name, group: route.policy?.group, reason: reason) {
+            if reason == nil, let slot = route.successSummary {
+                route.accessLog.summarise(slot)
+            } else if let kind = Gateway.summaryKind(method: route.name, group: route.policy?.group, reason: reason) {
                 route.accessLog.summarise(kind)
             } else {
                 route.accessLog.record(
@@ -276,7 +278,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         introspectionLock.unlock()
         let sessions = self.sessions
         let request = RPCRequest(method: "identity.introspect", params: ["session": .string(token)], id: nil)
-        ForwardedCall(pool: identity, request: request, retrySafe: true, pinned: nil, context: context, settings: settings) { [self] outcome in
+        let end = ClosureEnd { [self] outcome in
             let resolved: Result<SessionInfo, RPCError>
             switch outcome {
             case .success(let result):
@@ -297,7 +299,8 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             let waiters = introspectionWaiters.removeValue(forKey: key) ?? []
             introspectionLock.unlock()
             for waiter in waiters { waiter(resolved) }
-        }.start()
+        }
+        ForwardedCall(pool: identity, request: request, retrySafe: true, pinned: nil, context: context, settings: settings, end: end).start()
     }
 
     // MARK: Forwarding
@@ -323,15 +326,23 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         case .withIdempotencyKey: retrySafe = members["idempotency_key"].map { $0 != .null } ?? false
         case .neverSent: retrySafe = false
         }
-        let drop = CacheDrop(policy.cacheEffect, token: token, members: members)
-        let sessions = self.sessions
-        ForwardedCall(pool: pool, request: request, retrySafe: retrySafe, pinned: pinned, context: context, settings: settings) { outcome in
+        let end = ForwardedAnswer(drop: CacheDrop(policy.cacheEffect, token: token, members: members), sessions: sessions, finish: finish)
+        ForwardedCall(pool: pool, request: request, retrySafe: retrySafe, pinned: pinned, context: context, settings: settings, end: end).start()
+    }
+
+    /// A forwarded request's answer: the session cache told, then the answer finished.
+    private struct ForwardedAnswer: ForwardedCallEnd {
+        let drop: CacheDrop
+        let sessions: SessionCache
+        let finish: Finisher
+
+        func callEnded(_ outcome: Result<RawJSON, RPCError>) {
             drop.apply(after: outcome, to: sessions)
             switch outcome {
             case .success(let result): finish(.encodedResult(result))
             case .failure(let error): finish(.outcome(.failure(error)))
             }
-        }.start()
+        }
     }
 
     /// What a forwarded call's answer does to the session cache, worked out before it leaves

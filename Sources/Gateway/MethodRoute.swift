@@ -18,6 +18,9 @@ final class MethodRoute: Sendable {
     let metricsSlot: Metrics.Slot
     let metrics: Metrics
     let accessLog: AccessLog
+    /// Where an answer without error is counted when the access log summarises it (pings)
+    /// instead of writing a line; nil when each is logged.
+    let successSummary: AccessLog.SummarySlot?
 
     private init(name: String, policy: MethodPolicy?, limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
@@ -27,6 +30,7 @@ final class MethodRoute: Sendable {
         self.metrics = metrics
         self.accessLog = accessLog
         metricsSlot = metrics.slot(for: name)
+        successSummary = Gateway.summaryKind(method: name, group: policy?.group, reason: nil).map(accessLog.slot(forKind:))
     }
 
     /// A loop's routes: one per method of the policy table, and the route of every other name.

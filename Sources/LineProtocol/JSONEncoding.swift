@@ -5,8 +5,8 @@ extension JSON: LineEncodable {
 
     public func append(to buffer: inout [UInt8]) {
         switch self {
-        case .null: buffer.append(contentsOf: "null".utf8)
-        case .bool(let value): buffer.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case .null: buffer.append(literal: "null")
+        case .bool(let value): buffer.append(literal: value ? "true" : "false")
         case .int(let value): JSON.appendInteger(value, to: &buffer)
         case .double(let value): JSON.appendDouble(value, to: &buffer)
         case .string(let value): JSON.appendString(value, to: &buffer)
@@ -71,30 +71,23 @@ extension JSON: LineEncodable {
     }
 
     static func appendUnsigned(_ value: UInt64, to buffer: inout [UInt8]) {
-        if value == 0 {
-            buffer.append(0x30)
-            return
-        }
-        var magnitude = value
-        var digitCount = 0
-        var probe = magnitude
-        while probe > 0 {
-            digitCount += 1
-            probe /= 10
-        }
-        let end = buffer.count + digitCount
-        buffer.append(contentsOf: repeatElement(0x30, count: digitCount))
-        var index = end - 1
-        while magnitude > 0 {
-            buffer[index] = UInt8(truncatingIfNeeded: magnitude % 10) + 0x30
-            magnitude /= 10
-            index -= 1
+        // Digits written backwards into 20 bytes on the stack (UInt64.max has 20), then appended
+        // at once: no second pass to count them, no bounds-checked stores into the buffer.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+                magnitude /= 10
+            } while magnitude > 0
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
         }
     }
 
     static func appendDouble(_ value: Double, to buffer: inout [UInt8]) {
         guard value.isFinite else {
-            buffer.append(contentsOf: "null".utf8)
+            buffer.append(literal: "null")
             return
         }
         // Swift's description is the shortest form that round-trips ("0.1", "1e+20", "5e-324",

@@ -107,8 +107,13 @@ extension JSONParser {
 }
 
 /// An envelope as `Parser.parseEnvelope` read it: handed on whole, since copying its values
-/// into a smaller tuple costs a retain and a release of each.
-typealias EnvelopeRead = (values: EnvelopeValues, raw: Range<Int>?, meta: RequestMeta?)
+/// into a smaller tuple costs a retain and a release of each. A struct, not a tuple: an optional
+/// tuple is copied and destroyed through the runtime's generic witnesses, a struct by code of its own.
+struct EnvelopeRead {
+    var values: EnvelopeValues
+    var raw: Range<Int>?
+    var meta: RequestMeta?
+}
 
 /// The member names an envelope may have, by slot, also as bytes: a name spelled plainly is
 /// matched where it lies in the line, without building a string.
@@ -126,25 +131,31 @@ struct EnvelopeKeys {
 /// envelope allocates no array (a request has five members, a response four).
 struct EnvelopeValues {
     static let capacity = 5
-    private var slots: (JSON?, JSON?, JSON?, JSON?, JSON?) = (nil, nil, nil, nil, nil)
+    // Five fields, not a tuple: a tuple of optionals is copied and destroyed through the
+    // runtime's generic witnesses, fields by code the compiler writes for this type.
+    private var slot0: JSON?
+    private var slot1: JSON?
+    private var slot2: JSON?
+    private var slot3: JSON?
+    private var slot4: JSON?
 
     subscript(slot: Int) -> JSON? {
         get {
             switch slot {
-            case 0: return slots.0
-            case 1: return slots.1
-            case 2: return slots.2
-            case 3: return slots.3
-            default: return slots.4
+            case 0: return slot0
+            case 1: return slot1
+            case 2: return slot2
+            case 3: return slot3
+            default: return slot4
             }
         }
         set {
             switch slot {
-            case 0: slots.0 = newValue
-            case 1: slots.1 = newValue
-            case 2: slots.2 = newValue
-            case 3: slots.3 = newValue
-            default: slots.4 = newValue
+            case 0: slot0 = newValue
+            case 1: slot1 = newValue
+            case 2: slot2 = newValue
+            case 3: slot3 = newValue
+            default: slot4 = newValue
             }
         }
     }
@@ -223,7 +234,7 @@ struct Parser {
         }
         guard read else { return nil }
         skipWhitespace()
-        return position == bytes.count ? (values, raw, meta) : nil
+        return position == bytes.count ? EnvelopeRead(values: values, raw: raw, meta: meta) : nil
     }
 
     /// A `meta` object (its `{` at `position`, at `depth` as `parseValue` would be given it) read
@@ -292,11 +303,20 @@ struct Parser {
         }
         guard end < bytes.count, end - start <= limits.maxStringBytes else { return nil }
         let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        for (slot, key) in keys.utf8.enumerated() where key.count == name.count && key.elementsEqual(name) {
+        for slot in keys.utf8.indices where Self.sameBytes(keys.utf8[slot], name) {
             position = end + 1
             return slot
         }
         return nil
+    }
+
+    /// A byte loop: `elementsEqual` goes through the generic sequence iterators for each key tried.
+    private static func sameBytes(_ key: [UInt8], _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard key.count == name.count else { return false }
+        return key.withUnsafeBufferPointer { key in
+            for index in 0..<key.count where key[index] != name[index] { return false }
+            return true
+        }
     }
 
     func fail(_ message: String) -> JSONParseError {

@@ -20,22 +20,36 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
 
     /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..,"meta":..}`, absent members omitted.
     public func append(to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: #"{"jsonrpc":"2.0""#.utf8)
-        if let id {
-            buffer.append(contentsOf: #","id":"#.utf8)
-            id.append(to: &buffer)
-        }
-        buffer.append(contentsOf: #","method":"#.utf8)
-        JSON.appendString(method, to: &buffer)
-        if let params {
-            buffer.append(contentsOf: #","params":"#.utf8)
-            params.append(to: &buffer)
-        }
+        appendMembers(to: &buffer)
         if let meta {
-            buffer.append(contentsOf: #","meta":"#.utf8)
+            buffer.append(literal: #","meta":"#)
             meta.append(to: &buffer)
         }
         buffer.append(0x7D)
+    }
+
+    /// The request as a client sends it on: `meta` holds the caller's client and request id with
+    /// this sender's budget and token in place of any the caller had.
+    public func append(to buffer: inout [UInt8], budgetMilliseconds: Int64?, token: String?) {
+        appendMembers(to: &buffer)
+        buffer.append(literal: #","meta":"#)
+        RequestMeta.append(client: meta?.client, requestID: meta?.requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &buffer)
+        buffer.append(0x7D)
+    }
+
+    /// Every member before `meta`, the object left open.
+    private func appendMembers(to buffer: inout [UInt8]) {
+        buffer.append(literal: #"{"jsonrpc":"2.0""#)
+        if let id {
+            buffer.append(literal: #","id":"#)
+            id.append(to: &buffer)
+        }
+        buffer.append(literal: #","method":"#)
+        JSON.appendString(method, to: &buffer)
+        if let params {
+            buffer.append(literal: #","params":"#)
+            params.append(to: &buffer)
+        }
     }
 }
 
@@ -55,14 +69,14 @@ public struct RPCResponse: Sendable, Equatable, LineEncodable {
     }
 
     public func append(to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        buffer.append(literal: #"{"jsonrpc":"2.0","id":"#)
         id.append(to: &buffer)
         switch outcome {
         case .success(let result):
-            buffer.append(contentsOf: #","result":"#.utf8)
+            buffer.append(literal: #","result":"#)
             result.append(to: &buffer)
         case .failure(let error):
-            buffer.append(contentsOf: #","error":"#.utf8)
+            buffer.append(literal: #","error":"#)
             error.json.append(to: &buffer)
         }
         buffer.append(0x7D)

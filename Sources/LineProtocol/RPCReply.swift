@@ -17,9 +17,9 @@ public enum RPCReply: Sendable, Equatable {
         case .outcome(.failure(let error)):
             RPCResponse(id: id, error: error).append(to: &buffer)
         case .encodedResult(let result):
-            buffer.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+            buffer.append(literal: #"{"jsonrpc":"2.0","id":"#)
             id.append(to: &buffer)
-            buffer.append(contentsOf: #","result":"#.utf8)
+            buffer.append(literal: #","result":"#)
             buffer.append(contentsOf: result.bytes)
             buffer.append(0x7D)
         }

@@ -53,10 +53,16 @@ public struct RawResponse: Sendable, Equatable {
     /// nil for exactly the lines `RPCResponse.decode(line:limits:)` refuses. A compact result in
     /// an envelope of the common shape is kept as it came; any other is decoded and encoded again.
     public static func decode(line: [UInt8], limits: JSONLimits) -> RawResponse? {
+        let answer = line.withUnsafeBufferPointer { bytes in
+            var parser = Parser(bytes: bytes, limits: limits)
+            return parser.readResultAnswer()
+        }
+        if let answer { return RawResponse(id: .int(answer.id), outcome: .success(RawJSON(checked: line[answer.result]))) }
         let envelope = line.withUnsafeBufferPointer {
             JSONParser.parseEnvelope($0, keys: JSONParser.responseMembers, rawSlot: resultSlot, limits: limits)
         }
-        guard let (members, result, _) = envelope else { return decodeInGeneral(line: line, limits: limits) }
+        guard let envelope else { return decodeInGeneral(line: line, limits: limits) }
+        let (members, result) = (envelope.values, envelope.raw)
         guard members[0] == .string("2.0"), let id = members[1], RPCDecoder.isValidID(id) else { return nil }
         switch (result, members[3]) {
         case (let result?, nil):

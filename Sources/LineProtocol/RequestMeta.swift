@@ -18,11 +18,6 @@ public final class RequestMeta: Sendable, Equatable {
         self.token = token
     }
 
-    /// The same, with this caller's budget and token.
-    public func sent(budgetMilliseconds: Int64, token: String?) -> RequestMeta {
-        RequestMeta(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token)
-    }
-
     public static func == (left: RequestMeta, right: RequestMeta) -> Bool {
         (left.client, left.requestID, left.budgetMilliseconds, left.token) == (right.client, right.requestID, right.budgetMilliseconds, right.token)
     }
@@ -46,13 +41,19 @@ public final class RequestMeta: Sendable, Equatable {
 
     /// `{"client":..,"request_id":..,"budget_ms":..,"token":..}`, absent members omitted.
     func append(to buffer: inout [UInt8]) {
+        Self.append(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &buffer)
+    }
+
+    /// The same members from wherever they are held: a client sending a call on writes its
+    /// caller's client and request id with its own budget and token, and builds no meta for it.
+    static func append(client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?, to buffer: inout [UInt8]) {
         var separator: UInt8 = ASCII.openBrace
         func name(_ key: StaticString) {
             buffer.append(separator)
             separator = ASCII.comma
             buffer.append(ASCII.quote)
-            buffer.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            buffer.append(contentsOf: #"":"#.utf8)
+            buffer.append(literal: key)
+            buffer.append(literal: #"":"#)
         }
         if let client {
             name("client")

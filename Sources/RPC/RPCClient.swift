@@ -155,10 +155,11 @@ public final class RPCClient: @unchecked Sendable {
         let callID = takeCallID()
         // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
         // two processes do not compare), so it never starts work after the caller gave up.
-        let sentMeta = (meta ?? RequestMeta()).sent(budgetMilliseconds: timeoutMilliseconds, token: serviceToken)
-        let request = RPCRequest(method: method, params: params, id: .int(callID), meta: sentMeta)
+        let call = OutgoingCall(
+            request: RPCRequest(method: method, params: params, id: .int(callID), meta: meta), budgetMilliseconds: timeoutMilliseconds,
+            token: serviceToken)
         let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
-        target.send(request, callID: callID, deadlineMilliseconds: deadline, completion: completion)
+        target.send(call, callID: callID, deadlineMilliseconds: deadline, completion: completion)
     }
 
     /// Blocking form for handlers on worker threads. Never call it on the loop thread.
@@ -252,8 +253,8 @@ final class UpstreamTarget {
         connectionCount = client.connectionCount
     }
 
-    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
-        connectionForThisTurn().send(request, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
+    func send(_ call: OutgoingCall, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
+        connectionForThisTurn().send(call, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
     }
 
     /// Calls made in one turn of the loop share a connection, the next turn takes the next one
@@ -281,12 +282,11 @@ final class UpstreamTarget {
     func learnReplicaID() {
         guard !learning else { return }
         learning = true
-        let request = RPCRequest(
-            method: "\(client.service).health", params: nil, id: .int(client.takeCallID()),
-            meta: client.serviceToken.map { RequestMeta(token: $0) })
+        let callID = client.takeCallID()
+        let call = OutgoingCall(
+            request: RPCRequest(method: "\(client.service).health", params: nil, id: .int(callID)), budgetMilliseconds: nil, token: client.serviceToken)
         let deadline = MonotonicClock.nowMilliseconds() + 2000
-        let callID = request.id!.intValue!
-        send(request, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
+        send(call, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
             learning = false
             if case .success(let health) = outcome.result, let id = health.decoded()["replica_id"]?.stringValue { replicaID = id }
         }
@@ -310,6 +310,23 @@ final class UpstreamTarget {
 
     func retire() {
         for connection in connections { connection.closeWhenIdle() }
+    }
+}
+
+/// A request on its way to a replica with what this client adds to its `meta`: how long it
+/// waits and the service token (a health probe states no budget).
+struct OutgoingCall {
+    let request: RPCRequest
+    let budgetMilliseconds: Int64?
+    let token: String?
+
+    func append(to buffer: inout [UInt8]) {
+        if budgetMilliseconds == nil && token == nil && request.meta == nil {
+            request.append(to: &buffer)
+        } else {
+            request.append(to: &buffer, budgetMilliseconds: budgetMilliseconds, token: token)
+        }
+        buffer.append(UInt8(ascii: "\n"))
     }
 }
 
@@ -357,21 +374,18 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         }
     }
 
-    func send(_ request: RPCRequest, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
+    func send(_ call: OutgoingCall, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
         guard state != .closed else {
             completion(outcome(.failure(RPCError(.unavailable, "\(peer.service) connection closed", extra: ["sent": false])), .notSent))
             return
         }
         if let channel, state == .connected {
             calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
-            channel.write { buffer in
-                request.append(to: &buffer)
-                buffer.append(UInt8(ascii: "\n"))
-            }
+            channel.write { call.append(to: &$0) }
         } else {
             calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
-            var line = request.encoded()
-            line.append(UInt8(ascii: "\n"))
+            var line: [UInt8] = []
+            call.append(to: &line)
             queued.append(line)
         }
     }

@@ -97,9 +97,15 @@ public final class Channel: EventHandler, @unchecked Sendable {
             outbound.removeAll(keepingCapacity: true)
             outboundOffset = 0
         }
-        let before = outbound.count
-        encode(&outbound)
-        precondition(outbound.count >= before, "an encoder removed queued output")
+        // The buffer is lent to `encode` out of the property: an access to `outbound` held across
+        // a closure would make every other access to it pay a run-time exclusivity check.
+        var buffer: [UInt8] = []
+        swap(&buffer, &outbound)
+        let before = buffer.count
+        encode(&buffer)
+        precondition(buffer.count >= before, "an encoder removed queued output")
+        precondition(outbound.isEmpty, "an encoder wrote to the channel it encodes for")
+        swap(&buffer, &outbound)
         guard outbound.count > before else { return }
         if before == outboundOffset { writeStalledSinceMilliseconds = MonotonicClock.nowMilliseconds() }
         if isAboveHighWater {

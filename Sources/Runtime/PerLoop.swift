@@ -6,21 +6,24 @@ import Foundation
 /// Threads that are not loops (workers) share one more part. Readers visit the parts in turn,
 /// so what they see is a sum, never a snapshot of one instant. Thread-safe.
 public final class PerLoop<Value>: @unchecked Sendable {
-    private final class Part {
-        let lock = NSLock()
-        var value: Value
+    @usableFromInline
+    final class Part {
+        @usableFromInline let lock = NSLock()
+        @usableFromInline var value: Value
         init(_ value: Value) { self.value = value }
     }
 
     /// Loop parts first, then the one shared by other threads. More loops than parts share them.
-    private let parts: [Part]
+    @usableFromInline let parts: [Part]
 
     public init(loopParts: Int = 16, _ initial: @autoclosure () -> Value) {
         precondition(loopParts > 0)
         parts = (0...loopParts).map { _ in Part(initial()) }
     }
 
-    /// Updates the calling thread's part.
+    /// Updates the calling thread's part. Inlinable, so a caller in another module gets it
+    /// specialised for its `Value` rather than looking up generic metadata on every request.
+    @inlinable
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         let part = parts[EventLoop.currentPart(of: parts.count - 1)]
         part.lock.lock()
@@ -41,6 +44,7 @@ public final class PerLoop<Value>: @unchecked Sendable {
 extension EventLoop {
     /// Which of `loopParts` parts the calling thread uses (`PerLoop`, `LoopLocal`): its loop's,
     /// or `loopParts` itself (the one after them) on a thread that runs no loop.
+    @usableFromInline
     static func currentPart(of loopParts: Int) -> Int {
         currentNumber.map { $0 % loopParts } ?? loopParts
     }

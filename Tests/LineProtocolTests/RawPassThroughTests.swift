@@ -74,6 +74,31 @@ final class RawPassThroughTests: XCTestCase {
             "the result as the service wrote it")
     }
 
+    /// The exact shape every service writes (`{"jsonrpc":"2.0","id":N,"result":V}`) is read
+    /// without matching member names; at each edge of that shape both paths give one answer.
+    func testResultAnswersInTheServicesOwnShapeAgreeAtEveryEdgeOfIt() throws {
+        let edges = [
+            "0", "00", "01", "7", "-1", "1.5", "1e2", "123456789012345678", "1234567890123456789", "99999999999999999999", #""7""#, "null",
+        ].map { #"{"jsonrpc":"2.0","id":\#($0),"result":true}"# } + [
+            #"{"jsonrpc":"2.0","id":7,"result":true }"#, #"{"jsonrpc":"2.0","id":7,"result": true}"#, #"{"jsonrpc":"2.0","id":7,"result":true}}"#,
+            #"{"jsonrpc":"2.0","id":7,"result":true"#, #"{"jsonrpc":"2.0","id":7,"result":[1, 2]}"#, #"{"jsonrpc":"2.0","id":7,"result":{"a":1,"a":2}}"#,
+            #"{"jsonrpc":"2.0","id":7,"result":1,"error":{"code":1,"message":"m"}}"#, #"{"jsonrpc":"2.0","id":7,"result":"\ud800"}"#,
+            #"{"jsonrpc":"2.0","id":7,"result":[[[[1]]]]}"#, #"{"jsonrpc":"2.0","id":7,"result":}"#, #"{"jsonrpc":"2.0","id":7,"result"#,
+        ]
+        for line in edges {
+            for limits in [JSONLimits.default, JSONLimits(maxDepth: 3), JSONLimits(maxBytes: 40)] {
+                let input = Array(line.utf8)
+                let fast = RawResponse.decode(line: input, limits: limits)
+                let general = RawResponse.decodeInGeneral(line: input, limits: limits)
+                XCTAssertEqual(fast?.id, general?.id, line)
+                XCTAssertEqual(fast?.outcome.map { $0.decoded() }, general?.outcome.map { $0.decoded() }, line)
+            }
+        }
+        let kept = try XCTUnwrap(RawResponse.decode(line: Array(#"{"jsonrpc":"2.0","id":123456789012345678,"result":{"b":1,"a":"\u0041"}}"#.utf8), limits: .default))
+        XCTAssertEqual(kept.id, .int(123_456_789_012_345_678))
+        XCTAssertEqual(kept.outcome, .success(RawJSON(checked: Array(#"{"b":1,"a":"\u0041"}"#.utf8)[...])), "the result as the service wrote it")
+    }
+
     func testAResultWithSpacesIsEncodedAgainCompactAndAnEncodedReplyKeepsItsBytes() throws {
         let spaced = Array(#"{"jsonrpc":"2.0","id":1,"result":{"b" : [1, 2],"a":"x y"}}"#.utf8)
         let decoded = try XCTUnwrap(RawResponse.decode(line: spaced, limits: .default))

@@ -1,0 +1,41 @@
+extension Parser {
+    private static let answerHead: StaticString = #"{"jsonrpc":"2.0","id":"#
+    private static let resultMember: StaticString = #","result":"#
+
+    /// A result answer exactly as `RPCReply` writes one: `{"jsonrpc":"2.0","id":N,"result":V}`
+    /// with N a non-negative integer of at most 18 digits, V compact, no whitespace anywhere.
+    /// The id, and V's range checked by `skipValue` as the envelope path checks a result passed
+    /// through. Nil for any other line, `position` wherever it stopped: the envelope path judges
+    /// those. Every line this accepts, that path accepts with the same id and result, so it
+    /// skips only the work of matching member names and building the `jsonrpc` string.
+    mutating func readResultAnswer() -> (id: Int64, result: Range<Int>)? {
+        guard limits.maxDepth >= 1, bytes.count <= limits.maxBytes, expect(Self.answerHead) else { return nil }
+        let digitsStart = position
+        var id: Int64 = 0
+        while position < bytes.count, bytes[position] >= ASCII.zero, bytes[position] <= ASCII.nine {
+            // 18 digits always fit in an Int64; a longer id goes the general way.
+            guard position - digitsStart < 18 else { return nil }
+            id = id * 10 + Int64(bytes[position] - ASCII.zero)
+            position += 1
+        }
+        let digitCount = position - digitsStart
+        // JSON allows no leading zero; a longer or signed id goes the general way.
+        guard digitCount > 0, digitCount == 1 || bytes[digitsStart] != ASCII.zero, expect(Self.resultMember) else { return nil }
+        let start = position
+        skippedWhitespace = false
+        guard (try? skipValue(depth: 1)) != nil, !skippedWhitespace else { return nil }
+        let end = position
+        guard position == bytes.count - 1, bytes[position] == ASCII.closeBrace else { return nil }
+        return (id, start..<end)
+    }
+
+    /// Moves past `literal` when the bytes at `position` are exactly it.
+    private mutating func expect(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - position >= count else { return false }
+        let expected = literal.utf8Start
+        for offset in 0..<count where bytes[position + offset] != expected[offset] { return false }
+        position += count
+        return true
+    }
+}
