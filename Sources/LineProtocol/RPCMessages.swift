@@ -39,10 +39,11 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
 
     /// Every member before `meta`, the object left open.
     private func appendMembers(to buffer: inout [UInt8]) {
-        buffer.append(literal: #"{"jsonrpc":"2.0""#)
         if let id {
-            buffer.append(literal: #","id":"#)
+            buffer.append(literal: #"{"jsonrpc":"2.0","id":"#)
             id.append(to: &buffer)
+        } else {
+            buffer.append(literal: #"{"jsonrpc":"2.0""#)
         }
         buffer.append(literal: #","method":"#)
         JSON.appendString(method, to: &buffer)
@@ -157,11 +158,15 @@ public enum RPCDecoder {
 
     /// The line server's call: the line where the framer holds it.
     public static func decode(line: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100) -> RPCMessage {
-        // The common line (one request with only the JSON-RPC members) skips the envelope's dictionary.
-        if let read = JSONParser.parseRequestEnvelope(line, limits: limits) {
-            return .single(entry(RequestEnvelope(read)))
-        }
+        if let single = decodeSingle(line: line, limits: limits) { return .single(single) }
         return decodeInGeneral(line: line, limits: limits, maxBatch: maxBatch)
+    }
+
+    /// The common line (one request object with only the JSON-RPC members), read without the
+    /// envelope's dictionary and without wrapping it in an `RPCMessage`; nil for any other line,
+    /// which `decode(line:limits:maxBatch:)` reads.
+    public static func decodeSingle(line: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default) -> RPCEntry? {
+        JSONParser.parseRequestEnvelope(line, limits: limits).map { entry(RequestEnvelope($0)) }
     }
 
     public static func decode(line: some Collection<UInt8>, limits: JSONLimits = .default, maxBatch: Int = 100)

@@ -47,31 +47,29 @@ public final class RequestMeta: Sendable, Equatable {
     /// The same members from wherever they are held: a client sending a call on writes its
     /// caller's client and request id with its own budget and token, and builds no meta for it.
     static func append(client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?, to buffer: inout [UInt8]) {
-        var separator: UInt8 = ASCII.openBrace
-        func name(_ key: StaticString) {
-            buffer.append(separator)
-            separator = ASCII.comma
-            buffer.append(ASCII.quote)
-            buffer.append(literal: key)
-            buffer.append(literal: #"":"#)
+        // Each name is one literal with what comes before it (a brace first, a comma after).
+        var first = true
+        func name(_ opening: StaticString, _ following: StaticString) {
+            buffer.append(literal: first ? opening : following)
+            first = false
         }
         if let client {
-            name("client")
+            name(#"{"client":"#, #","client":"#)
             JSON.appendString(client, to: &buffer)
         }
         if let requestID {
-            name("request_id")
+            name(#"{"request_id":"#, #","request_id":"#)
             requestID.append(to: &buffer)
         }
         if let budgetMilliseconds {
-            name("budget_ms")
+            name(#"{"budget_ms":"#, #","budget_ms":"#)
             JSON.appendInteger(budgetMilliseconds, to: &buffer)
         }
         if let token {
-            name("token")
+            name(#"{"token":"#, #","token":"#)
             JSON.appendString(token, to: &buffer)
         }
-        if separator == ASCII.openBrace { buffer.append(ASCII.openBrace) }
+        if first { buffer.append(ASCII.openBrace) }
         buffer.append(ASCII.closeBrace)
     }
 }

@@ -105,6 +105,10 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
 
     private func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {
         let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: server.limits.maxLineBytes)
+        if let single = RPCDecoder.decodeSingle(line: bytes, limits: limits) {
+            handleEntry(single, batch: nil)
+            return
+        }
         switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
         case .failure(let response):
             send(refused(response))
