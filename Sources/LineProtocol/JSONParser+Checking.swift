@@ -72,20 +72,27 @@ extension Parser {
     }
 }
 
-/// The keys of one object seen so far: a short list, then a set once the object is large, so a
-/// hostile object with many keys costs no more than the parser's dictionary.
+/// The keys of one object seen so far: the first held alone (an object of one member, a
+/// service's ping or a small result, allocates nothing), then a short list, then a set once the
+/// object is large, so a hostile object with many keys costs no more than the parser's dictionary.
 private struct ObjectKeys {
     private static let listLimit = 16
+    private var first: String?
     private var list: [String] = []
     private var set: Set<String>?
 
     /// False when `key` was there already.
     mutating func insert(_ key: String) -> Bool {
         if set != nil { return set!.insert(key).inserted }
-        if list.contains(key) { return false }
+        guard let first else {
+            first = key
+            return true
+        }
+        if first == key || list.contains(key) { return false }
         list.append(key)
-        if list.count > Self.listLimit {
+        if list.count >= Self.listLimit {
             set = Set(list)
+            set!.insert(first)
             list = []
         }
         return true

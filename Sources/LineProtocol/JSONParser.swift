@@ -238,17 +238,32 @@ struct Parser {
     }
 
     /// A `meta` object (its `{` at `position`, at `depth` as `parseValue` would be given it) read
-    /// straight into its fields, each value checked by `parseValue`; nil for any object with
-    /// another member, so the line goes the general way.
+    /// straight into its fields: a string member by `parseString`, any other value by `parseValue`
+    /// (kept only for `budget_ms` when an integer, as `RequestMeta(_:)` keeps it); nil for any
+    /// object with another member, so the line goes the general way. Every hop between services
+    /// carries one.
     mutating func parseMeta(depth: Int) -> RequestMeta? {
         guard depth < limits.maxDepth else { return nil }
-        var values = EnvelopeValues()
+        var strings: (client: String?, requestID: String?, token: String?)
+        var budget: Int64?
         let read = walkKnownMembers(RequestMeta.members) { parser, slot in
+            parser.skipWhitespace()
+            if parser.position < parser.bytes.count, parser.bytes[parser.position] == ASCII.quote {
+                guard let text = try? parser.parseString() else { return false }
+                switch slot {
+                case 0: strings.client = text
+                case 1: strings.requestID = text
+                case 3: strings.token = text
+                default: break  // budget_ms of another type: ignored
+                }
+                return true
+            }
             guard let value = try? parser.parseValue(depth: depth + 1) else { return false }
-            values[slot] = value
+            if slot == 2, case .int(let milliseconds) = value { budget = milliseconds }
             return true
         }
-        return read ? RequestMeta(values) : nil
+        guard read else { return nil }
+        return RequestMeta(client: strings.client, requestID: strings.requestID.map(RequestID.init), budgetMilliseconds: budget, token: strings.token)
     }
 
     /// An object whose every member is one of `keys`, each once (its `{` at `position`): `member`

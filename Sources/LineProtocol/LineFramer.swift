@@ -5,6 +5,12 @@ public enum FramedLine: Equatable, Sendable {
     case oversized
 }
 
+/// The next line as `nextShared()` hands it out: a slice of the framer's storage.
+public enum FramedSlice: Equatable, Sendable {
+    case line(ArraySlice<UInt8>)
+    case oversized
+}
+
 /// Where `nextSpan()` found the next line: its bytes' range in the framer, or the marker that a
 /// line longer than the limit was dropped.
 public enum FramedSpan: Equatable, Sendable {
@@ -121,6 +127,17 @@ public struct LineFramer: Sendable {
         case nil: return nil
         case .oversized: return .oversized
         case .line(let range): return .line(Array(buffer[range]))
+        }
+    }
+
+    /// The next line as a slice of the framer's own storage: no copy while the caller is done
+    /// with it before the framer is next changed (a slice kept longer costs the framer a copy
+    /// of its buffer then, never a wrong byte).
+    public mutating func nextShared() -> FramedSlice? {
+        switch nextSpan() {
+        case nil: return nil
+        case .oversized: return .oversized
+        case .line(let range): return .line(buffer[range])
         }
     }
 

@@ -53,20 +53,31 @@ public struct RawResponse: Sendable, Equatable {
     /// nil for exactly the lines `RPCResponse.decode(line:limits:)` refuses. A compact result in
     /// an envelope of the common shape is kept as it came; any other is decoded and encoded again.
     public static func decode(line: [UInt8], limits: JSONLimits) -> RawResponse? {
+        decode(line: line[...], limits: limits)
+    }
+
+    /// The same for a line that is a slice of a larger buffer (`LineFramer.nextShared()`): a
+    /// result kept as bytes shares that buffer's storage.
+    public static func decode(line: ArraySlice<UInt8>, limits: JSONLimits) -> RawResponse? {
+        // The parser counts from the slice's start; the slice is indexed from its place in the buffer.
+        let base = line.startIndex
         let answer = line.withUnsafeBufferPointer { bytes in
             var parser = Parser(bytes: bytes, limits: limits)
             return parser.readResultAnswer()
         }
-        if let answer { return RawResponse(id: .int(answer.id), outcome: .success(RawJSON(checked: line[answer.result]))) }
+        if let answer {
+            let result = (answer.result.lowerBound + base)..<(answer.result.upperBound + base)
+            return RawResponse(id: .int(answer.id), outcome: .success(RawJSON(checked: line[result])))
+        }
         let envelope = line.withUnsafeBufferPointer {
             JSONParser.parseEnvelope($0, keys: JSONParser.responseMembers, rawSlot: resultSlot, limits: limits)
         }
-        guard let envelope else { return decodeInGeneral(line: line, limits: limits) }
+        guard let envelope else { return decodeInGeneral(line: Array(line), limits: limits) }
         let (members, result) = (envelope.values, envelope.raw)
         guard members[0] == .string("2.0"), let id = members[1], RPCDecoder.isValidID(id) else { return nil }
         switch (result, members[3]) {
         case (let result?, nil):
-            return RawResponse(id: id, outcome: .success(RawJSON(checked: line[result])))
+            return RawResponse(id: id, outcome: .success(RawJSON(checked: line[(result.lowerBound + base)..<(result.upperBound + base)])))
         case (nil, let error?):
             guard let decoded = RPCError.decode(error) else { return nil }
             return RawResponse(id: id, outcome: .failure(decoded))

@@ -421,7 +421,9 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
 
     func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer) {
         framer.append(bytes)
-        while let framed = framer.next() {
+        // Each line is read where the framer holds it: an answer passed on is written to its
+        // client before this returns, so the framer's buffer stays its own.
+        while let framed = framer.nextShared() {
             guard case .line(let line) = framed, !line.isEmpty else { continue }
             guard let response = RawResponse.decode(line: line, limits: Self.answerLimits) else {
                 refuseMalformedAnswer(channel)

@@ -97,6 +97,26 @@ final class LineFramerTests: XCTestCase {
         for lines in feeds { XCTAssertEqual(lines, expected.map(line)) }
     }
 
+    func testSharedLinesKeepTheirBytesWhenTheFramerChangesWhileTheyAreHeld() {
+        var generator = SeededGenerator(seed: 11)
+        for _ in 0..<200 {
+            var framer = LineFramer(maxLineBytes: 64)
+            // Every slice is held while later chunks are appended and the framer compacts.
+            var held: [ArraySlice<UInt8>] = []
+            var position = 0
+            while position < stream.count {
+                let end = min(stream.count, position + Int.random(in: 1...16, using: &generator))
+                stream[position..<end].withUnsafeBytes { framer.append($0) }
+                while let shared = framer.nextShared() {
+                    guard case .line(let slice) = shared else { return XCTFail("no line here is oversized") }
+                    held.append(slice)
+                }
+                position = end
+            }
+            XCTAssertEqual(held.map { String(decoding: $0, as: UTF8.self) }, expected)
+        }
+    }
+
     func testCarriageReturnIsStrippedOnlyBeforeTheNewline() {
         var framer = LineFramer(maxLineBytes: 64)
         framer.append(Array("a\r\nb\rc\n\r\r\n".utf8))

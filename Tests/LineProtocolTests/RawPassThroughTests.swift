@@ -46,6 +46,23 @@ final class RawPassThroughTests: XCTestCase {
         }
     }
 
+    /// The checker holds the first key apart, then a list, then a set: a repeat is refused
+    /// whichever of them holds the key it repeats.
+    func testTheCheckerRefusesARepeatedKeyWhereverTheFirstIsHeld() {
+        func object(_ keys: [String]) -> ArraySlice<UInt8> {
+            Array(("{" + keys.map { "\"\($0)\":1" }.joined(separator: ",") + "}").utf8)[...]
+        }
+        let many = (0..<20).map { "k\($0)" }
+        for count in [1, 2, 16, 17, 18, 20] {
+            let keys = Array(many.prefix(count))
+            XCTAssertNotNil(RawJSON(validating: object(keys)), "\(count) distinct keys")
+            for repeated in [keys.first!, keys.last!, keys[count / 2]] {
+                XCTAssertNil(RawJSON(validating: object(keys + [repeated])), "\(count) keys, then \(repeated) again")
+            }
+        }
+        XCTAssertNil(RawJSON(validating: Array(#"{"a":1,"\u0061":2}"#.utf8)[...]), "the same key escaped")
+    }
+
     func testALongEscapedStringCountsItsDecodedBytesAgainstTheLimit() {
         let limits = JSONLimits(maxStringBytes: 4)
         XCTAssertNotNil(RawJSON(validating: Array(#""\u00e9\u00e9""#.utf8)[...], limits: limits), "4 bytes decoded")
