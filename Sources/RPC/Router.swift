@@ -40,31 +40,42 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
     public var methods: [String] { routes.keys.sorted() }
 
     public func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void) {
+        route(request, context: context, answer: .outcome(reply))
+    }
+
+    /// The line server's call: the reply it gives is called as it is, not through a closure
+    /// made per request to wrap it.
+    public func dispatch(_ request: RPCRequest, context: CallContext, replying reply: @escaping @Sendable (RPCReply) -> Void) {
+        route(request, context: context, answer: .reply(reply))
+    }
+
+    /// Whichever reply a door gave: no allocation to hold either.
+    private enum Answer: Sendable {
+        case outcome(@Sendable (Result<JSON, RPCError>) -> Void)
+        case reply(@Sendable (RPCReply) -> Void)
+
+        func callAsFunction(_ outcome: Result<JSON, RPCError>) {
+            switch self {
+            case .outcome(let body): body(outcome)
+            case .reply(let body): body(.outcome(outcome))
+            }
+        }
+    }
+
+    private func route(_ request: RPCRequest, context: CallContext, answer reply: Answer) {
         guard let route = routes[request.method] else {
             metrics.record(unknownMethodSlot, microseconds: 0, errorReason: Reason.methodNotFound.rawValue)
             reply(.failure(.methodNotFound(request.method)))
             return
         }
         let started = MonotonicClock.nowMicroseconds()
-        let metrics = self.metrics
-        let work: @Sendable () -> Void = {
-            let outcome = Self.invoke(route.handler, request, context)
-            let elapsed = MonotonicClock.nowMicroseconds() - started
-            let reason = outcome.failureReason
-            metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
-            if route.execution == .pool {
-                // Per-request lines are debug here: the gateway writes the access log.
-                context.logger.debug("request", [
-                    "rpc.method": .string(request.method), "rpc.duration_us": .int(elapsed),
-                    "rpc.reason": reason.map(JSON.string) ?? .null,
-                ])
-            }
-            reply(outcome)
-        }
         switch route.execution {
         case .inline:
-            work()
+            // Run here and now: no closure to make for it.
+            run(route, request, context, started: started, reply: reply)
         case .pool:
+            let metrics = self.metrics
+            let work: @Sendable () -> Void = { [self] in run(route, request, context, started: started, reply: reply) }
             // Work that can no longer finish by its deadline is dropped unrun: the caller gets (or
             // already got) `timeout`.
             let expired: @Sendable () -> Void = {
@@ -79,6 +90,21 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
                 reply(.failure(RPCError(.overloaded, "server busy, try again")))
             }
         }
+    }
+
+    private func run(_ route: Route, _ request: RPCRequest, _ context: CallContext, started: Int64, reply: Answer) {
+        let outcome = Self.invoke(route.handler, request, context)
+        let elapsed = MonotonicClock.nowMicroseconds() - started
+        let reason = outcome.failureReason
+        metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
+        if route.execution == .pool {
+            // Per-request lines are debug here: the gateway writes the access log.
+            context.logger.debug("request", [
+                "rpc.method": .string(request.method), "rpc.duration_us": .int(elapsed),
+                "rpc.reason": reason.map(JSON.string) ?? .null,
+            ])
+        }
+        reply(outcome)
     }
 
     private static func invoke(_ handler: Handler, _ request: RPCRequest, _ context: CallContext) -> Result<JSON, RPCError> {
