@@ -26,11 +26,9 @@ public final class AccessLog: @unchecked Sendable {
     /// Requests counted instead of logged since the last summary line, by kind's slot: counted on
     /// every loop at once, one part per loop (see `PerLoop`), gathered when the summary is written.
     private let summarised = PerLoop([Int64]())
-    /// Kind names by slot, and back (under `kindLock`): a slot is resolved once per route, so
-    /// counting a ping hashes no name.
-    private let kindLock = NSLock()
-    private var kindNames: [String] = []
-    private var kindSlots: [String: SummarySlot] = [:]
+    /// Kind names by slot, and back: a slot is resolved once per route, so counting a ping
+    /// hashes no name.
+    private let kindNames = NamedSlots()
     private var cachedSecond: Int64 = -1
     private var cachedSecondText: [UInt8] = []
 
@@ -88,15 +86,7 @@ public final class AccessLog: @unchecked Sendable {
     }
 
     /// The slot of `kind`: the same for every call with the same name.
-    public func slot(forKind kind: String) -> SummarySlot {
-        kindLock.lock()
-        defer { kindLock.unlock() }
-        if let slot = kindSlots[kind] { return slot }
-        let slot = SummarySlot(index: kindNames.count)
-        kindNames.append(kind)
-        kindSlots[kind] = slot
-        return slot
-    }
+    public func slot(forKind kind: String) -> SummarySlot { SummarySlot(index: kindNames.number(for: kind)) }
 
     /// Counts a request of `kind` (`ping`, `method_not_found`, `rate_limited`, `parse_error`, ...)
     /// for the next summary line instead of logging it.
@@ -115,14 +105,16 @@ public final class AccessLog: @unchecked Sendable {
         let now = MonotonicClock.nowMilliseconds()
         lock.lock()
         if final || now - summaryStartedMilliseconds >= summaryIntervalMilliseconds {
-            kindLock.lock()
-            let names = kindNames
-            kindLock.unlock()
-            var counts: [String: Int64] = [:]
+            var bySlot: [Int64] = []
             summarised.visitAll { part in
-                for (index, count) in part.enumerated() where count > 0 { counts[names[index], default: 0] += count }
+                if bySlot.count < part.count { bySlot.append(contentsOf: repeatElement(0, count: part.count - bySlot.count)) }
+                for (index, count) in part.enumerated() { bySlot[index] += count }
                 part.removeAll(keepingCapacity: true)
             }
+            // Named after the visit: a slot counted in a part was numbered before it was counted.
+            let names = kindNames.allNames
+            var counts: [String: Int64] = [:]
+            for (index, count) in bySlot.enumerated() where count > 0 { counts[names[index]] = count }
             if !counts.isEmpty { appendSummaryLocked(counts, intervalMilliseconds: now - summaryStartedMilliseconds) }
             summaryStartedMilliseconds = now
         }

@@ -69,9 +69,8 @@ public final class Metrics: @unchecked Sendable {
     /// Recorded on every request, from every loop at once: one part per loop (see `PerLoop`),
     /// each holding its figures by slot.
     private let methods = PerLoop([MethodFigures]())
-    /// Slot index -> method name, and back (under `lock`).
-    private var slotNames: [String] = []
-    private var slotsByName: [String: Slot] = [:]
+    /// Slot index <-> method name.
+    private let slotNames = NamedSlots()
     private var counters: [String: Int64] = [:]
     private let startedMilliseconds = MonotonicClock.nowMilliseconds()
 
@@ -79,13 +78,7 @@ public final class Metrics: @unchecked Sendable {
 
     /// The slot `method` is recorded in: the same for every call with the same name.
     public func slot(for method: String) -> Slot {
-        lock.lock()
-        defer { lock.unlock() }
-        if let slot = slotsByName[method] { return slot }
-        let slot = Slot(index: slotNames.count)
-        slotNames.append(method)
-        slotsByName[method] = slot
-        return slot
+        Slot(index: slotNames.number(for: method))
     }
 
     public func record(_ slot: Slot, microseconds: Int64, errorReason: String?) {
@@ -115,9 +108,7 @@ public final class Metrics: @unchecked Sendable {
 
     /// `{"uptime_s", "methods": {name: {count, errors: {reason: n}, p50_us, p99_us}}, "counters"}`.
     public func snapshot() -> JSON {
-        lock.lock()
-        let names = slotNames
-        lock.unlock()
+        let names = slotNames.allNames
         var merged: [String: MethodFigures] = [:]
         methods.visitAll { part in
             // A slot taken since the names were read is left for the next snapshot.
