@@ -280,14 +280,20 @@ struct Parser {
             return true
         }
         var seen = 0
+        // Latchkey's encoders write members in slot order: the slot after the last one read is
+        // tried first, with one comparison, before every name is.
+        var expected = 0
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == ASCII.quote else { return false }
             // Another member (plain or not), or one twice: the general path answers.
-            guard let slot = plainKeySlot(keys) ?? (try? parseString()).flatMap(keys.names.firstIndex(of:)), seen & (1 << slot) == 0 else {
+            guard let slot = expectedKeySlot(keys, expected) ?? plainKeySlot(keys) ?? (try? parseString()).flatMap(keys.names.firstIndex(of:)),
+                seen & (1 << slot) == 0
+            else {
                 return false
             }
             seen |= 1 << slot
+            expected = slot + 1
             skipWhitespace()
             guard position < bytes.count, bytes[position] == ASCII.colon else { return false }
             position += 1
@@ -308,6 +314,22 @@ struct Parser {
     /// The slot of the member name at `position` (its opening quote) when it is one of `keys`
     /// spelled plainly (printable ASCII, no escape), with `position` moved past it. Nil for any
     /// other name, `position` unmoved, for `parseString` to read and judge the long way.
+    /// `slot` when the name at `position` (its opening quote) is exactly `keys`' name at `slot`
+    /// followed by its closing quote, with `position` moved past it; nil otherwise, unmoved.
+    /// A name that matches here is one `plainKeySlot` would match: printable ASCII, no escape.
+    mutating func expectedKeySlot(_ keys: EnvelopeKeys, _ slot: Int) -> Int? {
+        guard slot < keys.utf8.count else { return nil }
+        let matched = keys.utf8[slot].withUnsafeBufferPointer { name -> Bool in
+            let end = position + 1 + name.count
+            guard name.count <= limits.maxStringBytes, end < bytes.count, bytes[end] == ASCII.quote else { return false }
+            for offset in 0..<name.count where bytes[position + 1 + offset] != name[offset] { return false }
+            return true
+        }
+        guard matched else { return nil }
+        position += keys.utf8[slot].count + 2
+        return slot
+    }
+
     mutating func plainKeySlot(_ keys: EnvelopeKeys) -> Int? {
         let start = position + 1
         var end = start

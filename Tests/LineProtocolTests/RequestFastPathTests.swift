@@ -35,6 +35,14 @@ final class RequestFastPathTests: XCTestCase {
         #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"other":{"x":[1]},"request_id":null,"budget_ms":-3}}"#,
         #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"\ud800"}}"#,
         #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{ "token" : "x" , }}"#,
+        // Names tried in slot order first: a name that starts like, extends, repeats or skips the next one.
+        #"{"jsonrp":"2.0","id":1,"method":"a"}"#,
+        #"{"jsonrpcx":"2.0","id":1,"method":"a"}"#,
+        #"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"a"}"#,
+        #"{"jsonrpc":"2.0","method":"a","id":1}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"c","budget_ms":5,"request_id":"r"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"c","request_id":"r","request_id":"s"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":"c","request_i"#,
     ]
 
     func testFastPathAgreesWithTheGeneralParserOnEdgeCases() {
