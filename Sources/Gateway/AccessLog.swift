@@ -23,12 +23,18 @@ public final class AccessLog: @unchecked Sendable {
     private let flushBytes: Int
     private let summaryIntervalMilliseconds: Int64
     private var summaryStartedMilliseconds = MonotonicClock.nowMilliseconds()
-    /// Requests counted instead of logged since the last summary line, by kind's slot: counted on
-    /// every loop at once, one part per loop (see `PerLoop`), gathered when the summary is written.
-    private let summarised = PerLoop([Int64]())
-    /// Kind names by slot, and back: a slot is resolved once per route, so counting a ping
-    /// hashes no name.
+    /// Requests counted instead of logged since the last summary line: counted on every loop at
+    /// once, one part per loop (see `PerLoop`), gathered when the summary is written.
+    private let summarised = PerLoop(SummaryCounts())
+    /// Kind names by slot, and back: a route resolves its slot once, so counting a ping hashes
+    /// no name. Only routes are numbered: a kind counted by name (a refusal's reason) is counted
+    /// in the loop's own part, never under this registry's lock, however many arrive at once.
     private let kindNames = NamedSlots()
+
+    private struct SummaryCounts {
+        var bySlot: [Int64] = []
+        var byKind: [String: Int64] = [:]
+    }
     private var cachedSecond: Int64 = -1
     private var cachedSecondText: [UInt8] = []
 
@@ -90,12 +96,14 @@ public final class AccessLog: @unchecked Sendable {
 
     /// Counts a request of `kind` (`ping`, `method_not_found`, `rate_limited`, `parse_error`, ...)
     /// for the next summary line instead of logging it.
-    public func summarise(_ kind: String) { summarise(slot(forKind: kind)) }
+    public func summarise(_ kind: String) {
+        summarised.update { $0.byKind[kind, default: 0] += 1 }
+    }
 
     public func summarise(_ slot: SummarySlot) {
         summarised.update { counts in
-            if counts.count <= slot.index { counts.append(contentsOf: repeatElement(0, count: slot.index + 1 - counts.count)) }
-            counts[slot.index] += 1
+            counts.bySlot.extend(toInclude: slot.index, with: 0)
+            counts.bySlot[slot.index] += 1
         }
     }
 
@@ -106,15 +114,18 @@ public final class AccessLog: @unchecked Sendable {
         lock.lock()
         if final || now - summaryStartedMilliseconds >= summaryIntervalMilliseconds {
             var bySlot: [Int64] = []
+            var counts: [String: Int64] = [:]
             summarised.visitAll { part in
-                if bySlot.count < part.count { bySlot.append(contentsOf: repeatElement(0, count: part.count - bySlot.count)) }
-                for (index, count) in part.enumerated() { bySlot[index] += count }
-                part.removeAll(keepingCapacity: true)
+                for (index, count) in part.bySlot.enumerated() where count > 0 {
+                    bySlot.extend(toInclude: index, with: 0)
+                    bySlot[index] += count
+                }
+                counts.merge(part.byKind, uniquingKeysWith: +)
+                part = SummaryCounts()
             }
             // Named after the visit: a slot counted in a part was numbered before it was counted.
             let names = kindNames.allNames
-            var counts: [String: Int64] = [:]
-            for (index, count) in bySlot.enumerated() where count > 0 { counts[names[index]] = count }
+            for (index, count) in bySlot.enumerated() where count > 0 { counts[names[index], default: 0] += count }
             if !counts.isEmpty { appendSummaryLocked(counts, intervalMilliseconds: now - summaryStartedMilliseconds) }
             summaryStartedMilliseconds = now
         }

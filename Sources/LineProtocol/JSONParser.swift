@@ -244,16 +244,18 @@ struct Parser {
     /// carries one.
     mutating func parseMeta(depth: Int) -> RequestMeta? {
         guard depth < limits.maxDepth else { return nil }
-        var strings: (client: String?, requestID: String?, token: String?)
+        var client: String?
+        var requestID: String?
+        var token: String?
         var budget: Int64?
         let read = walkKnownMembers(RequestMeta.members) { parser, slot in
             parser.skipWhitespace()
             if parser.position < parser.bytes.count, parser.bytes[parser.position] == ASCII.quote {
                 guard let text = try? parser.parseString() else { return false }
                 switch slot {
-                case 0: strings.client = text
-                case 1: strings.requestID = text
-                case 3: strings.token = text
+                case 0: client = text
+                case 1: requestID = text
+                case 3: token = text
                 default: break  // budget_ms of another type: ignored
                 }
                 return true
@@ -263,7 +265,7 @@ struct Parser {
             return true
         }
         guard read else { return nil }
-        return RequestMeta(client: strings.client, requestID: strings.requestID.map(RequestID.init), budgetMilliseconds: budget, token: strings.token)
+        return RequestMeta(client: client, requestID: requestID.map(RequestID.init), budgetMilliseconds: budget, token: token)
     }
 
     /// An object whose every member is one of `keys`, each once (its `{` at `position`): `member`
@@ -311,25 +313,23 @@ struct Parser {
         }
     }
 
-    /// The slot of the member name at `position` (its opening quote) when it is one of `keys`
-    /// spelled plainly (printable ASCII, no escape), with `position` moved past it. Nil for any
-    /// other name, `position` unmoved, for `parseString` to read and judge the long way.
     /// `slot` when the name at `position` (its opening quote) is exactly `keys`' name at `slot`
     /// followed by its closing quote, with `position` moved past it; nil otherwise, unmoved.
     /// A name that matches here is one `plainKeySlot` would match: printable ASCII, no escape.
     mutating func expectedKeySlot(_ keys: EnvelopeKeys, _ slot: Int) -> Int? {
         guard slot < keys.utf8.count else { return nil }
-        let matched = keys.utf8[slot].withUnsafeBufferPointer { name -> Bool in
-            let end = position + 1 + name.count
-            guard name.count <= limits.maxStringBytes, end < bytes.count, bytes[end] == ASCII.quote else { return false }
-            for offset in 0..<name.count where bytes[position + 1 + offset] != name[offset] { return false }
-            return true
-        }
-        guard matched else { return nil }
-        position += keys.utf8[slot].count + 2
+        let name = keys.utf8[slot]
+        let end = position + 1 + name.count
+        guard name.count <= limits.maxStringBytes, end < bytes.count, bytes[end] == ASCII.quote,
+            name.withUnsafeBufferPointer({ hasBytes($0, at: position + 1) })
+        else { return nil }
+        position = end + 1
         return slot
     }
 
+    /// The slot of the member name at `position` (its opening quote) when it is one of `keys`
+    /// spelled plainly (printable ASCII, no escape), with `position` moved past it. Nil for any
+    /// other name, `position` unmoved, for `parseString` to read and judge the long way.
     mutating func plainKeySlot(_ keys: EnvelopeKeys) -> Int? {
         let start = position + 1
         var end = start
@@ -339,21 +339,20 @@ struct Parser {
             end += 1
         }
         guard end < bytes.count, end - start <= limits.maxStringBytes else { return nil }
-        let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        for slot in keys.utf8.indices where Self.sameBytes(keys.utf8[slot], name) {
+        for slot in keys.utf8.indices where keys.utf8[slot].count == end - start {
+            guard keys.utf8[slot].withUnsafeBufferPointer({ hasBytes($0, at: start) }) else { continue }
             position = end + 1
             return slot
         }
         return nil
     }
 
-    /// A byte loop: `elementsEqual` goes through the generic sequence iterators for each key tried.
-    private static func sameBytes(_ key: [UInt8], _ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard key.count == name.count else { return false }
-        return key.withUnsafeBufferPointer { key in
-            for index in 0..<key.count where key[index] != name[index] { return false }
-            return true
-        }
+    /// True when the line holds exactly `expected` from `offset` on. A byte loop: `elementsEqual`
+    /// goes through the generic sequence iterators.
+    func hasBytes(_ expected: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        guard bytes.count - offset >= expected.count else { return false }
+        for index in 0..<expected.count where bytes[offset + index] != expected[index] { return false }
+        return true
     }
 
     func fail(_ message: String) -> JSONParseError {

@@ -60,15 +60,14 @@ public struct RawResponse: Sendable, Equatable {
     /// result kept as bytes shares that buffer's storage.
     public static func decode(line: ArraySlice<UInt8>, limits: JSONLimits) -> RawResponse? {
         // The parser counts from the slice's start; the slice is indexed from its place in the buffer.
-        let base = line.startIndex
+        func kept(_ range: Range<Int>) -> RawJSON {
+            RawJSON(checked: line[(range.lowerBound + line.startIndex)..<(range.upperBound + line.startIndex)])
+        }
         let answer = line.withUnsafeBufferPointer { bytes in
             var parser = Parser(bytes: bytes, limits: limits)
             return parser.readResultAnswer()
         }
-        if let answer {
-            let result = (answer.result.lowerBound + base)..<(answer.result.upperBound + base)
-            return RawResponse(id: .int(answer.id), outcome: .success(RawJSON(checked: line[result])))
-        }
+        if let answer { return RawResponse(id: .int(answer.id), outcome: .success(kept(answer.result))) }
         let envelope = line.withUnsafeBufferPointer {
             JSONParser.parseEnvelope($0, keys: JSONParser.responseMembers, rawSlot: resultSlot, limits: limits)
         }
@@ -77,7 +76,7 @@ public struct RawResponse: Sendable, Equatable {
         guard members[0] == .string("2.0"), let id = members[1], RPCDecoder.isValidID(id) else { return nil }
         switch (result, members[3]) {
         case (let result?, nil):
-            return RawResponse(id: id, outcome: .success(RawJSON(checked: line[(result.lowerBound + base)..<(result.upperBound + base)])))
+            return RawResponse(id: id, outcome: .success(kept(result)))
         case (nil, let error?):
             guard let decoded = RPCError.decode(error) else { return nil }
             return RawResponse(id: id, outcome: .failure(decoded))

@@ -31,11 +31,8 @@ extension Parser {
 
     /// Moves past `literal` when the bytes at `position` are exactly it.
     private mutating func expect(_ literal: StaticString) -> Bool {
-        let count = literal.utf8CodeUnitCount
-        guard bytes.count - position >= count else { return false }
-        let expected = literal.utf8Start
-        for offset in 0..<count where bytes[position + offset] != expected[offset] { return false }
-        position += count
+        guard hasBytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount), at: position) else { return false }
+        position += literal.utf8CodeUnitCount
         return true
     }
 }

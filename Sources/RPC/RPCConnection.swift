@@ -109,7 +109,8 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             handleEntry(single, batch: nil)
             return
         }
-        switch RPCDecoder.decode(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
+        // Not the common line: `decode` would try the envelope again before the general parser.
+        switch RPCDecoder.decodeInGeneral(line: bytes, limits: limits, maxBatch: server.limits.maxBatchSize) {
         case .failure(let response):
             send(refused(response))
         case .single(let entry):

@@ -83,9 +83,7 @@ public final class Metrics: @unchecked Sendable {
 
     public func record(_ slot: Slot, microseconds: Int64, errorReason: String?) {
         methods.update { figures in
-            if figures.count <= slot.index {
-                figures.append(contentsOf: repeatElement(MethodFigures(), count: slot.index + 1 - figures.count))
-            }
+            figures.extend(toInclude: slot.index, with: MethodFigures())
             // In place: a copy taken out and stored back would copy the histogram's buckets per request.
             figures[slot.index].record(microseconds: microseconds, errorReason: errorReason)
         }

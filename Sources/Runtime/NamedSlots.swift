@@ -26,3 +26,12 @@ public final class NamedSlots: @unchecked Sendable {
         return names
     }
 }
+
+extension Array {
+    /// Grows the array with `filler` until `index` is inside it: figures kept by slot number
+    /// gain a place the first time a slot is counted.
+    @inlinable
+    public mutating func extend(toInclude index: Int, with filler: @autoclosure () -> Element) {
+        if count <= index { append(contentsOf: repeatElement(filler(), count: index + 1 - count)) }
+    }
+}

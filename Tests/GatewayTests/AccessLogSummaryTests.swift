@@ -6,8 +6,8 @@ import XCTest
 @testable import Gateway
 
 final class AccessLogSummaryTests: XCTestCase {
-    /// Kinds counted for the first time while summaries are being gathered (a new refusal reason
-    /// on one loop while another writes the summary): every count reaches exactly one summary line.
+    /// Kinds numbered for the first time while summaries are being gathered (a route's slot taken
+    /// on one thread while another writes the summary): every count reaches exactly one summary line.
     func testKindsFirstCountedWhileASummaryIsGatheredAreAllCountedOnce() throws {
         let written = Locked<[UInt8]>([])
         let log = AccessLog(replicaID: "gateway", summaryIntervalMilliseconds: 1) { bytes in written.withLock { $0 += bytes } }
@@ -15,7 +15,7 @@ final class AccessLogSummaryTests: XCTestCase {
         let counted = Locked(false)
         DispatchQueue.concurrentPerform(iterations: 2) { worker in
             if worker == 0 {
-                for index in 0..<kinds { log.summarise("kind_\(index)") }
+                for index in 0..<kinds { log.summarise(log.slot(forKind: "kind_\(index)")) }
                 counted.withLock { $0 = true }
             } else {
                 while !counted.current { log.flush(final: true) }
