@@ -49,7 +49,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         limiter = RateLimiter(limits: settings.rateLimits)
         housekeeping = GatewayHousekeeping(pools: Array(pools.values), sessions: sessions, limiter: limiter, accessLog: accessLog)
         let limiter = self.limiter
-        routes = LoopLocal { MethodRoute.Table(limiter: limiter, metrics: metrics, accessLog: accessLog) }
+        routes = LoopLocal { MethodRoute.Table(pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog) }
     }
 
     /// Builds the pools for `endpoints` (service -> replicas) and starts health checks, DNS
@@ -142,7 +142,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         }
         let members = request.params?.objectValue ?? [:]
         guard policy.access != .open else {
-            forward(request, policy: policy, members: members, token: nil, context: context, finish: finish)
+            forward(request, policy: policy, pool: route.pool, members: members, token: nil, context: context, finish: finish)
             return
         }
         guard let token = members["session"]?.stringValue, !token.isEmpty, token.utf8.count <= 1024 else {
@@ -157,7 +157,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 if let refusal = PolicyTable.refusal(policy.access, info, nowSeconds: WallClock.nowSeconds()) {
                     finish.fail(refusal)
                 } else {
-                    forward(request, policy: policy, members: members, token: token, context: context, finish: finish)
+                    forward(request, policy: policy, pool: route.pool, members: members, token: token, context: context, finish: finish)
                 }
             }
         }
@@ -306,10 +306,10 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     // MARK: Forwarding
 
     private func forward(
-        _ request: RPCRequest, policy: MethodPolicy, members: [String: JSON], token: String?, context: CallContext,
+        _ request: RPCRequest, policy: MethodPolicy, pool: ServicePool?, members: [String: JSON], token: String?, context: CallContext,
         finish: Finisher
     ) {
-        guard let pool = pools[policy.service] else {
+        guard let pool else {
             finish(.outcome(.failure(RPCError(.unavailable, "\(policy.service) is not configured"))))
             return
         }

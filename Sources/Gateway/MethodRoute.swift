@@ -21,10 +21,14 @@ final class MethodRoute: Sendable {
     /// Where an answer without error is counted when the access log summarises it (pings)
     /// instead of writing a line; nil when each is logged.
     let successSummary: AccessLog.SummarySlot?
+    /// The replicas its requests go to; nil for a local method, "unknown", or a service the
+    /// gateway was not given.
+    let pool: ServicePool?
 
-    private init(name: String, policy: MethodPolicy?, limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
+    private init(name: String, policy: MethodPolicy?, pools: [String: ServicePool], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
         self.policy = policy
+        pool = policy.flatMap { pools[$0.service] }
         rateLimitGroup = policy?.group ?? PolicyTable.Group.standard
         isUnlimited = limiter.isUnlimited(group: rateLimitGroup)
         self.metrics = metrics
@@ -40,11 +44,12 @@ final class MethodRoute: Sendable {
         /// `gateway.ping`'s answer, encoded once (per loop, like the routes).
         let pong = RawJSON(["pong": true])
 
-        init(limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
+        init(pools: [String: ServicePool], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
             routes = PolicyTable.methods.reduce(into: [String: MethodRoute]()) { routes, entry in
-                routes[entry.key] = MethodRoute(name: entry.key, policy: entry.value, limiter: limiter, metrics: metrics, accessLog: accessLog)
+                routes[entry.key] = MethodRoute(
+                    name: entry.key, policy: entry.value, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog)
             }
-            unknown = MethodRoute(name: "unknown", policy: nil, limiter: limiter, metrics: metrics, accessLog: accessLog)
+            unknown = MethodRoute(name: "unknown", policy: nil, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog)
         }
 
         func route(for method: String) -> MethodRoute { routes[method] ?? unknown }

@@ -351,7 +351,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     private var state: State = .idle
     private var socket: Socket?
     private var channel: Channel?
-    private var calls: [Int64: Call] = [:]
+    private var calls = CallTable<Call>()
     private var queued: [[UInt8]] = []
     private var framer = LineFramer(maxLineBytes: 16 << 20)
     private var retiring = false
@@ -380,10 +380,10 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             return
         }
         if let channel, state == .connected {
-            calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
+            calls[Int(callID)] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: true)
             channel.write { call.append(to: &$0) }
         } else {
-            calls[callID] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
+            calls[Int(callID)] = Call(deadlineMilliseconds: deadlineMilliseconds, completion: completion, sent: false)
             var line: [UInt8] = []
             call.append(to: &line)
             queued.append(line)
@@ -414,7 +414,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         self.channel = channel
         state = .connected
         target?.connectionSucceeded()
-        for key in calls.keys { calls[key]?.sent = true }
+        for (key, _) in calls { calls[key]?.sent = true }
         for line in queued { channel.write(line) }
         queued.removeAll()
     }
@@ -430,7 +430,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
                 return
             }
             // An id no call waits for is a late answer (its call timed out): dropped.
-            guard let callID = response.id.intValue, let call = calls.removeValue(forKey: callID) else { continue }
+            guard let callID = response.id.intValue, let call = calls.removeValue(forKey: Int(callID)) else { continue }
             call.completion(outcome(response.outcome, nil))
         }
         if retiring && calls.isEmpty { channel.close() }

@@ -16,7 +16,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     let channel: Channel
     private let server: RPCServer
     private var framer: LineFramer
-    private var pending: [Int: Pending] = [:]
+    private var pending = CallTable<Pending>()
     private var batches: [Int: BatchCollector] = [:]
     private var nextToken = 0
     /// When the unfinished line began to arrive (the slow-line limit), and which line that is
