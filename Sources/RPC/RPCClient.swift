@@ -237,6 +237,10 @@ final class UpstreamTarget {
     /// Read only from calls the client makes (it is alive then).
     unowned let client: RPCClient
     private let connectionCount: Int
+    // Read for every call: unchecked in release builds, as `Channel.outbound` says why.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var connections: [UpstreamConnection] = []
     private var nextConnection = 0
     /// The loop turn `nextConnection` was chosen in.
@@ -350,9 +354,19 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     private let peer: UpstreamPeer
     private var state: State = .idle
     private var socket: Socket?
-    private var channel: Channel?
-    private var calls = CallTable<Call>()
     private var queued: [[UInt8]] = []
+    // Touched for every call and answer: unchecked in release builds, as `Channel.outbound` says why.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private var channel: Channel?
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private var calls = CallTable<Call>()
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var framer = LineFramer(maxLineBytes: 16 << 20)
     private var retiring = false
 

@@ -15,7 +15,15 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
 
     let channel: Channel
     private let server: RPCServer
+    // Loop-confined and touched for every request: unchecked in release builds, as
+    // `Channel.outbound` says why.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var framer: LineFramer
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var pending = CallTable<Pending>()
     private var batches: [Int: BatchCollector] = [:]
     private var nextToken = 0

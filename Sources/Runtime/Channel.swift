@@ -44,6 +44,13 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public enum State { case open, closing, closed }
     public private(set) var state: State = .open
 
+    // Touched several times per answer, always on the loop thread and never across a call that
+    // could reach it again (`write` lends it out of the property): release builds skip Swift's
+    // run-time exclusivity check on it; debug builds, which run the tests, keep it. The same
+    // holds for the few properties of the hop marked this way.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var outbound: [UInt8] = []
     private var outboundOffset = 0
     private var readingPaused = false
