@@ -24,7 +24,8 @@ final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
     private let pool: ServicePool
     private let request: RPCRequest
     private let retrySafe: Bool
-    private let meta: RequestMeta
+    private let client: String?
+    private let requestID: RequestID
     private let deadlineMilliseconds: Int64
     private let upstreamTimeoutMilliseconds: Int64
     private let end: End
@@ -41,7 +42,8 @@ final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
         self.request = request
         self.retrySafe = retrySafe
         self.pinned = pinned
-        meta = RequestMeta(client: context.client, requestID: context.id)
+        client = context.client
+        requestID = context.id
         deadlineMilliseconds = context.deadlineMilliseconds
         upstreamTimeoutMilliseconds = settings.upstreamTimeoutMilliseconds
         attemptsLeft = settings.maxAttempts
@@ -53,7 +55,8 @@ final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
         let outOfRotation = pool.addressesOutOfRotation()
         let skip = pinned != nil ? [] : outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
         pool.clientForCurrentLoop.forward(
-            request.method, params: request.params, meta: meta, timeoutMilliseconds: timeout, address: pinned, excluding: skip
+            request.method, params: request.params, client: client, requestID: requestID, timeoutMilliseconds: timeout, address: pinned,
+            excluding: skip
         ) { [self] outcome in
             received(outcome)
         }

@@ -1,4 +1,5 @@
 import LineProtocol
+import RPC
 import Runtime
 
 /// A method as the gateway dispatches it, with what every one of its requests needs worked out
@@ -39,19 +40,20 @@ final class MethodRoute: Sendable {
 
     /// A loop's routes: one per method of the policy table, and the route of every other name.
     final class Table: Sendable {
-        private let routes: [String: MethodRoute]
+        private let routes: MethodTable<MethodRoute>
         let unknown: MethodRoute
         /// `gateway.ping`'s answer, encoded once (per loop, like the routes).
         let pong = RawJSON(["pong": true])
 
         init(pools: [String: ServicePool], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
-            routes = PolicyTable.methods.reduce(into: [String: MethodRoute]()) { routes, entry in
-                routes[entry.key] = MethodRoute(
-                    name: entry.key, policy: entry.value, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog)
+            routes = PolicyTable.methods.reduce(into: MethodTable<MethodRoute>()) { routes, entry in
+                routes.insert(
+                    MethodRoute(name: entry.key, policy: entry.value, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog),
+                    for: entry.key)
             }
             unknown = MethodRoute(name: "unknown", policy: nil, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog)
         }
 
-        func route(for method: String) -> MethodRoute { routes[method] ?? unknown }
+        func route(for method: String) -> MethodRoute { routes.value(for: method) ?? unknown }
     }
 }

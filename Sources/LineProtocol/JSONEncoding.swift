@@ -108,9 +108,11 @@ extension JSON: LineEncodable {
         var copy = value
         copy.withUTF8 { utf8 in
             var runStart = 0
-            for index in 0..<utf8.count {
+            var index = 0
+            while true {
+                index = PlainRun.end(in: utf8, from: index, stoppingAtNonASCII: false)
+                guard index < utf8.count else { break }
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
                 if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
                 runStart = index + 1
                 buffer.append(0x5C)
@@ -125,6 +127,7 @@ extension JSON: LineEncodable {
                 default:
                     buffer.append(contentsOf: [0x75, 0x30, 0x30, 0x30 + (byte >> 4), hexDigit(byte & 0x0F)])
                 }
+                index += 1
             }
             if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }

@@ -48,6 +48,10 @@ extension Parser {
         var decodedBytes = 0
         var escape: [UInt8] = []
         while position < bytes.count {
+            let plainEnd = PlainRun.end(in: bytes, from: position, stoppingAtNonASCII: true)
+            decodedBytes += plainEnd - position
+            position = plainEnd
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == ASCII.quote {
                 if decodedBytes > limits.maxStringBytes { throw fail("string longer than the string limit") }

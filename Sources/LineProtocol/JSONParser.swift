@@ -120,10 +120,13 @@ struct EnvelopeRead {
 struct EnvelopeKeys {
     let names: [String]
     let utf8: [[UInt8]]
+    /// The slot of `jsonrpc`, whose value on every line is `"2.0"`.
+    let versionSlot: Int?
 
     init(_ names: [String]) {
         self.names = names
         utf8 = names.map { Array($0.utf8) }
+        versionSlot = names.firstIndex(of: "jsonrpc")
     }
 }
 
@@ -227,6 +230,15 @@ struct Parser {
                 guard (try? parser.skipValue(depth: 1)) != nil, !parser.skippedWhitespace else { return false }
                 raw = start..<parser.position
                 return true
+            }
+            if slot == keys.versionSlot {
+                // Every line's `"2.0"`, matched whole: no string built for it. Any other value,
+                // spaced or escaped, is read below like every other one.
+                parser.skipWhitespace()
+                if parser.expect(#""2.0""#) {
+                    values[slot] = .string("2.0")
+                    return true
+                }
             }
             guard let value = try? parser.parseValue(depth: 1) else { return false }
             values[slot] = value
@@ -332,19 +344,21 @@ struct Parser {
     /// other name, `position` unmoved, for `parseString` to read and judge the long way.
     mutating func plainKeySlot(_ keys: EnvelopeKeys) -> Int? {
         let start = position + 1
-        var end = start
-        while end < bytes.count, bytes[end] != ASCII.quote {
-            let byte = bytes[end]
-            guard byte >= 0x20, byte < 0x80, byte != ASCII.backslash else { return nil }
-            end += 1
-        }
-        guard end < bytes.count, end - start <= limits.maxStringBytes else { return nil }
+        let end = PlainRun.end(in: bytes, from: start, stoppingAtNonASCII: true)
+        guard end < bytes.count, bytes[end] == ASCII.quote, end - start <= limits.maxStringBytes else { return nil }
         for slot in keys.utf8.indices where keys.utf8[slot].count == end - start {
             guard keys.utf8[slot].withUnsafeBufferPointer({ hasBytes($0, at: start) }) else { continue }
             position = end + 1
             return slot
         }
         return nil
+    }
+
+    /// Moves past `literal` when the bytes at `position` are exactly it.
+    mutating func expect(_ literal: StaticString) -> Bool {
+        guard hasBytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount), at: position) else { return false }
+        position += literal.utf8CodeUnitCount
+        return true
     }
 
     /// True when the line holds exactly `expected` from `offset` on. A byte loop: `elementsEqual`
@@ -490,6 +504,8 @@ struct Parser {
         let contentStart = position
         // Fast path: no escapes, so the string is a slice of the input.
         while position < bytes.count {
+            position = PlainRun.end(in: bytes, from: position, stoppingAtNonASCII: true)
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == ASCII.quote {
                 let count = position - contentStart

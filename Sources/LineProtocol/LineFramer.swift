@@ -61,6 +61,9 @@ public struct LineFramer: Sendable {
     /// Bytes held and not yet returned by `next()` (complete lines plus the unfinished one).
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// True when `next()` has something to hand out (a line, or the marker of an oversized one).
+    public var hasFramedLine: Bool { eventHead < events.count }
+
     /// True when an unfinished line is buffered or an oversized one is being dropped.
     public var hasPartialLine: Bool { discarding || buffer.count > partialStart }
 

@@ -28,12 +28,12 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
         buffer.append(0x7D)
     }
 
-    /// The request as a client sends it on: `meta` holds the caller's client and request id with
-    /// this sender's budget and token in place of any the caller had.
-    public func append(to buffer: inout [UInt8], budgetMilliseconds: Int64?, token: String?) {
+    /// The request as a client sends it on: `meta` holds the end client and request id it is
+    /// made for, with this sender's budget and token (the request's own `meta` is not written).
+    public func append(to buffer: inout [UInt8], client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?) {
         appendMembers(to: &buffer)
         buffer.append(literal: #","meta":"#)
-        RequestMeta.append(client: meta?.client, requestID: meta?.requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &buffer)
+        RequestMeta.append(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &buffer)
         buffer.append(0x7D)
     }
 

@@ -28,11 +28,4 @@ extension Parser {
         guard position == bytes.count - 1, bytes[position] == ASCII.closeBrace else { return nil }
         return (id, start..<end)
     }
-
-    /// Moves past `literal` when the bytes at `position` are exactly it.
-    private mutating func expect(_ literal: StaticString) -> Bool {
-        guard hasBytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount), at: position) else { return false }
-        position += literal.utf8CodeUnitCount
-        return true
-    }
 }

@@ -118,15 +118,19 @@ public final class RPCClient: @unchecked Sendable {
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (CallOutcome) -> Void
     ) {
-        forward(method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID, excluding: excluding) {
-            outcome in
+        forward(
+            method, params: params, client: meta?.client, requestID: meta?.requestID, timeoutMilliseconds: timeoutMilliseconds, address: address,
+            replicaID: replicaID, excluding: excluding
+        ) { outcome in
             completion(CallOutcome(result: outcome.result.map { $0.decoded() }, address: outcome.address, linkFailure: outcome.linkFailure))
         }
     }
 
-    /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it on.
+    /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it
+    /// on. `client` and `requestID` are the end client's and request's, written into `meta`
+    /// (given apart, so a forwarded call builds no `RequestMeta`).
     public func forward(
-        _ method: String, params: JSON?, meta: RequestMeta? = nil, timeoutMilliseconds: Int64,
+        _ method: String, params: JSON?, client: String? = nil, requestID: RequestID? = nil, timeoutMilliseconds: Int64,
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (ForwardOutcome) -> Void
     ) {
@@ -135,8 +139,8 @@ public final class RPCClient: @unchecked Sendable {
         guard loop.isInLoopThread else {
             loop.execute { [self] in
                 forward(
-                    method, params: params, meta: meta, timeoutMilliseconds: timeoutMilliseconds, address: address, replicaID: replicaID,
-                    excluding: excluding, completion: completion)
+                    method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeoutMilliseconds, address: address,
+                    replicaID: replicaID, excluding: excluding, completion: completion)
             }
             return
         }
@@ -156,8 +160,8 @@ public final class RPCClient: @unchecked Sendable {
         // The callee learns how long this caller waits (`meta.budget_ms`, relative: clocks of
         // two processes do not compare), so it never starts work after the caller gave up.
         let call = OutgoingCall(
-            request: RPCRequest(method: method, params: params, id: .int(callID), meta: meta), budgetMilliseconds: timeoutMilliseconds,
-            token: serviceToken)
+            request: RPCRequest(method: method, params: params, id: .int(callID)), client: client, requestID: requestID,
+            budgetMilliseconds: timeoutMilliseconds, token: serviceToken)
         let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
         target.send(call, callID: callID, deadlineMilliseconds: deadline, completion: completion)
     }
@@ -288,7 +292,8 @@ final class UpstreamTarget {
         learning = true
         let callID = client.takeCallID()
         let call = OutgoingCall(
-            request: RPCRequest(method: "\(client.service).health", params: nil, id: .int(callID)), budgetMilliseconds: nil, token: client.serviceToken)
+            request: RPCRequest(method: "\(client.service).health", params: nil, id: .int(callID)), client: nil, requestID: nil,
+            budgetMilliseconds: nil, token: client.serviceToken)
         let deadline = MonotonicClock.nowMilliseconds() + 2000
         send(call, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
             learning = false
@@ -317,18 +322,20 @@ final class UpstreamTarget {
     }
 }
 
-/// A request on its way to a replica with what this client adds to its `meta`: how long it
-/// waits and the service token (a health probe states no budget).
+/// A request on its way to a replica with its `meta`: the end client and request id it is made
+/// for, how long this client waits and the service token (a health probe states no budget).
 struct OutgoingCall {
     let request: RPCRequest
+    let client: String?
+    let requestID: RequestID?
     let budgetMilliseconds: Int64?
     let token: String?
 
     func append(to buffer: inout [UInt8]) {
-        if budgetMilliseconds == nil && token == nil && request.meta == nil {
+        if client == nil && requestID == nil && budgetMilliseconds == nil && token == nil {
             request.append(to: &buffer)
         } else {
-            request.append(to: &buffer, budgetMilliseconds: budgetMilliseconds, token: token)
+            request.append(to: &buffer, client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token)
         }
         buffer.append(UInt8(ascii: "\n"))
     }

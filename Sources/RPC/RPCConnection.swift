@@ -199,7 +199,11 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         if let id = entry.id {
             answer(id: id, reply: reply, batch: entry.batch)
         }
-        processLines()
+        // A pass can only change something when a line waits, reading is held back, the answer
+        // filled the output past its mark, or the connection is ending; most answers need none.
+        if framer.hasFramedLine || channel.readingPaused || channel.isAboveHighWater || channel.endOfInput || draining {
+            processLines()
+        }
     }
 
     private func answer(_ response: RPCResponse, batch: Int?) {

@@ -19,7 +19,7 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
         let metricsSlot: Metrics.Slot
     }
 
-    private var routes: [String: Route] = [:]
+    private var routes = MethodTable<Route>()
     private let workers: WorkerPool
     public let metrics: Metrics
 
@@ -33,11 +33,11 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
 
     /// Registers a method. Call during setup only, before the server starts.
     public func register(_ method: String, execution: Execution = .pool, _ handler: @escaping Handler) {
-        precondition(routes[method] == nil, "\(method) registered twice")
-        routes[method] = Route(execution: execution, handler: handler, metricsSlot: metrics.slot(for: method))
+        precondition(!routes.contains(method), "\(method) registered twice")
+        routes.insert(Route(execution: execution, handler: handler, metricsSlot: metrics.slot(for: method)), for: method)
     }
 
-    public var methods: [String] { routes.keys.sorted() }
+    public var methods: [String] { routes.names.sorted() }
 
     public func dispatch(_ request: RPCRequest, context: CallContext, reply: @escaping @Sendable (Result<JSON, RPCError>) -> Void) {
         route(request, context: context, answer: .outcome(reply))
@@ -63,7 +63,7 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
     }
 
     private func route(_ request: RPCRequest, context: CallContext, answer reply: Answer) {
-        guard let route = routes[request.method] else {
+        guard let route = routes.value(for: request.method) else {
             metrics.record(unknownMethodSlot, microseconds: 0, errorReason: Reason.methodNotFound.rawValue)
             reply(.failure(.methodNotFound(request.method)))
             return

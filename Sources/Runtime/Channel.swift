@@ -53,7 +53,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
     #endif
     private var outbound: [UInt8] = []
     private var outboundOffset = 0
-    private var readingPaused = false
+    public private(set) var readingPaused = false
     public private(set) var endOfInput = false
     private var wasAboveHighWater = false
     /// Start of the current write stall, for the slow-reader cut-off: when the output now waiting
