@@ -87,7 +87,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     private let contextLock = NSLock()
     private var contextCounter: UInt64 = 0
-    private let contextPrefix = "gw-\(Hex8.random())-"
+    private let contextIDs = RequestIDIssuer(prefix: "gw-\(Hex8.random())-", connection: nil, client: nil)
 
     /// A call context for a door that is not an `RPCServer` (the HTTP listener): the peer's
     /// address as the client, a fresh gateway-issued request id, and a deadline. The line
@@ -95,7 +95,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     public func makeContext(method: String, client: String?, timeoutMilliseconds: Int64) -> CallContext {
         contextLock.lock()
         contextCounter &+= 1
-        let requestID = RequestID(prefix: contextPrefix, lane: .init(connection: nil, request: contextCounter))
+        let requestID = RequestID(issuer: contextIDs, request: contextCounter)
         contextLock.unlock()
         return CallContext(
             method: method, id: requestID, client: client, logger: logger,

@@ -1,30 +1,19 @@
-/// A request's id: one a caller vouched for, or one issued here as a process-unique prefix and
-/// numbers. An issued id is spelled out only when something reads it (a log line, the access log)
-/// and written into a forwarded call's `meta` digit by digit: the requests nobody logs one by one
-/// (pings, forwarded or not) never build the string. Two ids are equal when they read the same.
+/// A request's id: one a caller vouched for, or one issued here as an issuer's prefix and a
+/// number. An issued id is spelled out only when something reads it (a log line, the access log)
+/// and written into a forwarded call's `meta` from bytes its issuer encoded once: the requests
+/// nobody logs one by one (pings, forwarded or not) never build the string. Two ids are equal
+/// when they read the same.
 public struct RequestID: Sendable, Equatable, CustomStringConvertible {
-    /// Where an issued id comes from: a connection's number (nil for a door with no connections
-    /// of its own) and the request's number on it.
-    public struct Lane: Sendable, Equatable {
-        public let connection: UInt64?
-        public let request: UInt64
-
-        public init(connection: UInt64?, request: UInt64) {
-            self.connection = connection
-            self.request = request
-        }
-    }
-
-    private enum Source: Sendable, Equatable {
+    private enum Source: Sendable {
         case given(String)
-        case issued(prefix: String, lane: Lane)
+        case issued(RequestIDIssuer, request: UInt64)
     }
 
     private let source: Source
 
     public init(_ given: String) { source = .given(given) }
 
-    public init(prefix: String, lane: Lane) { source = .issued(prefix: prefix, lane: lane) }
+    public init(issuer: RequestIDIssuer, request: UInt64) { source = .issued(issuer, request: request) }
 
     public static func == (left: RequestID, right: RequestID) -> Bool { left.description == right.description }
 
@@ -33,25 +22,60 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
         switch source {
         case .given(let text):
             JSON.appendString(text, to: &buffer)
-        case .issued(let prefix, let lane):
-            buffer.append(ASCII.quote)
-            JSON.appendStringContents(prefix, to: &buffer)
-            if let connection = lane.connection {
-                JSON.appendUnsigned(connection, to: &buffer)
-                buffer.append(ASCII.dot)
-            }
-            JSON.appendUnsigned(lane.request, to: &buffer)
-            buffer.append(ASCII.quote)
+        case .issued(let issuer, let request):
+            buffer.append(contentsOf: issuer.quotedHead)
+            appendTail(request, to: &buffer)
         }
+    }
+
+    /// For a forwarded call's `meta` sent for `client`: its opening up to this id's number, as
+    /// the issuer encoded it once, when the issuer's client is that client.
+    func metaHead(client: String?) -> (head: [UInt8], request: UInt64)? {
+        guard case .issued(let issuer, let request) = source, issuer.client == client else { return nil }
+        return (issuer.metaHead, request)
+    }
+
+    /// The number and the closing quote.
+    func appendTail(_ request: UInt64, to buffer: inout [UInt8]) {
+        JSON.appendUnsigned(request, to: &buffer)
+        buffer.append(ASCII.quote)
     }
 
     public var description: String {
         switch source {
-        case .given(let text):
-            return text
-        case .issued(let prefix, let lane):
-            guard let connection = lane.connection else { return prefix + String(lane.request) }
-            return prefix + String(connection) + "." + String(lane.request)
+        case .given(let text): text
+        case .issued(let issuer, let request): issuer.text + String(request)
         }
+    }
+}
+
+/// What every id of one lane shares: a prefix unique to the process (and loop), the number of
+/// the connection that issues them (nil for a door with no connections of its own), and the
+/// client that connection serves; with the bytes a forwarded call's `meta` opens with, encoded
+/// once per connection instead of once per call.
+public final class RequestIDIssuer: Sendable {
+    let client: String?
+    /// Every id's text up to its number: the prefix, then the connection's number and a dot.
+    let text: String
+    /// `text` as the start of a JSON string: its opening quote, then `text` escaped.
+    let quotedHead: [UInt8]
+    /// `{"client":"…","request_id":` and `quotedHead` (`{"request_id":` without a client).
+    let metaHead: [UInt8]
+
+    public init(prefix: String, connection: UInt64?, client: String?) {
+        self.client = client
+        text = connection.map { prefix + String($0) + "." } ?? prefix
+        var quoted: [UInt8] = [ASCII.quote]
+        JSON.appendStringContents(text, to: &quoted)
+        quotedHead = quoted
+        var head: [UInt8] = []
+        if let client {
+            head.append(literal: #"{"client":"#)
+            JSON.appendString(client, to: &head)
+            head.append(literal: #","request_id":"#)
+        } else {
+            head.append(literal: #"{"request_id":"#)
+        }
+        metaHead = head + quoted
     }
 }

@@ -53,13 +53,20 @@ public final class RequestMeta: Sendable, Equatable {
             buffer.append(literal: first ? opening : following)
             first = false
         }
-        if let client {
-            name(#"{"client":"#, #","client":"#)
-            JSON.appendString(client, to: &buffer)
-        }
-        if let requestID {
-            name(#"{"request_id":"#, #","request_id":"#)
-            requestID.append(to: &buffer)
+        if let issued = requestID?.metaHead(client: client) {
+            // The client and the id's opening as its connection encoded them once.
+            buffer.append(contentsOf: issued.head)
+            requestID!.appendTail(issued.request, to: &buffer)
+            first = false
+        } else {
+            if let client {
+                name(#"{"client":"#, #","client":"#)
+                JSON.appendString(client, to: &buffer)
+            }
+            if let requestID {
+                name(#"{"request_id":"#, #","request_id":"#)
+                requestID.append(to: &buffer)
+            }
         }
         if let budgetMilliseconds {
             name(#"{"budget_ms":"#, #","budget_ms":"#)

@@ -43,6 +43,8 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     /// This connection's number on its server, and how many requests it has been given.
     private let number: UInt64
     private var requestsNumbered: UInt64 = 0
+    /// Made on the first request, on the connection's loop (whose prefix its ids carry).
+    private var requestIDIssuer: RequestIDIssuer?
 
     init(channel: Channel, server: RPCServer, number: UInt64) {
         self.channel = channel
@@ -161,7 +163,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
         let token = takeToken()
         let deadline = MonotonicClock.nowMilliseconds() + server.limits.requestTimeoutMilliseconds
         requestsNumbered &+= 1
-        let issued = RequestID.Lane(connection: number, request: requestsNumbered)
+        let issued = RequestID(issuer: requestIDIssuer ?? makeRequestIDIssuer(), request: requestsNumbered)
         let context = server.makeContext(for: request, peerHost: peerHost, issued: issued, deadlineMilliseconds: deadline)
         let loop = channel.loop
         dispatchingToken = token
@@ -234,6 +236,12 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             response.append(to: &buffer)
             buffer.append(UInt8(ascii: "\n"))
         }
+    }
+
+    private func makeRequestIDIssuer() -> RequestIDIssuer {
+        let issuer = server.requestIDIssuer(connection: number, peerHost: peerHost)
+        requestIDIssuer = issuer
+        return issuer
     }
 
     private func takeToken() -> Int {

@@ -111,7 +111,7 @@ public final class RPCServer: @unchecked Sendable {
 
     /// `peerHost`: the connection's peer address as text, worked out once per connection.
     /// `issued`: the id to use unless a trusted caller gave one (the connection's next number).
-    func makeContext(for request: RPCRequest, peerHost: String?, issued: RequestID.Lane, deadlineMilliseconds: Int64) -> CallContext {
+    func makeContext(for request: RPCRequest, peerHost: String?, issued: RequestID, deadlineMilliseconds: Int64) -> CallContext {
         var client = peerHost
         var requestID: RequestID?
         var deadline = deadlineMilliseconds
@@ -124,8 +124,14 @@ public final class RPCServer: @unchecked Sendable {
             }
         }
         let scope = requestScopes.current
-        let id = requestID ?? RequestID(prefix: scope.requestIDPrefix, lane: issued)
+        let id = requestID ?? issued
         return CallContext(method: request.method, id: id, client: client, serviceLogger: scope.logger, deadlineMilliseconds: deadline)
+    }
+
+    /// The issuer of a connection's request ids: this loop's prefix and the connection's number.
+    /// Call on the connection's loop.
+    func requestIDIssuer(connection: UInt64, peerHost: String?) -> RequestIDIssuer {
+        RequestIDIssuer(prefix: requestScopes.current.requestIDPrefix, connection: connection, client: peerHost)
     }
 
     private func nextConnectionNumber() -> UInt64 {

@@ -4,7 +4,7 @@ import XCTest
 /// `meta` between services: read into named fields on the common line (no dictionary), written
 /// back member by member, and lenient the way a dictionary read was (strays and wrong types ignored).
 final class RequestMetaTests: XCTestCase {
-    private let full = RequestMeta(client: "203.0.113.9", requestID: RequestID(prefix: "gw-0a1b\"2c3d-", lane: .init(connection: 4, request: 17)), budgetMilliseconds: 4999, token: "s\"ecret")
+    private let full = RequestMeta(client: "203.0.113.9", requestID: RequestID(issuer: RequestIDIssuer(prefix: "gw-0a1b\"2c3d-", connection: 4, client: "203.0.113.9"), request: 17), budgetMilliseconds: 4999, token: "s\"ecret")
 
     func testAForwardedRequestIsReadBackAsItWasWritten() {
         let request = RPCRequest(method: "identity.ping", params: ["k": 1], id: 7, meta: full)
@@ -37,8 +37,8 @@ final class RequestMetaTests: XCTestCase {
 final class RequestIDTests: XCTestCase {
     func testAnIssuedIdIsWrittenAsItReads() {
         let ids = [
-            RequestID(prefix: "gw-0a1b2c3d-", lane: .init(connection: 7, request: 0)),
-            RequestID(prefix: "id\\\"1\n-", lane: .init(connection: nil, request: UInt64.max)),
+            RequestID(issuer: RequestIDIssuer(prefix: "gw-0a1b2c3d-", connection: 7, client: nil), request: 0),
+            RequestID(issuer: RequestIDIssuer(prefix: "id\\\"1\n-", connection: nil, client: "c"), request: UInt64.max),
             RequestID("given \u{1} id"),
         ]
         for id in ids {
@@ -48,5 +48,36 @@ final class RequestIDTests: XCTestCase {
         }
         XCTAssertEqual(ids[0].description, "gw-0a1b2c3d-7.0")
         XCTAssertEqual(RequestID("gw-0a1b2c3d-7.0"), ids[0])
+    }
+
+    /// A forwarded call's `meta` opens with bytes its id's issuer encoded once: they must be the
+    /// bytes written member by member, for the issuer's own client, another client or none, and
+    /// for prefixes and clients that need escaping.
+    func testAMetaOpenedFromTheIssuersBytesIsTheMetaWrittenMemberByMember() {
+        let clients: [String?] = [nil, "203.0.113.9", "::1", "a\"b\\c\u{1}", "é"]
+        for prefix in ["gw-0a1b2c3d-", "p\"\\\n-", ""] {
+            for connection in [nil, 0, 12, UInt64.max] as [UInt64?] {
+                for issuerClient in clients {
+                    let issuer = RequestIDIssuer(prefix: prefix, connection: connection, client: issuerClient)
+                    for request in [0, 1, 987_654_321, UInt64.max] as [UInt64] {
+                        let issued = RequestID(issuer: issuer, request: request)
+                        let spelled = RequestID(issued.description)
+                        for client in clients {
+                            for (budget, token) in [(nil, nil), (250, nil), (nil, "t\"k"), (0, "t")] as [(Int64?, String?)] {
+                                let fast = RequestMeta(client: client, requestID: issued, budgetMilliseconds: budget, token: token)
+                                let slow = RequestMeta(client: client, requestID: spelled, budgetMilliseconds: budget, token: token)
+                                var fastBytes: [UInt8] = []
+                                var slowBytes: [UInt8] = []
+                                fast.append(to: &fastBytes)
+                                slow.append(to: &slowBytes)
+                                if fastBytes != slowBytes {
+                                    XCTFail("\(String(decoding: fastBytes, as: UTF8.self)) is not \(String(decoding: slowBytes, as: UTF8.self))")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
