@@ -4,13 +4,15 @@
 /// count's cache line between cores on every request. More loops than parts share them.
 public final class LoopLocal<Value: Sendable>: Sendable {
     /// Loop parts first, then the one for other threads.
-    private let values: [Value]
+    @usableFromInline let values: [Value]
 
     public init(loopParts: Int = 16, _ make: () -> Value) {
         precondition(loopParts > 0)
         values = (0...loopParts).map { _ in make() }
     }
 
-    /// The calling thread's copy.
+    /// The calling thread's copy. Inlinable, so a caller in another module reads it specialised
+    /// for its `Value`, not through the generic array subscript.
+    @inlinable
     public var current: Value { values[EventLoop.currentPart(of: values.count - 1)] }
 }

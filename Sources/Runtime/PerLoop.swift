@@ -9,6 +9,11 @@ public final class PerLoop<Value>: @unchecked Sendable {
     @usableFromInline
     final class Part {
         @usableFromInline let lock = NSLock()
+        // Only ever touched under `lock` (which cannot be taken twice): release builds skip
+        // Swift's run-time exclusivity check on it, debug builds keep it.
+        #if !DEBUG
+        @exclusivity(unchecked)
+        #endif
         @usableFromInline var value: Value
         init(_ value: Value) { self.value = value }
     }
