@@ -307,7 +307,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     private func forward(
         _ request: RPCRequest, policy: MethodPolicy, pool: ServicePool?, members: [String: JSON], token: String?, context: CallContext,
-        finish: Finisher
+        finish: consuming Finisher
     ) {
         guard let pool else {
             finish(.outcome(.failure(RPCError(.unavailable, "\(policy.service) is not configured"))))

@@ -4,7 +4,9 @@ import ServiceKit
 /// The gateway's policy: every public method, in one table. A method that is not here does
 /// not exist from outside (-32601), whatever the services behind the gateway register.
 /// Keep it in step with protocol/gateway.md and protocol/methods.json (a test compares them).
-public struct MethodPolicy: Sendable, Equatable {
+/// A class, immutable: a request's dispatch holds its method's policy by one reference (a
+/// struct was copied with its strings, about 160 instructions a request).
+public final class MethodPolicy: Sendable {
     /// Who may call the method. Sessions are checked with `identity.introspect` (cached briefly),
     /// after Ory Kratos' `highest_available`: a session that owes factors (`required_factors`
     /// not empty, e.g. a password on a new device) may only complete them, read itself and log out.
@@ -49,6 +51,8 @@ public struct MethodPolicy: Sendable, Equatable {
     public let cacheEffect: CacheEffect
     /// Route to the replica named in `params.request_id` (`vr_<replica>_...`), not round robin.
     public let routesByRequestID: Bool
+    /// Answered by the gateway itself.
+    public let isLocal: Bool
 
     init(
         _ service: String, _ access: Access, group: String, retry: Retry,
@@ -60,9 +64,8 @@ public struct MethodPolicy: Sendable, Equatable {
         self.retry = retry
         self.cacheEffect = cacheEffect
         self.routesByRequestID = routesByRequestID
+        isLocal = service == "gateway"
     }
-
-    public var isLocal: Bool { service == "gateway" }
 }
 
 public enum PolicyTable {
