@@ -30,8 +30,16 @@ final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
     private let upstreamTimeoutMilliseconds: Int64
     private let end: End
     private var attemptsLeft: Int
+    // Read by every attempt, which never overlap: unchecked in release builds, as
+    // `Channel.outbound` says why.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var excluded: Set<SocketAddress> = []
     /// The replica this attempt must use (state that lives on one replica, or a last fallback).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var pinned: SocketAddress?
 
     init(

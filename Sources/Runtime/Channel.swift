@@ -42,7 +42,20 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public let transport: Transport
 
     public enum State { case open, closing, closed }
-    public private(set) var state: State = .open
+    public var state: State { currentState }
+    /// Reading stopped by `pauseReading` (back-pressure).
+    public var readingPaused: Bool { paused }
+    public var endOfInput: Bool { inputEnded }
+
+    // The plain values below are touched on every request: skipping Swift's run-time exclusivity
+    // check on them costs no memory safety. Other modules read them through the getters above:
+    // a direct read of a stored property from another module is checked all the same.
+    @exclusivity(unchecked) private var currentState: State = .open
+    @exclusivity(unchecked) private var paused = false
+    @exclusivity(unchecked) private var inputEnded = false
+    @exclusivity(unchecked) private var outboundOffset = 0
+    @exclusivity(unchecked) private var wasAboveHighWater = false
+    @exclusivity(unchecked) private var flushScheduledThisIteration = false
 
     // Touched several times per answer, always on the loop thread and never across a call that
     // could reach it again (`write` lends it out of the property): release builds skip Swift's
@@ -52,10 +65,6 @@ public final class Channel: EventHandler, @unchecked Sendable {
     @exclusivity(unchecked)
     #endif
     private var outbound: [UInt8] = []
-    private var outboundOffset = 0
-    public private(set) var readingPaused = false
-    public private(set) var endOfInput = false
-    private var wasAboveHighWater = false
     /// Start of the current write stall, for the slow-reader cut-off: when the output now waiting
     /// became pending, or when the kernel last took some of it; nil when nothing waits. Never
     /// the last write of an earlier exchange, or an idle connection's next answer would look stalled.
@@ -124,8 +133,6 @@ public final class Channel: EventHandler, @unchecked Sendable {
         }
     }
 
-    private var flushScheduledThisIteration = false
-
     func flushScheduled() {
         flushScheduledThisIteration = false
         if state != .closed { flush() }
@@ -169,13 +176,13 @@ public final class Channel: EventHandler, @unchecked Sendable {
 
     public func pauseReading() {
         guard !readingPaused else { return }
-        readingPaused = true
+        paused = true
         updateInterest()
     }
 
     public func resumeReading() {
         guard readingPaused else { return }
-        readingPaused = false
+        paused = false
         updateInterest()
     }
 
@@ -203,9 +210,9 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public func readAlreadyReceived() {
         guard state == .open, !endOfInput else { return }
         let wasPaused = readingPaused
-        readingPaused = false
+        paused = false
         readAvailable()
-        readingPaused = wasPaused
+        paused = wasPaused
         updateInterest()
     }
 
@@ -224,7 +231,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
                 if transport.wantsWritable { updateInterest() }
                 return
             case .done(0):
-                endOfInput = true
+                inputEnded = true
                 updateInterest()
                 delegate?.channelDidReadEndOfInput(self)
                 return
@@ -242,7 +249,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
     /// Stops reading and closes once queued output is written.
     public func closeAfterFlush() {
         guard state == .open else { return }
-        state = .closing
+        currentState = .closing
         if pendingOutboundBytes == 0 { finishClose() } else { flush() }
     }
 
@@ -253,7 +260,7 @@ public final class Channel: EventHandler, @unchecked Sendable {
     }
 
     private func finishClose() {
-        state = .closed
+        currentState = .closed
         loop.unregister(socket.fd)
         transport.close()
         socket.close()

@@ -35,7 +35,16 @@ public final class EventLoop: @unchecked Sendable {
     private var wakePending = false
     private var stopRequested = false
     /// Turns of `run` so far. Loop thread only: a handler tells the work of one turn from the next's.
-    public private(set) var iteration: UInt64 = 0
+    public var iteration: UInt64 { turns }
+    /// When this turn's wait ended (`MonotonicClock`, ms): the now of the deadlines of the
+    /// requests handled in it, instead of a clock read each (several per request). Earlier than
+    /// the clock by at most the turn's own length, so a deadline only comes sooner. Loop thread only.
+    public var turnMilliseconds: Int64 { turnStarted }
+    // Read on every request: plain integers, so skipping Swift's run-time exclusivity check on
+    // them costs no memory safety. Read through the getters above: another module reading the
+    // stored property itself would check it all the same.
+    @exclusivity(unchecked) private var turns: UInt64 = 0
+    @exclusivity(unchecked) private var turnStarted = MonotonicClock.nowMilliseconds()
     /// Channels with output queued during this iteration; flushed once at its end, so many
     /// answers to one peer leave in one `send`.
     private var channelsToFlush: [Channel] = []
@@ -159,8 +168,9 @@ public final class EventLoop: @unchecked Sendable {
         defer { pthread_setspecific(Self.currentLoopKey, nil) }
         var ready = [ReadyEvent](repeating: ReadyEvent(token: 0, readable: false, writable: false, hangup: false), count: 256)
         while !stopRequested {
-            iteration &+= 1
+            turns &+= 1
             let count = backend.wait(timeoutMilliseconds: Int32(millisecondsUntilNextTimer()), into: &ready)
+            turnStarted = MonotonicClock.nowMilliseconds()
             if count < 0 {
                 if errno == EINTR { continue }
                 fatalError("\(backendKind.rawValue) wait failed: errno \(errno)")
