@@ -36,9 +36,11 @@ public final class EventLoop: @unchecked Sendable {
     private var stopRequested = false
     /// Turns of `run` so far. Loop thread only: a handler tells the work of one turn from the next's.
     public var iteration: UInt64 { turns }
-    /// When this turn's wait ended (`MonotonicClock`, ms): the now of the deadlines of the
-    /// requests handled in it, instead of a clock read each (several per request). Earlier than
-    /// the clock by at most the turn's own length, so a deadline only comes sooner. Loop thread only.
+    /// When the current step of this turn began (`MonotonicClock`, ms): its wait's end, then its
+    /// tasks, then its timers. The now of the deadlines of the requests handled in that step,
+    /// instead of a clock read each (several per request). Earlier than the clock by at most one
+    /// step, so a deadline only comes sooner, and a timer's call (a health probe's 200 ms) is
+    /// timed from when it runs. Loop thread only.
     public var turnMilliseconds: Int64 { turnStarted }
     // Read on every request: plain integers, so skipping Swift's run-time exclusivity check on
     // them costs no memory safety. Read through the getters above: another module reading the
@@ -210,6 +212,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runTasks() {
+        turnStarted = MonotonicClock.nowMilliseconds()
         // Bounded: tasks queued while these run wait for the next iteration, so sockets keep being served.
         taskLock.lock()
         let batch = tasks
@@ -226,6 +229,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func runDueTimers() {
         let now = MonotonicClock.nowMilliseconds()
+        turnStarted = now
         for index in timers.indices where timers[index].nextMilliseconds <= now {
             timers[index].nextMilliseconds = now + timers[index].intervalMilliseconds
             timers[index].action()

@@ -117,6 +117,7 @@ final class PolicyTests: XCTestCase {
         let client = try gateway.client()
         XCTAssertEqual(try client.call("gateway.ping").result, ["pong": true])
         try gateway.waitUntilUp("identity", replicas: 1)
+        try gateway.waitUntilUp("accounts", replicas: 1)
         let health = try client.call("gateway.health").result
         XCTAssertEqual(health?["status"]?.stringValue, "ok")
         XCTAssertEqual(health?["services"]?["identity"]?["replicas"]?.arrayValue?.first?["replica_id"]?.stringValue, "identity-1")
