@@ -345,11 +345,9 @@ struct Parser {
     mutating func plainKeySlot(_ keys: EnvelopeKeys) -> Int? {
         let start = position + 1
         let end = PlainRun.end(in: bytes, from: start, stoppingAtNonASCII: true)
-        guard end < bytes.count, bytes[end] == ASCII.quote, end - start <= limits.maxStringBytes else { return nil }
+        guard end < bytes.count, bytes[end] == ASCII.quote else { return nil }
         for slot in keys.utf8.indices where keys.utf8[slot].count == end - start {
-            guard keys.utf8[slot].withUnsafeBufferPointer({ hasBytes($0, at: start) }) else { continue }
-            position = end + 1
-            return slot
+            if let matched = expectedKeySlot(keys, slot) { return matched }
         }
         return nil
     }

@@ -24,19 +24,22 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
             JSON.appendString(text, to: &buffer)
         case .issued(let issuer, let request):
             buffer.append(contentsOf: issuer.quotedHead)
-            appendTail(request, to: &buffer)
+            Self.appendNumber(request, to: &buffer)
         }
     }
 
-    /// For a forwarded call's `meta` sent for `client`: its opening up to this id's number, as
-    /// the issuer encoded it once, when the issuer's client is that client.
-    func metaHead(client: String?) -> (head: [UInt8], request: UInt64)? {
-        guard case .issued(let issuer, let request) = source, issuer.client == client else { return nil }
-        return (issuer.metaHead, request)
+    /// Writes a forwarded call's `meta` opening for `client`, `{"client":"…","request_id":"…"`,
+    /// from the bytes this id's issuer encoded once, and answers true; writes nothing and answers
+    /// false unless the id was issued for that very client.
+    func appendMetaOpening(client: String?, to buffer: inout [UInt8]) -> Bool {
+        guard case .issued(let issuer, let request) = source, issuer.client == client else { return false }
+        buffer.append(contentsOf: issuer.metaHead)
+        Self.appendNumber(request, to: &buffer)
+        return true
     }
 
     /// The number and the closing quote.
-    func appendTail(_ request: UInt64, to buffer: inout [UInt8]) {
+    private static func appendNumber(_ request: UInt64, to buffer: inout [UInt8]) {
         JSON.appendUnsigned(request, to: &buffer)
         buffer.append(ASCII.quote)
     }

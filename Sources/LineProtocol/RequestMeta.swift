@@ -53,10 +53,7 @@ public final class RequestMeta: Sendable, Equatable {
             buffer.append(literal: first ? opening : following)
             first = false
         }
-        if let issued = requestID?.metaHead(client: client) {
-            // The client and the id's opening as its connection encoded them once.
-            buffer.append(contentsOf: issued.head)
-            requestID!.appendTail(issued.request, to: &buffer)
+        if let requestID, requestID.appendMetaOpening(client: client, to: &buffer) {
             first = false
         } else {
             if let client {

@@ -162,7 +162,7 @@ public final class RPCClient: @unchecked Sendable {
         let call = OutgoingCall(
             request: RPCRequest(method: method, params: params, id: .int(callID)), client: client, requestID: requestID,
             budgetMilliseconds: timeoutMilliseconds, token: serviceToken)
-        let deadline = loop.turnMilliseconds + timeoutMilliseconds
+        let deadline = loop.stepMilliseconds + timeoutMilliseconds
         target.send(call, callID: callID, deadlineMilliseconds: deadline, completion: completion)
     }
 
@@ -202,7 +202,7 @@ public final class RPCClient: @unchecked Sendable {
 
     private func pickTarget(address: SocketAddress?, excluding: Set<SocketAddress>) -> UpstreamTarget? {
         if let address { return targets.first { $0.address == address } }
-        let now = loop.turnMilliseconds
+        let now = loop.stepMilliseconds
         // The common case (nothing excluded) builds no list of candidates.
         let candidates = excluding.isEmpty ? targets : targets.filter { !excluding.contains($0.address) }
         guard !candidates.isEmpty else { return nil }

@@ -161,7 +161,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
             return
         }
         let token = takeToken()
-        let deadline = channel.loop.turnMilliseconds + server.limits.requestTimeoutMilliseconds
+        let deadline = channel.loop.stepMilliseconds + server.limits.requestTimeoutMilliseconds
         requestsNumbered &+= 1
         let issued = RequestID(issuer: requestIDIssuer ?? makeRequestIDIssuer(), request: requestsNumbered)
         let context = server.makeContext(for: request, peerHost: peerHost, issued: issued, deadlineMilliseconds: deadline)

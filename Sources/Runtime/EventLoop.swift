@@ -41,12 +41,12 @@ public final class EventLoop: @unchecked Sendable {
     /// instead of a clock read each (several per request). Earlier than the clock by at most one
     /// step, so a deadline only comes sooner, and a timer's call (a health probe's 200 ms) is
     /// timed from when it runs. Loop thread only.
-    public var turnMilliseconds: Int64 { turnStarted }
+    public var stepMilliseconds: Int64 { stepStarted }
     // Read on every request: plain integers, so skipping Swift's run-time exclusivity check on
     // them costs no memory safety. Read through the getters above: another module reading the
     // stored property itself would check it all the same.
     @exclusivity(unchecked) private var turns: UInt64 = 0
-    @exclusivity(unchecked) private var turnStarted = MonotonicClock.nowMilliseconds()
+    @exclusivity(unchecked) private var stepStarted = MonotonicClock.nowMilliseconds()
     /// Channels with output queued during this iteration; flushed once at its end, so many
     /// answers to one peer leave in one `send`.
     private var channelsToFlush: [Channel] = []
@@ -172,7 +172,7 @@ public final class EventLoop: @unchecked Sendable {
         while !stopRequested {
             turns &+= 1
             let count = backend.wait(timeoutMilliseconds: Int32(millisecondsUntilNextTimer()), into: &ready)
-            turnStarted = MonotonicClock.nowMilliseconds()
+            stepStarted = MonotonicClock.nowMilliseconds()
             if count < 0 {
                 if errno == EINTR { continue }
                 fatalError("\(backendKind.rawValue) wait failed: errno \(errno)")
@@ -212,7 +212,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runTasks() {
-        turnStarted = MonotonicClock.nowMilliseconds()
+        stepStarted = MonotonicClock.nowMilliseconds()
         // Bounded: tasks queued while these run wait for the next iteration, so sockets keep being served.
         taskLock.lock()
         let batch = tasks
@@ -229,7 +229,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func runDueTimers() {
         let now = MonotonicClock.nowMilliseconds()
-        turnStarted = now
+        stepStarted = now
         for index in timers.indices where timers[index].nextMilliseconds <= now {
             timers[index].nextMilliseconds = now + timers[index].intervalMilliseconds
             timers[index].action()
