@@ -20,9 +20,13 @@ struct ClosureEnd: ForwardedCallEnd {
 /// instead of copying the request and its context at every step. Attempts follow one another
 /// (the next starts from the previous one's outcome), so the counters are never touched by two
 /// threads at once.
-final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
-    private let pool: ServicePool
-    private let request: RPCRequest
+final class ForwardedCall<End: ForwardedCallEnd>: ForwardCompletion, @unchecked Sendable {
+    /// This loop's view of the pool (see `PoolOnLoop`).
+    private let upstream: PoolOnLoop
+    private var pool: ServicePool { upstream.pool }
+    /// What is sent on of the request (its `id` and `meta` are the caller's, not the service's).
+    private let method: String
+    private let params: JSON?
     private let retrySafe: Bool
     private let client: String?
     private let requestID: RequestID
@@ -43,11 +47,12 @@ final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
     private var pinned: SocketAddress?
 
     init(
-        pool: ServicePool, request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext, settings: GatewaySettings,
+        pool: PoolOnLoop, request: RPCRequest, retrySafe: Bool, pinned: SocketAddress?, context: CallContext, settings: GatewaySettings,
         end: End
     ) {
-        self.pool = pool
-        self.request = request
+        upstream = pool
+        method = request.method
+        params = request.params
         self.retrySafe = retrySafe
         self.pinned = pinned
         client = context.client
@@ -59,16 +64,15 @@ final class ForwardedCall<End: ForwardedCallEnd>: @unchecked Sendable {
     }
 
     func start() {
-        let timeout = min(upstreamTimeoutMilliseconds, max(1, deadlineMilliseconds - MonotonicClock.nowMilliseconds()))
+        // The deadline came from the loop's step clock: so does its now.
+        let timeout = min(upstreamTimeoutMilliseconds, max(1, deadlineMilliseconds - EventLoop.nowForCurrentStep))
         let outOfRotation = pool.addressesOutOfRotation()
         let skip = pinned != nil ? [] : outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
-        pool.clientForCurrentLoop.forward(
-            request.method, params: request.params, client: client, requestID: requestID, timeoutMilliseconds: timeout, address: pinned,
-            excluding: skip
-        ) { [self] outcome in
-            received(outcome)
-        }
+        upstream.forward(
+            method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeout, address: pinned, excluding: skip, to: self)
     }
+
+    func forwardEnded(_ outcome: ForwardOutcome) { received(outcome) }
 
     /// Only a failure of the gateway's own link takes the replica out of rotation; the call then
     /// moves to another replica when it never left (`notSent`) or when it is safe to repeat.

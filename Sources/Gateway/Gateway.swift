@@ -49,12 +49,17 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         limiter = RateLimiter(limits: settings.rateLimits)
         housekeeping = GatewayHousekeeping(pools: Array(pools.values), sessions: sessions, limiter: limiter, accessLog: accessLog)
         let limiter = self.limiter
-        routes = LoopLocal { MethodRoute.Table(pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog) }
+        routes = LoopLocal(loopParts: Self.loopParts) { part in
+            MethodRoute.Table(pools: pools, loopPart: part, of: Self.loopParts, limiter: limiter, metrics: metrics, accessLog: accessLog)
+        }
     }
 
     /// Builds the pools for `endpoints` (service -> replicas) and starts health checks, DNS
     /// refreshes and cache pruning on the main loop's timers. Each loop of `group` gets its own
     /// upstream clients, so a request is forwarded and answered on the loop that received it.
+    /// How many loops get routes of their own (more share them).
+    private static let loopParts = 16
+
     public static func make(
         group: EventLoopGroup, endpoints: [String: [Endpoint]], settings: GatewaySettings, metrics: Metrics, logger: Logger, accessLog: AccessLog
     ) -> Gateway {
@@ -165,7 +170,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         if let cached = sessions.lookup(token: token), PolicyTable.refusal(policy.access, cached, nowSeconds: WallClock.nowSeconds()) != nil {
             sessions.drop(token: token)
         }
-        resolveSession(token: token, context: context, completion: decide)
+        resolveSession(token: token, identity: loopRoutes.identity, context: context, completion: decide)
     }
 
     static let unauthenticated = RPCError(.unauthenticated, "a valid session is required")
@@ -258,12 +263,14 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     /// Introspections in flight, by token hash: concurrent requests with one token share one call.
     private var introspectionWaiters: [[UInt8]: [@Sendable (Result<SessionInfo, RPCError>) -> Void]] = [:]
 
-    private func resolveSession(token: String, context: CallContext, completion: @escaping @Sendable (Result<SessionInfo, RPCError>) -> Void) {
+    private func resolveSession(
+        token: String, identity: PoolOnLoop?, context: CallContext, completion: @escaping @Sendable (Result<SessionInfo, RPCError>) -> Void
+    ) {
         if let cached = sessions.lookup(token: token) {
             completion(.success(cached))
             return
         }
-        guard let identity = pools["identity"] else {
+        guard let identity else {
             completion(.failure(RPCError(.unavailable, "identity is unavailable")))
             return
         }
@@ -306,7 +313,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     // MARK: Forwarding
 
     private func forward(
-        _ request: RPCRequest, policy: MethodPolicy, pool: ServicePool?, members: [String: JSON], token: String?, context: CallContext,
+        _ request: RPCRequest, policy: MethodPolicy, pool: PoolOnLoop?, members: [String: JSON], token: String?, context: CallContext,
         finish: consuming Finisher
     ) {
         guard let pool else {
@@ -318,7 +325,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             let replica = PolicyTable.replicaID(fromRequestID: requestID)
         {
             // State lives on the owner: no round robin, no retry elsewhere. Unknown owner: any replica answers not_found.
-            pinned = pool.address(forReplicaID: replica)
+            pinned = pool.pool.address(forReplicaID: replica)
         }
         let retrySafe: Bool
         switch policy.retry {
@@ -326,18 +333,19 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         case .withIdempotencyKey: retrySafe = members["idempotency_key"].map { $0 != .null } ?? false
         case .neverSent: retrySafe = false
         }
-        let end = ForwardedAnswer(drop: CacheDrop(policy.cacheEffect, token: token, members: members), sessions: sessions, finish: finish)
+        // Most methods change no session: their answer holds no reference to the shared cache.
+        let drop = policy.cacheEffect == .none ? .none : CacheDrop(policy.cacheEffect, token: token, members: members, sessions: sessions)
+        let end = ForwardedAnswer(drop: drop, finish: finish)
         ForwardedCall(pool: pool, request: request, retrySafe: retrySafe, pinned: pinned, context: context, settings: settings, end: end).start()
     }
 
     /// A forwarded request's answer: the session cache told, then the answer finished.
     private struct ForwardedAnswer: ForwardedCallEnd {
         let drop: CacheDrop
-        let sessions: SessionCache
         let finish: Finisher
 
         func callEnded(_ outcome: Result<RawJSON, RPCError>) {
-            drop.apply(after: outcome, to: sessions)
+            drop.apply(after: outcome)
             switch outcome {
             case .success(let result): finish(.encodedResult(result))
             case .failure(let error): finish(.outcome(.failure(error)))
@@ -346,29 +354,30 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
     }
 
     /// What a forwarded call's answer does to the session cache, worked out before it leaves
-    /// (so the answer's way back keeps no copy of the request's members).
+    /// (so the answer's way back keeps no copy of the request's members). Only a drop holds the
+    /// cache: every loop shares it, and a reference per request would pass its count between cores.
     private enum CacheDrop: Sendable {
         case none
-        case token(String)
+        case token(String, SessionCache)
         /// Only once the call succeeded.
-        case sessionID(String)
+        case sessionID(String, SessionCache)
 
-        init(_ effect: MethodPolicy.CacheEffect, token: String?, members: [String: JSON]) {
+        init(_ effect: MethodPolicy.CacheEffect, token: String?, members: [String: JSON], sessions: SessionCache) {
             switch effect {
             case .none:
                 self = .none
             case .dropCallerSession:
-                self = token.map(CacheDrop.token) ?? .none
+                self = token.map { .token($0, sessions) } ?? .none
             case .dropSessionID(let key):
-                self = (members[key]?.stringValue ?? members[key]?.intValue.map(String.init)).map(CacheDrop.sessionID) ?? .none
+                self = (members[key]?.stringValue ?? members[key]?.intValue.map(String.init)).map { .sessionID($0, sessions) } ?? .none
             }
         }
 
-        func apply(after outcome: Result<RawJSON, RPCError>, to sessions: SessionCache) {
+        func apply(after outcome: Result<RawJSON, RPCError>) {
             switch self {
             case .none: return
-            case .token(let token): sessions.drop(token: token)
-            case .sessionID(let id): if case .success = outcome { sessions.drop(sessionID: id) }
+            case .token(let token, let sessions): sessions.drop(token: token)
+            case .sessionID(let id, let sessions): if case .success = outcome { sessions.drop(sessionID: id) }
             }
         }
     }

@@ -22,13 +22,15 @@ final class MethodRoute: Sendable {
     /// Where an answer without error is counted when the access log summarises it (pings)
     /// instead of writing a line; nil when each is logged.
     let successSummary: AccessLog.SummarySlot?
-    /// The replicas its requests go to; nil for a local method, "unknown", or a service the
-    /// gateway was not given.
-    let pool: ServicePool?
+    /// The replicas its requests go to, as this loop reaches them; nil for a local method,
+    /// "unknown", or a service the gateway was not given.
+    let pool: PoolOnLoop?
 
-    private init(name: String, policy: MethodPolicy?, pools: [String: ServicePool], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
+    private init(name: String, policy: MethodPolicy?, pools: [String: PoolOnLoop], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
-        self.policy = policy
+        // This loop's own copy: a request retains its policy, and one shared by every loop would
+        // pass its count between the cores.
+        self.policy = policy.map(MethodPolicy.init(copying:))
         pool = policy.flatMap { pools[$0.service] }
         rateLimitGroup = policy?.group ?? PolicyTable.Group.standard
         isUnlimited = limiter.isUnlimited(group: rateLimitGroup)
@@ -44,8 +46,13 @@ final class MethodRoute: Sendable {
         let unknown: MethodRoute
         /// `gateway.ping`'s answer, encoded once (per loop, like the routes).
         let pong = RawJSON(["pong": true])
+        /// Identity as this loop reaches it, for session checks.
+        let identity: PoolOnLoop?
 
-        init(pools: [String: ServicePool], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
+        /// The routes of the loops of `LoopLocal` part `part` of `parts`.
+        init(pools shared: [String: ServicePool], loopPart part: Int, of parts: Int, limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
+            let pools = shared.mapValues { PoolOnLoop(pool: $0, loopPart: part, of: parts) }
+            identity = pools["identity"]
             routes = PolicyTable.methods.reduce(into: MethodTable<MethodRoute>()) { routes, entry in
                 routes.insert(
                     MethodRoute(name: entry.key, policy: entry.value, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog),

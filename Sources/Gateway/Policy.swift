@@ -66,6 +66,13 @@ public final class MethodPolicy: Sendable {
         self.routesByRequestID = routesByRequestID
         isLocal = service == "gateway"
     }
+
+    /// An equal policy in an object of its own (each loop's routes hold their own copies).
+    convenience init(copying other: MethodPolicy) {
+        self.init(
+            other.service, other.access, group: other.group, retry: other.retry, cacheEffect: other.cacheEffect,
+            routesByRequestID: other.routesByRequestID)
+    }
 }
 
 public enum PolicyTable {

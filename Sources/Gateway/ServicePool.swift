@@ -43,7 +43,8 @@ public final class ServicePool: @unchecked Sendable {
     public let service: String
     /// The main loop's client: health probes go through it.
     public let client: RPCClient
-    /// Every loop's client, by loop.
+    /// Every loop's client, the main loop's first, and by loop.
+    private let clients: [RPCClient]
     private let clientsByLoop: [ObjectIdentifier: RPCClient]
     private let healthTimeoutMilliseconds: Int64
     private let logger: Logger
@@ -62,6 +63,7 @@ public final class ServicePool: @unchecked Sendable {
         precondition(!clients.isEmpty, "a pool needs a client")
         self.service = service
         self.client = clients[0]
+        self.clients = clients
         clientsByLoop = Dictionary(clients.map { (ObjectIdentifier($0.loop), $0) }) { first, _ in first }
         self.healthTimeoutMilliseconds = healthTimeoutMilliseconds
         self.logger = logger
@@ -87,6 +89,12 @@ public final class ServicePool: @unchecked Sendable {
     public var clientForCurrentLoop: RPCClient {
         guard clientsByLoop.count > 1, let loop = EventLoop.current else { return client }
         return clientsByLoop[ObjectIdentifier(loop)] ?? client
+    }
+
+    /// The client of the first loop whose number is `part` modulo `parts` (a `LoopLocal` part),
+    /// or the main loop's when none is.
+    func client(forLoopPart part: Int, of parts: Int) -> RPCClient {
+        clients.first { $0.loop.number % parts == part } ?? client
     }
 
     /// Re-resolves DNS names off the event loop (Compose scaling), then probes the new set.

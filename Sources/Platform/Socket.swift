@@ -87,7 +87,7 @@ public struct Socket: Sendable, Hashable {
         case .done(let newFD):
             let socket = Socket(fd: newFD)
             try? socket.setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            return .done((socket, SocketAddress(storage: storage, length: length)))
+            return .done((socket, SocketAddress(copying: &storage, length: length)))
         }
     }
 
@@ -120,7 +120,7 @@ public struct Socket: Sendable, Hashable {
         let status = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return status == 0 ? SocketAddress(storage: storage, length: length) : nil
+        return status == 0 ? SocketAddress(copying: &storage, length: length) : nil
     }
 
     /// Stops further reads and writes but keeps the fd, so queued data can still be flushed.

@@ -6,13 +6,46 @@ import Glibc
 
 /// An IPv4 or IPv6 address and port, resolved and ready for `bind`/`connect`.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
-    var storage: sockaddr_storage
+    /// Room for either family (a `sockaddr_in` fits in a `sockaddr_in6`): 28 bytes, where a
+    /// `sockaddr_storage` took 128 in every value that carries an address (a forwarded call's
+    /// outcome, its pinned replica).
+    var storage: sockaddr_in6
     var length: socklen_t
 
-    public static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool { lhs.description == rhs.description }
-    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+    /// The first `length` bytes of the address at `raw` (IPv4 or IPv6, as the kernel or
+    /// getaddrinfo wrote it).
+    init(copying raw: UnsafeRawPointer, length: socklen_t) {
+        var storage = sockaddr_in6()
+        let count = min(Int(length), MemoryLayout<sockaddr_in6>.size)
+        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: count)) }
+        self.storage = storage
+        self.length = socklen_t(count)
+    }
 
-    public var family: Int32 { Int32(storage.ss_family) }
+    /// Equal when the description is: the family, the host's bytes and the port.
+    public static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool {
+        guard lhs.family == rhs.family, lhs.port == rhs.port else { return false }
+        return lhs.withHostBytes { left in rhs.withHostBytes { right in left.elementsEqual(right) } }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(family)
+        hasher.combine(port)
+        withHostBytes { hasher.combine(bytes: $0) }
+    }
+
+    public var family: Int32 { Int32(storage.sin6_family) }
+
+    /// The host's address bytes (16 for IPv6, 4 for IPv4), valid during `body` only.
+    private func withHostBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        var copy = storage
+        return withUnsafeBytes(of: &copy) { raw in
+            let (offset, count) =
+                family == AF_INET6
+                ? (MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!, 16) : (MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!, 4)
+            return body(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + count)]))
+        }
+    }
 
     /// The address as the C calls take it (`bind`, `connect`), valid during `body` only.
     public func withSockaddr<Result, Failure: Error>(
@@ -69,11 +102,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         var cursor: UnsafeMutablePointer<addrinfo>? = first
         while let entry = cursor {
             if let raw = entry.pointee.ai_addr {
-                var storage = sockaddr_storage()
-                withUnsafeMutableBytes(of: &storage) { target in
-                    target.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: Int(entry.pointee.ai_addrlen)))
-                }
-                let address = SocketAddress(storage: storage, length: entry.pointee.ai_addrlen)
+                let address = SocketAddress(copying: raw, length: entry.pointee.ai_addrlen)
                 if !addresses.contains(address) { addresses.append(address) }
             }
             cursor = entry.pointee.ai_next

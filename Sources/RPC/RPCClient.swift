@@ -69,6 +69,20 @@ public final class RPCClient: @unchecked Sendable {
         loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
     }
 
+    /// A client let go retires its connections: each closes once its calls are answered. They
+    /// hold their target, and their channels hold them, until they close.
+    deinit {
+        let targets = Retiring(targets)
+        loop.execute { targets.retire() }
+    }
+
+    /// A dropped client's targets, handed to their loop to be retired there.
+    private struct Retiring: @unchecked Sendable {
+        let targets: [UpstreamTarget]
+        init(_ targets: [UpstreamTarget]) { self.targets = targets }
+        func retire() { for target in targets { target.retire() } }
+    }
+
     /// Resolves names again (Docker Compose scaling adds and removes addresses). Blocks: call off the loop.
     public func refreshAddresses() { replaceAddresses(Self.resolve(endpoints)) }
 
@@ -120,10 +134,7 @@ public final class RPCClient: @unchecked Sendable {
     ) {
         forward(
             method, params: params, client: meta?.client, requestID: meta?.requestID, timeoutMilliseconds: timeoutMilliseconds, address: address,
-            replicaID: replicaID, excluding: excluding
-        ) { outcome in
-            completion(CallOutcome(result: outcome.result.map { $0.decoded() }, address: outcome.address, linkFailure: outcome.linkFailure))
-        }
+            replicaID: replicaID, excluding: excluding, to: DecodingCompletion(completion))
     }
 
     /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it
@@ -134,13 +145,23 @@ public final class RPCClient: @unchecked Sendable {
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
         completion: @escaping @Sendable (ForwardOutcome) -> Void
     ) {
+        forward(
+            method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeoutMilliseconds, address: address,
+            replicaID: replicaID, excluding: excluding, to: ClosureCompletion(completion))
+    }
+
+    /// `forward`, telling `completion` (an object: no closure to allocate).
+    public func forward(
+        _ method: String, params: JSON?, client: String? = nil, requestID: RequestID? = nil, timeoutMilliseconds: Int64,
+        address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [], to completion: any ForwardCompletion
+    ) {
         // On the loop thread (the gateway forwarding) go straight on, with no closure to allocate;
         // elsewhere hop to the loop and come back here.
         guard loop.isInLoopThread else {
             loop.execute { [self] in
                 forward(
                     method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeoutMilliseconds, address: address,
-                    replicaID: replicaID, excluding: excluding, completion: completion)
+                    replicaID: replicaID, excluding: excluding, to: completion)
             }
             return
         }
@@ -148,12 +169,12 @@ public final class RPCClient: @unchecked Sendable {
         if replicaID != nil && pinned == nil {
             learnReplicaIDs()
             let error = RPCError(.unavailable, "\(service) replica \(replicaID!) is not known", extra: ["sent": false])
-            completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+            completion.forwardEnded(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
             return
         }
         guard let target = pickTarget(address: pinned, excluding: excluding) else {
             let error = RPCError(.unavailable, "\(service) is unavailable", extra: ["sent": false])
-            completion(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
+            completion.forwardEnded(ForwardOutcome(result: .failure(error), address: nil, linkFailure: .notSent))
             return
         }
         let callID = takeCallID()
@@ -261,7 +282,7 @@ final class UpstreamTarget {
         connectionCount = client.connectionCount
     }
 
-    func send(_ call: OutgoingCall, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
+    func send(_ call: OutgoingCall, callID: Int64, deadlineMilliseconds: Int64, completion: any ForwardCompletion) {
         connectionForThisTurn().send(call, callID: callID, deadlineMilliseconds: deadlineMilliseconds, completion: completion)
     }
 
@@ -295,10 +316,10 @@ final class UpstreamTarget {
             request: RPCRequest(method: "\(client.service).health", params: nil, id: .int(callID)), client: nil, requestID: nil,
             budgetMilliseconds: nil, token: client.serviceToken)
         let deadline = MonotonicClock.nowMilliseconds() + 2000
-        send(call, callID: callID, deadlineMilliseconds: deadline) { [self] outcome in
+        send(call, callID: callID, deadlineMilliseconds: deadline, completion: ClosureCompletion { [self] outcome in
             learning = false
             if case .success(let health) = outcome.result, let id = health.decoded()["replica_id"]?.stringValue { replicaID = id }
-        }
+        })
     }
 
     func connectionSucceeded() {
@@ -341,23 +362,19 @@ struct OutgoingCall {
     }
 }
 
-/// The end of one call inside the client, built by the connection that carried it (it knows the
-/// replica's address), so a call needs no closure of its own to add it.
-typealias UpstreamCompletion = (ForwardOutcome) -> Void
-
 /// One TCP connection to a replica, carrying many calls at once. Loop-confined.
 final class UpstreamConnection: EventHandler, ChannelDelegate {
     private enum State { case idle, connecting, connected, closed }
 
     private struct Call {
         let deadlineMilliseconds: Int64
-        let completion: UpstreamCompletion
+        let completion: any ForwardCompletion
         var sent: Bool
     }
 
-    /// Weak: a client dropped while a connect is under way leaves the connection registered on
-    /// the loop until the connect ends; it then tells no target, and reads only `peer`.
-    private weak var target: UpstreamTarget?
+    /// Held until the connection ends, then let go (the target holds its connections). Not weak:
+    /// a weak reference gives its object a side table, and every call retains its target.
+    private var target: UpstreamTarget?
     private let peer: UpstreamPeer
     private var state: State = .idle
     private var socket: Socket?
@@ -395,9 +412,9 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         }
     }
 
-    func send(_ call: OutgoingCall, callID: Int64, deadlineMilliseconds: Int64, completion: @escaping UpstreamCompletion) {
+    func send(_ call: OutgoingCall, callID: Int64, deadlineMilliseconds: Int64, completion: any ForwardCompletion) {
         guard state != .closed else {
-            completion(outcome(.failure(RPCError(.unavailable, "\(peer.service) connection closed", extra: ["sent": false])), .notSent))
+            completion.forwardEnded(outcome(.failure(RPCError(.unavailable, "\(peer.service) connection closed", extra: ["sent": false])), .notSent))
             return
         }
         if let channel, state == .connected {
@@ -422,8 +439,8 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             return
         }
         let channel = Channel(loop: peer.loop, socket: socket, peer: peer.address)
-        // Weakly: a client dropped without closing its connections must not be kept by them.
-        channel.delegate = WeakChannelDelegate(self)
+        // The channel holds this connection until it closes; a client let go retires it.
+        channel.delegate = self
         do {
             try channel.activate()
         } catch {
@@ -438,6 +455,8 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         for (key, _) in calls { calls[key]?.sent = true }
         for line in queued { channel.write(line) }
         queued.removeAll()
+        // Retired while connecting (its client let go) with nothing to carry.
+        if retiring && calls.isEmpty { channel.close() }
     }
 
     func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer) {
@@ -452,7 +471,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             }
             // An id no call waits for is a late answer (its call timed out): dropped.
             guard let callID = response.id.intValue, let call = calls.removeValue(forKey: Int(callID)) else { continue }
-            call.completion(outcome(response.outcome, nil))
+            call.completion.forwardEnded(outcome(response.outcome, nil))
         }
         if retiring && calls.isEmpty { channel.close() }
     }
@@ -469,7 +488,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         let failed = calls
         calls.removeAll()
         for (_, call) in failed {
-            call.completion(outcome(.failure(RPCError(.unavailable, "\(peer.service) answered a malformed response", extra: ["sent": true])), .malformedAnswer))
+            call.completion.forwardEnded(outcome(.failure(RPCError(.unavailable, "\(peer.service) answered a malformed response", extra: ["sent": true])), .malformedAnswer))
         }
         channel.close()
     }
@@ -486,6 +505,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
         let wasConnected = state == .connected
         state = .closed
         if !wasConnected { target?.connectionFailed() }
+        target = nil
         let failed = calls
         calls.removeAll()
         queued.removeAll()
@@ -493,7 +513,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
             // `data.sent` is for `callAndWait` callers, who see only the error: `false` means a
             // retry elsewhere cannot run the request twice. `call` callers read `linkFailure`.
             let error = RPCError(.unavailable, "\(peer.service) \(reason)", extra: ["sent": .bool(call.sent)])
-            call.completion(outcome(.failure(error), call.sent ? .lostAfterSending : .notSent))
+            call.completion.forwardEnded(outcome(.failure(error), call.sent ? .lostAfterSending : .notSent))
         }
     }
 
@@ -505,7 +525,7 @@ final class UpstreamConnection: EventHandler, ChannelDelegate {
     func checkDeadlines(nowMilliseconds now: Int64) {
         for (callID, call) in calls where call.deadlineMilliseconds <= now {
             calls.removeValue(forKey: callID)
-            call.completion(outcome(.failure(RPCError(.timeout, "\(peer.service) did not answer in time")), .timedOut))
+            call.completion.forwardEnded(outcome(.failure(RPCError(.timeout, "\(peer.service) did not answer in time")), .timedOut))
         }
     }
 

@@ -13,20 +13,6 @@ public protocol ChannelDelegate: AnyObject {
     func channelDidClose(_ channel: Channel)
 }
 
-/// Passes a channel's events to an owner it holds weakly: for an owner that may let its channel
-/// go without closing it (an upstream client dropped with its connections), which the channel's
-/// strong hold on its delegate would otherwise keep alive, with the channel, in a cycle.
-public final class WeakChannelDelegate: ChannelDelegate {
-    private weak var owner: ChannelDelegate?
-
-    public init(_ owner: ChannelDelegate) { self.owner = owner }
-
-    public func channel(_ channel: Channel, didRead bytes: UnsafeRawBufferPointer) { owner?.channel(channel, didRead: bytes) }
-    public func channelDidDrain(_ channel: Channel) { owner?.channelDidDrain(channel) }
-    public func channelDidReadEndOfInput(_ channel: Channel) { owner?.channelDidReadEndOfInput(channel) }
-    public func channelDidClose(_ channel: Channel) { owner?.channelDidClose(channel) }
-}
-
 /// A connected socket on the loop: reads into the delegate, buffers writes the kernel
 /// could not take yet, and lets the protocol pause reading for back-pressure.
 /// Confined to its loop's thread.
@@ -36,8 +22,8 @@ public final class Channel: EventHandler, @unchecked Sendable {
     public let peer: SocketAddress?
     /// Held strongly while the channel is open, and let go once told of the close: the delegate
     /// owns the channel in turn, and a weak reference here would give every connection a side
-    /// table, slowing each retain and release of it on every request. An owner that may drop its
-    /// channel without closing it sets a `WeakChannelDelegate` instead.
+    /// table, slowing each retain and release of it on every request. An owner that lets its
+    /// channel go must close it.
     public var delegate: ChannelDelegate?
     public let transport: Transport
 

@@ -98,6 +98,13 @@ public final class EventLoop: @unchecked Sendable {
         return Unmanaged<EventLoop>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.number }
     }
 
+    /// Now as the calling thread's loop has it (its `stepMilliseconds`, read without retaining
+    /// the loop); the clock itself on other threads.
+    public static var nowForCurrentStep: Int64 {
+        guard let pointer = pthread_getspecific(currentLoopKey) else { return MonotonicClock.nowMilliseconds() }
+        return Unmanaged<EventLoop>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.stepStarted }
+    }
+
     /// The thread-local slot behind `current` (unretained: `run()` clears it before it returns).
     private static let currentLoopKey: pthread_key_t = {
         var key = pthread_key_t()

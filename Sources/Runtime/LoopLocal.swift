@@ -6,9 +6,15 @@ public final class LoopLocal<Value: Sendable>: Sendable {
     /// Loop parts first, then the one for other threads.
     @usableFromInline let values: [Value]
 
-    public init(loopParts: Int = 16, _ make: () -> Value) {
+    public convenience init(loopParts: Int = 16, _ make: () -> Value) {
+        self.init(loopParts: loopParts) { _ in make() }
+    }
+
+    /// Each copy built knowing whose it is: `make(part)` is the copy of the loops whose `number`
+    /// modulo `loopParts` is `part`, and `make(loopParts)` the other threads'.
+    public init(loopParts: Int = 16, part make: (Int) -> Value) {
         precondition(loopParts > 0)
-        values = (0...loopParts).map { _ in make() }
+        values = (0...loopParts).map(make)
     }
 
     /// The calling thread's copy. Inlinable, so a caller in another module reads it specialised

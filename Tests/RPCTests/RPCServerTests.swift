@@ -280,6 +280,21 @@ final class RPCClientTests: XCTestCase {
         XCTAssertEqual(answered.all.first?.failure?.reason, "unavailable")
     }
 
+    /// A client let go closes its connections (each once its calls are answered): they used to
+    /// stay open, held by their channels, until the server closed them.
+    func testAClientLetGoClosesItsConnections() throws {
+        let server = try RouterServer { $0.register("t.echo") { params, _ in params["value"] ?? .null } }
+        defer { server.stop() }
+        let caller = try LoopThread()
+        defer { caller.shutdown() }
+        let holder = Locked<RPCClient?>(
+            RPCClient(loop: caller.loop, service: "t", endpoints: [server.endpoint], logger: Logger(service: "c", sink: LogSink())))
+        XCTAssertEqual(try holder.current?.callAndWait("t.echo", params: ["value": 1], context: nil), 1)
+        XCTAssertGreaterThan(server.server.connectionCount, 0)
+        holder.withLock { $0 = nil }
+        XCTAssertTrue(waitUntil("the server sees the connection close") { server.server.connectionCount == 0 })
+    }
+
     func testSlowServerGivesTimeoutInBoundedTime() throws {
         let blocker = Blocker()
         let server = try RouterServer { $0.register("t.slow") { _, _ in blocker.hold(); return 1 } }

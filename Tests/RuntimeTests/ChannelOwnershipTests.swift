@@ -6,8 +6,7 @@ import TestSupport
 import XCTest
 
 /// Who keeps a connection alive: its channel holds the delegate while open and lets it go once
-/// closed (no weak reference, whose side table would slow every retain of a busy connection);
-/// an owner that may drop its channel unclosed hands it a `WeakChannelDelegate` instead.
+/// closed (no weak reference, whose side table would slow every retain of a busy connection).
 final class ChannelOwnershipTests: XCTestCase {
     private var loopThread: LoopThread!
 
@@ -71,23 +70,6 @@ final class ChannelOwnershipTests: XCTestCase {
         _ = try loopThread.sync {}  // the close has returned on the loop
         XCTAssertEqual(reads.all.joined(), "ping")
         XCTAssertNil(probe.object, "a closed channel let go of its delegate")
-    }
-
-    func testAnOwnerThatDropsItsChannelUnclosedIsFreedThroughAWeakDelegate() throws {
-        let (channelEnd, peer) = try socketPair()
-        defer { LibC.close(peer) }
-        let probe = WeakProbe()
-        let loop = loopThread.loop
-        try loopThread.sync {
-            let owner = Owner()
-            let channel = Channel(loop: loop, socket: Socket(fd: channelEnd), peer: nil)
-            channel.delegate = WeakChannelDelegate(owner)
-            owner.channel = channel
-            try channel.activate()
-            probe.object = owner
-        }
-        _ = try loopThread.sync {}
-        XCTAssertNil(probe.object, "the owner went with its last reference, its channel still registered")
     }
 }
 
