@@ -33,20 +33,42 @@ extension Parser {
     }
 
     private mutating func skipObject(depth: Int) throws(JSONParseError) {
-        // Short keys are stored inline, without an allocation.
         var keys = ObjectKeys()
-        try walkObject { parser, key, keyOffset throws(JSONParseError) in
+        try walkObject(readingKeys: { parser throws(JSONParseError) in try parser.skipKey() }) { parser, key, keyOffset throws(JSONParseError) in
             try parser.skipValue(depth: depth)
-            if !keys.insert(key) { throw JSONParseError(message: "duplicate object key", offset: keyOffset) }
+            if try !keys.insert(key, of: parser) { throw JSONParseError(message: "duplicate object key", offset: keyOffset) }
         }
     }
 
+    /// A key checked like any string, and where its bytes lie: no `String` is built for it.
+    private mutating func skipKey() throws(JSONParseError) -> CheckedKey {
+        let start = position + 1
+        let beyondPlainASCII = try skipString()
+        return CheckedKey(bytes: start..<(position - 1), isPlainASCII: !beyondPlainASCII)
+    }
+
+    /// Two keys' bytes are the same.
+    fileprivate func sameBytes(_ left: Range<Int>, _ right: Range<Int>) -> Bool {
+        left.count == right.count && hasBytes(UnsafeBufferPointer(rebasing: bytes[right]), at: left.lowerBound)
+    }
+
+    /// A checked key, decoded.
+    fileprivate func decoded(_ key: Range<Int>) throws(JSONParseError) -> String {
+        var reader = self
+        reader.position = key.lowerBound - 1  // its opening quote
+        return try reader.parseString()
+    }
+
     /// A string checked as `parseString` checks it (its decoded length against the limit
-    /// included), without building it.
-    private mutating func skipString() throws(JSONParseError) {
+    /// included), without building it. True when it holds more than plain ASCII: an escape, or
+    /// a character beyond ASCII (Swift compares those strings by canonical equivalence, not by
+    /// their bytes).
+    @discardableResult
+    private mutating func skipString() throws(JSONParseError) -> Bool {
         position += 1  // opening quote
         var decodedBytes = 0
         var escape: [UInt8] = []
+        var beyondPlainASCII = false
         while position < bytes.count {
             let plainEnd = PlainRun.end(in: bytes, from: position, stoppingAtNonASCII: true)
             decodedBytes += plainEnd - position
@@ -56,8 +78,9 @@ extension Parser {
             if byte == ASCII.quote {
                 if decodedBytes > limits.maxStringBytes { throw fail("string longer than the string limit") }
                 position += 1
-                return
+                return beyondPlainASCII
             } else if byte == ASCII.backslash {
+                beyondPlainASCII = true
                 try parseEscape(into: &escape)
                 decodedBytes += escape.count
                 escape.removeAll(keepingCapacity: true)
@@ -67,6 +90,7 @@ extension Parser {
                 decodedBytes += 1
                 position += 1
             } else {
+                beyondPlainASCII = true
                 let end = try validateUTF8Sequence(at: position)
                 decodedBytes += end - position
                 position = end
@@ -76,29 +100,42 @@ extension Parser {
     }
 }
 
-/// The keys of one object seen so far: the first held alone (an object of one member, a
-/// service's ping or a small result, allocates nothing), then a short list, then a set once the
-/// object is large, so a hostile object with many keys costs no more than the parser's dictionary.
+/// A checked key: the bytes between its quotes, and whether they are plain ASCII (no escape, no
+/// other character), so that they are the key and compare as it does.
+private struct CheckedKey {
+    let bytes: Range<Int>
+    let isPlainASCII: Bool
+}
+
+/// The keys of one object seen so far. While all are plain ASCII they are compared by their
+/// bytes in the line (two such keys are equal exactly when their bytes are): the first held
+/// alone (an object of one member allocates nothing), then a short list. Past the list, or once
+/// a key is not plain ASCII, every key is decoded into a set of strings.
 private struct ObjectKeys {
     private static let listLimit = 16
-    private var first: String?
-    private var list: [String] = []
-    private var set: Set<String>?
+    private var first: Range<Int>?
+    private var list: [Range<Int>] = []
+    private var decoded: Set<String>?
 
     /// False when `key` was there already.
-    mutating func insert(_ key: String) -> Bool {
-        if set != nil { return set!.insert(key).inserted }
-        guard let first else {
-            first = key
-            return true
+    mutating func insert(_ key: CheckedKey, of parser: Parser) throws(JSONParseError) -> Bool {
+        if decoded == nil && key.isPlainASCII {
+            guard let first else {
+                first = key.bytes
+                return true
+            }
+            if parser.sameBytes(first, key.bytes) || list.contains(where: { parser.sameBytes($0, key.bytes) }) { return false }
+            if list.count < Self.listLimit {
+                list.append(key.bytes)
+                return true
+            }
         }
-        if first == key || list.contains(key) { return false }
-        list.append(key)
-        if list.count >= Self.listLimit {
-            set = Set(list)
-            set!.insert(first)
+        if decoded == nil {
+            var keys = Set<String>()
+            for seen in [first].compactMap({ $0 }) + list { keys.insert(try parser.decoded(seen)) }
+            decoded = keys
             list = []
         }
-        return true
+        return decoded!.insert(try parser.decoded(key.bytes)).inserted
     }
 }

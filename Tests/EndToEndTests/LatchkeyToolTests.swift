@@ -170,6 +170,30 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertEqual(row["ceiling"], "redis")
     }
 
+    /// The hop is held to the direct rate measured right before and right after it, like
+    /// `gateway.ping` to Redis.
+    func testBenchPingHoldsTheHopToDirectMeasuredOnBothSidesOfIt() throws {
+        let bench = try ToolRun.start(
+            ["bench", "ping", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-hop")
+        XCTAssertEqual(bench.wait(), 0, bench.output)
+        let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        let baseline = try XCTUnwrap(lines.first { $0["baseline"]?.stringValue?.hasPrefix("ping direct identity") == true }, bench.output)
+        func number(_ value: JSON?) -> Double? {
+            switch value {
+            case .int(let number)?: return Double(number)
+            case .double(let number)?: return number
+            default: return nil
+            }
+        }
+        let before = try XCTUnwrap(number(baseline["before_per_second"]), bench.output)
+        let after = try XCTUnwrap(number(baseline["after_per_second"]), bench.output)
+        XCTAssertGreaterThan(before, 0)
+        XCTAssertGreaterThan(after, 0)
+        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix("ping via gateway") == true }, bench.output)
+        XCTAssertEqual(try XCTUnwrap(number(row["ceiling_per_second"]), bench.output), (before + after) / 2, accuracy: 1, "held to the mean of the two")
+        XCTAssertEqual(row["ceiling"], "direct")
+    }
+
     func testEveryCommandAndExecutableAnswersHelpWithExitZero() throws {
         for arguments in [["--help"], ["up", "--help"], ["call", "--help"], ["bench", "--help"], ["backup", "--help"], ["options", "--help"]] {
             let run = try ToolRun.start(arguments, directory: directory, label: "help")

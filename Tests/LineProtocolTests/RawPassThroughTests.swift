@@ -58,7 +58,13 @@ final class RawPassThroughTests: XCTestCase {
             XCTAssertNotNil(RawJSON(validating: object(keys)), "\(count) distinct keys")
             for repeated in [keys.first!, keys.last!, keys[count / 2]] {
                 XCTAssertNil(RawJSON(validating: object(keys + [repeated])), "\(count) keys, then \(repeated) again")
+                // Keys are compared by their bytes while they are plain ASCII, decoded otherwise.
+                let escaped = "\\u006b" + repeated.dropFirst()
+                XCTAssertNil(RawJSON(validating: object(keys + [escaped])), "\(count) keys, then \(repeated) again, escaped")
+                XCTAssertNil(RawJSON(validating: object(keys + ["\u{E9}", repeated])), "\(count) keys, then one beyond ASCII, then \(repeated)")
             }
+            XCTAssertNil(RawJSON(validating: object(keys + ["\u{E9}", "e\u{301}"])), "canonically equal keys after \(count) plain ones")
+            XCTAssertNotNil(RawJSON(validating: object(keys + ["\\u006a", "\u{E9}"])), "an escaped key and one beyond ASCII that repeat none")
         }
         XCTAssertNil(RawJSON(validating: Array(#"{"a":1,"\u0061":2}"#.utf8)[...]), "the same key escaped")
     }

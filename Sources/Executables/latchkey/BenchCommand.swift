@@ -176,9 +176,14 @@ final class BenchReport {
 
     /// A ceiling measured in the same run; `before` and `after`, when it was measured on both
     /// sides of the row it is held to (then `perSecond` is their mean).
-    func ceiling(_ name: String, perSecond: Double, before: Double? = nil, after: Double? = nil) {
+    /// What a row is held to: a limit it cannot pass (a peer, the disk), or the rate it is compared with.
+    enum Reference: String {
+        case ceiling, baseline
+    }
+
+    func ceiling(_ name: String, perSecond: Double, before: Double? = nil, after: Double? = nil, as role: Reference = .ceiling) {
         if asJSON {
-            var fields: [String: JSON] = ["ceiling": .string(name), "per_second": .double(perSecond.rounded())]
+            var fields: [String: JSON] = [role.rawValue: .string(name), "per_second": .double(perSecond.rounded())]
             if let before, let after {
                 fields["before_per_second"] = .double(before.rounded())
                 fields["after_per_second"] = .double(after.rounded())
@@ -186,7 +191,7 @@ final class BenchReport {
             print(JSON.object(fields).text)
         } else {
             let when = before.flatMap { before in after.map { String(format: "mean of %.0f before and %.0f after the next row", before, $0) } }
-            print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (ceiling, same machine, same run\(when.map { ": " + $0 } ?? ""))")
+            print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (\(role.rawValue), same machine, same run\(when.map { ": " + $0 } ?? ""))")
         }
         fflush(nil)
     }

@@ -1,9 +1,10 @@
 import StackLauncher
 
 /// `ping`: the protocol's own cost. Direct to a service is the baseline; through the gateway
-/// adds one hop (the gateway forwards `identity.ping`); `gateway.ping` is answered by the gateway
-/// itself and held to Redis's `PING_INLINE` at the same connections and pipeline depth, measured
-/// right before and right after it (the machine's load drifts within a run). With several event
+/// adds one hop (the gateway forwards `identity.ping`), held to the direct rate measured right
+/// before and right after it; `gateway.ping` is answered by the gateway itself and held to
+/// Redis's `PING_INLINE` at the same connections and pipeline depth, measured the same way
+/// (the machine's load drifts within a run, and one baseline on one side of a row skews it). With several event
 /// loops per process, the same rows again with one loop show what the loops buy.
 enum PingBench {
     static func run(_ environment: BenchEnvironment, target: String, report: BenchReport) throws {
@@ -32,10 +33,13 @@ enum PingBench {
         let settings = environment.settings
         var figures = Figures()
         var direct: LoadResult?
-        if target == "both" || (target != "gateway" && Stack.portOffsets[target] != nil) {
-            let service = target == "both" ? "identity" : target
-            let result = try LoadGenerator.pipelined(
+        let service = target == "both" ? "identity" : target
+        func measureDirect() throws -> LoadResult {
+            try LoadGenerator.pipelined(
                 endpoint: try environment.direct(service), method: "\(service).ping", params: nil, settings: settings, watching: try environment.watched([service]))
+        }
+        if target == "both" || (target != "gateway" && Stack.portOffsets[target] != nil) {
+            let result = try measureDirect()
             report.row("ping direct \(service) \(label)", result)
             direct = result
         }
@@ -43,7 +47,15 @@ enum PingBench {
             let result = try LoadGenerator.pipelined(
                 endpoint: try environment.gateway, method: "identity.ping", params: nil, settings: settings,
                 watching: try environment.watched(["gateway", "identity"]))
-            report.row("ping via gateway \(label)", result, ratioTo: direct.map { ("direct", $0.perSecond) })
+            var baseline: (label: String, perSecond: Double)?
+            if let before = direct {
+                let after = try measureDirect()
+                report.row("ping direct \(service) \(label) again", after)
+                let mean = (before.perSecond + after.perSecond) / 2
+                report.ceiling("ping direct \(service) \(label)", perSecond: mean, before: before.perSecond, after: after.perSecond, as: .baseline)
+                baseline = ("direct", mean)
+            }
+            report.row("ping via gateway \(label)", result, ratioTo: baseline)
             figures.viaGateway = result
             let redisBefore = RedisCeilingBench.measure(connections: settings.connections, inflight: settings.inflight)
             let own = try LoadGenerator.pipelined(
