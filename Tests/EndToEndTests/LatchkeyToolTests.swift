@@ -152,14 +152,6 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertEqual(bench.wait(), 0, bench.output)
         let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
         let ceiling = try XCTUnwrap(lines.first { $0["ceiling"]?.stringValue?.hasPrefix("redis PING_INLINE") == true }, bench.output)
-        // A whole number may read back as an integer.
-        func number(_ value: JSON?) -> Double? {
-            switch value {
-            case .int(let number)?: return Double(number)
-            case .double(let number)?: return number
-            default: return nil
-            }
-        }
         let before = try XCTUnwrap(number(ceiling["before_per_second"]), bench.output)
         let after = try XCTUnwrap(number(ceiling["after_per_second"]), bench.output)
         XCTAssertGreaterThan(before, 0)
@@ -178,13 +170,6 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertEqual(bench.wait(), 0, bench.output)
         let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
         let baseline = try XCTUnwrap(lines.first { $0["baseline"]?.stringValue?.hasPrefix("ping direct identity") == true }, bench.output)
-        func number(_ value: JSON?) -> Double? {
-            switch value {
-            case .int(let number)?: return Double(number)
-            case .double(let number)?: return number
-            default: return nil
-            }
-        }
         let before = try XCTUnwrap(number(baseline["before_per_second"]), bench.output)
         let after = try XCTUnwrap(number(baseline["after_per_second"]), bench.output)
         XCTAssertGreaterThan(before, 0)
@@ -293,4 +278,13 @@ private final class ToolRun {
 private struct ToolRunError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A bench figure: a whole number may read back as an integer.
+private func number(_ value: JSON?) -> Double? {
+    switch value {
+    case .int(let number)?: return Double(number)
+    case .double(let number)?: return number
+    default: return nil
+    }
 }
