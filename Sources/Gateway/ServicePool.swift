@@ -43,9 +43,8 @@ public final class ServicePool: @unchecked Sendable {
     public let service: String
     /// The main loop's client: health probes go through it.
     public let client: RPCClient
-    /// Every loop's client, the main loop's first, and by loop.
+    /// Every loop's client, the main loop's first.
     private let clients: [RPCClient]
-    private let clientsByLoop: [ObjectIdentifier: RPCClient]
     private let healthTimeoutMilliseconds: Int64
     private let logger: Logger
     private let lock = NSLock()
@@ -64,7 +63,6 @@ public final class ServicePool: @unchecked Sendable {
         self.service = service
         self.client = clients[0]
         self.clients = clients
-        clientsByLoop = Dictionary(clients.map { (ObjectIdentifier($0.loop), $0) }) { first, _ in first }
         self.healthTimeoutMilliseconds = healthTimeoutMilliseconds
         self.logger = logger
     }
@@ -87,8 +85,7 @@ public final class ServicePool: @unchecked Sendable {
     /// The client of the calling thread's loop, so a forward never leaves the loop it came in on;
     /// the main loop's from any other thread.
     public var clientForCurrentLoop: RPCClient {
-        guard clientsByLoop.count > 1, let loop = EventLoop.current else { return client }
-        return clientsByLoop[ObjectIdentifier(loop)] ?? client
+        clients.first { $0.loop.isInLoopThread } ?? client
     }
 
     /// The client of the first loop whose number is `part` modulo `parts` (a `LoopLocal` part),
@@ -102,7 +99,7 @@ public final class ServicePool: @unchecked Sendable {
         DispatchQueue.global().async { [self] in
             // One lookup for every loop's client.
             let resolved = RPCClient.resolve(client.endpoints)
-            for client in clientsByLoop.values { client.replaceAddresses(resolved) }
+            for client in clients { client.replaceAddresses(resolved) }
             probe()
         }
     }

@@ -72,6 +72,7 @@ public final class RPCClient: @unchecked Sendable {
     /// A client let go retires its connections: each closes once its calls are answered. They
     /// hold their target, and their channels hold them, until they close.
     deinit {
+        // No other reference is left, so nothing on the loop reads `targets` while this does.
         let targets = Retiring(targets)
         loop.execute { targets.retire() }
     }
@@ -139,18 +140,8 @@ public final class RPCClient: @unchecked Sendable {
 
     /// `call`, with the result left as the replica wrote it (checked, not decoded): for passing it
     /// on. `client` and `requestID` are the end client's and request's, written into `meta`
-    /// (given apart, so a forwarded call builds no `RequestMeta`).
-    public func forward(
-        _ method: String, params: JSON?, client: String? = nil, requestID: RequestID? = nil, timeoutMilliseconds: Int64,
-        address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [],
-        completion: @escaping @Sendable (ForwardOutcome) -> Void
-    ) {
-        forward(
-            method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeoutMilliseconds, address: address,
-            replicaID: replicaID, excluding: excluding, to: ClosureCompletion(completion))
-    }
-
-    /// `forward`, telling `completion` (an object: no closure to allocate).
+    /// (given apart, so a forwarded call builds no `RequestMeta`). `completion` is an object (the
+    /// gateway's forwarded call itself), so a call allocates no closure to reach it.
     public func forward(
         _ method: String, params: JSON?, client: String? = nil, requestID: RequestID? = nil, timeoutMilliseconds: Int64,
         address: SocketAddress? = nil, replicaID: String? = nil, excluding: Set<SocketAddress> = [], to completion: any ForwardCompletion

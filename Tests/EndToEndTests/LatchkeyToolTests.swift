@@ -150,16 +150,7 @@ final class LatchkeyToolTests: XCTestCase {
             ["bench", "ping", "--target", "gateway", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"],
             directory: directory, label: "bench-redis")
         XCTAssertEqual(bench.wait(), 0, bench.output)
-        let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
-        let ceiling = try XCTUnwrap(lines.first { $0["ceiling"]?.stringValue?.hasPrefix("redis PING_INLINE") == true }, bench.output)
-        let before = try XCTUnwrap(number(ceiling["before_per_second"]), bench.output)
-        let after = try XCTUnwrap(number(ceiling["after_per_second"]), bench.output)
-        XCTAssertGreaterThan(before, 0)
-        XCTAssertGreaterThan(after, 0)
-        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix("gateway.ping") == true }, bench.output)
-        let mean = try XCTUnwrap(number(row["ceiling_per_second"]), bench.output)
-        XCTAssertEqual(mean, (before + after) / 2, accuracy: 1, "held to the mean of the two")
-        XCTAssertEqual(row["ceiling"], "redis")
+        try assertHeldToBothSides(bench.output, reference: ("ceiling", "redis PING_INLINE"), row: "gateway.ping", label: "redis")
     }
 
     /// The hop is held to the direct rate measured right before and right after it, like
@@ -168,15 +159,24 @@ final class LatchkeyToolTests: XCTestCase {
         let bench = try ToolRun.start(
             ["bench", "ping", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-hop")
         XCTAssertEqual(bench.wait(), 0, bench.output)
-        let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
-        let baseline = try XCTUnwrap(lines.first { $0["baseline"]?.stringValue?.hasPrefix("ping direct identity") == true }, bench.output)
-        let before = try XCTUnwrap(number(baseline["before_per_second"]), bench.output)
-        let after = try XCTUnwrap(number(baseline["after_per_second"]), bench.output)
-        XCTAssertGreaterThan(before, 0)
-        XCTAssertGreaterThan(after, 0)
-        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix("ping via gateway") == true }, bench.output)
-        XCTAssertEqual(try XCTUnwrap(number(row["ceiling_per_second"]), bench.output), (before + after) / 2, accuracy: 1, "held to the mean of the two")
-        XCTAssertEqual(row["ceiling"], "direct")
+        try assertHeldToBothSides(bench.output, reference: ("baseline", "ping direct identity"), row: "ping via gateway", label: "direct")
+    }
+
+    /// In `--json` output: the reference line (`kind` named `name…`) has rates before and after,
+    /// and the row named `row…` is held to their mean under `label`.
+    private func assertHeldToBothSides(
+        _ output: String, reference: (kind: String, name: String), row rowName: String, label: String, line: UInt = #line
+    ) throws {
+        let lines = output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        let measured = try XCTUnwrap(lines.first { $0[reference.kind]?.stringValue?.hasPrefix(reference.name) == true }, output, line: line)
+        let before = try XCTUnwrap(number(measured["before_per_second"]), output, line: line)
+        let after = try XCTUnwrap(number(measured["after_per_second"]), output, line: line)
+        XCTAssertGreaterThan(before, 0, line: line)
+        XCTAssertGreaterThan(after, 0, line: line)
+        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix(rowName) == true }, output, line: line)
+        let mean = try XCTUnwrap(number(row["ceiling_per_second"]), output, line: line)
+        XCTAssertEqual(mean, (before + after) / 2, accuracy: 1, "held to the mean of the two", line: line)
+        XCTAssertEqual(row["ceiling"], .string(label), line: line)
     }
 
     func testEveryCommandAndExecutableAnswersHelpWithExitZero() throws {
