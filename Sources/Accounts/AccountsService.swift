@@ -105,7 +105,7 @@ public final class AccountsService: Sendable {
     func newTransfer(userID: String, _ request: TransferRequest) -> NewTransfer {
         let now = clock()
         return NewTransfer(
-            id: "tr_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, from: request.from, to: request.to,
+            id: SortableIDs.shared.next(prefix: "tr_", randomBytes: 16), userID: userID, from: request.from, to: request.to,
             amountMinor: request.amountMinor, currency: settings.currency, idempotencyKey: request.idempotencyKey,
             now: now, expiresAt: now + settings.transferExpirySeconds)
     }
@@ -289,7 +289,7 @@ public final class AccountsService: Sendable {
             throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxAmountMinor) minor units")
         }
         let outcome = try store.deposit(NewDeposit(
-            id: "dp_" + Base64URL.encode(SecureRandom.bytes(16)), userID: userID, account: account, amountMinor: amountMinor,
+            id: SortableIDs.shared.next(prefix: "dp_", randomBytes: 16), userID: userID, account: account, amountMinor: amountMinor,
             currency: settings.currency, idempotencyKey: idempotencyKey, now: clock(), maxBalanceMinor: settings.maxBalanceMinor))
         switch outcome {
         case .balance(let balance):

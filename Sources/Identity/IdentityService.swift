@@ -151,7 +151,7 @@ public final class IdentityService: Sendable {
     ) throws -> LoginResult {
         let token = OpaqueToken.make(prefix: "lks_")
         let session = SessionRecord(
-            sessionID: SessionIDs.shared.next(), userID: user.userID, deviceID: deviceID, aal: aal, aal2At: aal >= 2 ? now : nil,
+            sessionID: SortableIDs.shared.next(prefix: "ses_", randomBytes: 12), userID: user.userID, deviceID: deviceID, aal: aal, aal2At: aal >= 2 ? now : nil,
             createdAt: now, lastSeenAt: now, expiresAt: now + settings.sessionLifetimeSeconds, revokedAt: nil)
         var events = [
             event(user.userID, how, "ok", device: deviceID, caller, now),

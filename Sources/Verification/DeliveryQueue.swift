@@ -32,7 +32,7 @@ public struct QueuedDelivery: Sendable, Equatable {
 
     static func make(requestID: String, step: Int, channel: DeliveryChannel, trigger: String, nowMilliseconds now: Int64) -> QueuedDelivery {
         QueuedDelivery(
-            id: "dl_" + Base64URL.encode(SecureRandom.bytes(16)), requestID: requestID, step: step, channel: channel, trigger: trigger,
+            id: SortableIDs.shared.next(prefix: "dl_", randomBytes: 16), requestID: requestID, step: step, channel: channel, trigger: trigger,
             codeSeed: SecureRandom.bytes(16), state: .queued, attempts: 0, nextAttemptAt: now, createdAt: now)
     }
 

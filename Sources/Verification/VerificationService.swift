@@ -156,13 +156,14 @@ public final class VerificationService: Sendable {
         return id
     }
 
-    /// `vr_<replica>_<random>` when the request lives in one replica's own file (the gateway and
-    /// accounts route to that replica); `vr_<hex>` when every replica shares the database: no
-    /// `_` after the prefix, so nobody pins it and any replica serves it.
+    /// `vr_<replica>_<stamp><random>` when the request lives in one replica's own file (the
+    /// gateway and accounts route to that replica); `vr_<stamp><hex>` when every replica shares
+    /// the database: no `_` after the prefix, so nobody pins it and any replica serves it. The
+    /// stamp sorts ids by creation (`SortableIDs`); 128 random bits keep them unguessable.
     static func newRequestID(namingReplica replicaID: String?) -> String {
-        let random = SecureRandom.bytes(16)
-        guard let replicaID else { return "vr_" + Hex.encode(random) }
-        return "vr_\(replicaID)_\(Base64URL.encode(random))"
+        let ids = SortableIDs.shared
+        guard let replicaID else { return "vr_" + ids.stamp() + Hex.encode(SecureRandom.bytes(16)) }
+        return ids.next(prefix: "vr_\(replicaID)_", randomBytes: 16)
     }
 
     struct Plan {

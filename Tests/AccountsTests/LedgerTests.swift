@@ -35,6 +35,17 @@ class LedgerTests: AccountsTestCase {
         ])
     }
 
+    /// Transfers are keyed by id in three indexes: ids issued in order share their newest pages.
+    func testTransferAndDepositIDsSortInTheOrderTheyWereIssued() throws {
+        let deposits = try (0..<10).map { _ in try service.deposit(userID: "u1", account: .checking, amountMinor: 100, idempotencyKey: UUID().uuidString) }
+        XCTAssertEqual(deposits.count, 10)
+        let history = try service.history(userID: "u1", limit: 10, before: nil)
+        let depositIDs = history.entries.map(\.transferID).reversed()
+        XCTAssertEqual(Array(depositIDs), depositIDs.sorted(), "newest first in history, so oldest first reversed")
+        let transfers = try (0..<10).map { _ in try transfer("u1", .checking, .saving, 1).id }
+        XCTAssertEqual(transfers, transfers.sorted())
+    }
+
     func testTransferBeyondTheBalanceIsRefused() throws {
         try fund("u1", .checking, 100)
         assertThrows(.insufficientFunds) { _ = try transfer("u1", .checking, .saving, 101) }

@@ -47,6 +47,8 @@ class SharedDatabaseTests: VerificationTestCase {
         let id = try start(services[0])
         XCTAssertTrue(id.hasPrefix("vr_"))
         XCTAssertFalse(id.dropFirst(3).contains("_"), "no replica name for the gateway to pin: \(id)")
+        let later = try start(services[1], number: "+15555550101")
+        XCTAssertLessThan(id, later, "ids sort by when they were issued")
         XCTAssertNotEqual(services[1].sendNextQueuedDelivery(logger: logger), .nothingDue, "the other replica sends it")
         let code = try XCTUnwrap(provider.code(for: id))
         XCTAssertEqual(try services[1].check(requestID: id, code: code, payload: nil, owner: nil, logger: logger).channel, .sms)

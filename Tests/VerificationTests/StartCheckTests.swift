@@ -10,13 +10,26 @@ class StartCheckTests: VerificationTestCase {
         let harness = try makeHarness()
         let id = try harness.start()
         XCTAssertTrue(id.hasPrefix("vr_test-1_"), id)
-        XCTAssertEqual(Base64URLLength.of(String(id.dropFirst("vr_test-1_".count))), 16)
+        let stampAndRandom = id.dropFirst("vr_test-1_".count)
+        XCTAssertTrue(stampAndRandom.prefix(14).allSatisfy(\.isHexDigit), id)
+        XCTAssertEqual(Base64URLLength.of(String(stampAndRandom.dropFirst(14))), 16)
         let message = try XCTUnwrap(harness.provider.sent.last)
         XCTAssertEqual(message.channel, .sms)
         XCTAssertEqual(message.to, "+15555550100")
         XCTAssertEqual(message.requestID, id)
         XCTAssertTrue(message.text.hasPrefix("Latchkey: your code is "), message.text)
         XCTAssertEqual(harness.code(id).count, 6)
+    }
+
+    /// Requests and their messages are keyed by id: ids issued in order land on the newest leaf of
+    /// each index, so starts committed together write its pages once instead of one page each.
+    func testRequestAndDeliveryIDsSortInTheOrderTheyWereIssued() throws {
+        let harness = try makeHarness()
+        let requests = try (0..<30).map { try harness.start(number: "+1555555\(1000 + $0)") }
+        XCTAssertEqual(requests, requests.sorted())
+        let deliveryOf = Dictionary(harness.provider.sent.map { ($0.requestID, $0.deliveryID) }, uniquingKeysWith: { first, _ in first })
+        let deliveries = try requests.map { try XCTUnwrap(deliveryOf[$0] ?? nil, "no message sent for \($0)") }
+        XCTAssertEqual(deliveries, deliveries.sorted())
     }
 
     func testCorrectCodeVerifiesOnceThenConflict() throws {
