@@ -162,18 +162,34 @@ final class LatchkeyToolTests: XCTestCase {
         try assertHeldToBothSides(bench.output, reference: ("baseline", "ping direct identity"), row: "ping via gateway", label: "direct")
     }
 
-    /// In `--json` output: the reference line (`kind` named `name…`) has rates before and after,
-    /// and the row named `row…` is held to their mean under `label`.
+    /// Each transfer row is held to the bare commit rate probed right before and right after it:
+    /// the disk's rate drifts on a shared machine, and one probe before both rows skewed the second.
+    func testBenchTransferHoldsEachRowToTheCommitRateMeasuredOnBothSidesOfIt() throws {
+        let bench = try ToolRun.start(
+            ["bench", "transfer", "--connections", "1", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-transfer")
+        XCTAssertEqual(bench.wait(), 0, bench.output)
+        for row in ["transfer confirmed by SMS code", "transfer confirmed by device key"] {
+            try assertHeldToBothSides(bench.output, reference: ("ceiling", "sqlite commit"), row: row, label: "commit")
+        }
+        let probes = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }.filter { $0["before_per_second"] != nil }
+        XCTAssertEqual(probes.count, 2, bench.output)
+        XCTAssertEqual(probes.first?["after_per_second"], probes.last?["before_per_second"], "the probe between the rows serves both")
+    }
+
+    /// In `--json` output: the row named `row…` is held, under `label`, to the mean of the rates
+    /// before and after on the nearest reference line above it (`kind` named `name…`).
     private func assertHeldToBothSides(
         _ output: String, reference: (kind: String, name: String), row rowName: String, label: String, line: UInt = #line
     ) throws {
         let lines = output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
-        let measured = try XCTUnwrap(lines.first { $0[reference.kind]?.stringValue?.hasPrefix(reference.name) == true }, output, line: line)
+        let rowIndex = try XCTUnwrap(lines.firstIndex { $0["scenario"]?.stringValue?.hasPrefix(rowName) == true }, output, line: line)
+        let measured = try XCTUnwrap(
+            lines[..<rowIndex].last { $0[reference.kind]?.stringValue?.hasPrefix(reference.name) == true }, output, line: line)
         let before = try XCTUnwrap(number(measured["before_per_second"]), output, line: line)
         let after = try XCTUnwrap(number(measured["after_per_second"]), output, line: line)
         XCTAssertGreaterThan(before, 0, line: line)
         XCTAssertGreaterThan(after, 0, line: line)
-        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix(rowName) == true }, output, line: line)
+        let row = lines[rowIndex]
         let mean = try XCTUnwrap(number(row["ceiling_per_second"]), output, line: line)
         XCTAssertEqual(mean, (before + after) / 2, accuracy: 1, "held to the mean of the two", line: line)
         XCTAssertEqual(row["ceiling"], .string(label), line: line)
