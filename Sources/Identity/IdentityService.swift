@@ -150,6 +150,8 @@ public final class IdentityService: Sendable {
         user: UserRecord, deviceID: String, aal: Int, clearThrottle: String?, rehash: String?, how: String, caller: Caller, now: Int64
     ) throws -> LoginResult {
         let token = OpaqueToken.make(prefix: "lks_")
+        // `created_at` counts whole seconds: `identity.sessions` breaks its ties with the id,
+        // which sorts by creation, so sessions made within one second still list newest first.
         let session = SessionRecord(
             sessionID: SortableIDs.shared.next(prefix: "ses_", randomBytes: 12), userID: user.userID, deviceID: deviceID, aal: aal, aal2At: aal >= 2 ? now : nil,
             createdAt: now, lastSeenAt: now, expiresAt: now + settings.sessionLifetimeSeconds, revokedAt: nil)

@@ -79,6 +79,13 @@ final class DeliveryHandOff: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// A handed-off message is waiting.
+    var hasItems: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !items.isEmpty
+    }
+
     /// Work a worker must not leave behind: a handed-off message, or a look promised to the queue.
     var hasWork: Bool {
         lock.lock()

@@ -85,10 +85,13 @@ extension VerificationService {
     }
 
     /// Another queued message was due with this one: the queue wants a look again, even if a
-    /// handed-off message is what the next pass takes.
+    /// handed-off message is what the next pass takes. A look wanted by a start that queued its
+    /// message during this pass's send is not more due: that start woke the workers itself, and
+    /// answering it here called a helper that, once this worker had taken the message, found the
+    /// queue empty (a write transaction and two context switches).
     private func afterQueueClaim(moreDue: Bool) -> DeliveryPass {
         if moreDue { handOff.wantQueueLook() }
-        return .handled(moreDue: moreDue || handOff.hasWork)
+        return .handled(moreDue: moreDue || handOff.hasItems)
     }
 
     /// Something in the queue may be due (a message queued, a retry's back-off over): wakes the

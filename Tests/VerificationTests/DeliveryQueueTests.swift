@@ -240,6 +240,28 @@ class DeliveryQueueTests: VerificationTestCase {
         XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
     }
 
+    /// A message queued while a pass sends another wakes the workers itself: the pass says more
+    /// is due only for what its own claim saw, and the message is still sent by the next pass.
+    func testAMessageQueuedDuringASendIsNotMoreDueForThatPass() throws {
+        let provider = ScriptedProvider(gateOpen: false)
+        let service = try deliveryService(provider, clock: ManualClock())
+        let logger = self.logger
+        let wakeups = SharedList<Int>()
+        service.deliveryWakeup.onQueued { wakeups.append(1) }
+        _ = try startSMS(service, number: "+15555556000")
+        let firstPass = SharedList<DeliveryPass>()
+        let sending = JoinableThread(name: "first-pass") { firstPass.append(service.sendNextQueuedDelivery(logger: logger)) }
+        XCTAssertTrue(provider.waitFor(inFlight: 1), "the first message is being sent")
+        _ = try startSMS(service, number: "+15555556001")
+        provider.open()
+        sending.join()
+        XCTAssertEqual(firstPass.all, [.handled(moreDue: false)])
+        XCTAssertEqual(wakeups.all.count, 2, "each start woke the workers")
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .handled(moreDue: false))
+        XCTAssertEqual(service.sendNextQueuedDelivery(logger: logger), .nothingDue)
+        XCTAssertEqual(provider.sent.count, 2)
+    }
+
     /// One message at a time costs one claim: a worker that sent the only message due neither
     /// looks again nor wakes another worker to find the queue empty (each such look is a write
     /// transaction and two context switches).
