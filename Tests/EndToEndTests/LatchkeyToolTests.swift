@@ -140,6 +140,24 @@ final class LatchkeyToolTests: XCTestCase {
         }
     }
 
+    /// `bench verify` says what one start + check wrote: each pair commits at least twice (the
+    /// start, the check) with synchronous=FULL, and each commit puts at least one 4 KiB page in
+    /// the WAL, so verification writes at least two pages per pair. What a build writes is the
+    /// figure this shared host's speed does not move.
+    func testBenchVerifyReportsWhatOnePairWroteForEachProcess() throws {
+        let bench = try ToolRun.start(
+            ["bench", "verify", "--connections", "1", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-verify")
+        XCTAssertEqual(bench.wait(), 0, bench.output)
+        let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix("verify start+check") == true }, bench.output)
+        let bytes = try XCTUnwrap(row["write_bytes_per_operation"]?.objectValue, bench.output)
+        let calls = try XCTUnwrap(row["write_calls_per_operation"]?.objectValue, bench.output)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(number(bytes["verification"]), bench.output), 2 * 4096, bench.output)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(number(calls["verification"]), bench.output), 2, bench.output)
+        // The load generator writes no file (its requests are socket sends, which are not counted).
+        XCTAssertLessThan(try XCTUnwrap(number(bytes["load generator"]), bench.output), 4096, bench.output)
+    }
+
     /// `gateway.ping` is held to Redis measured right before and right after it, so a machine whose
     /// load drifts during the run moves the ceiling with the row instead of skewing the ratio.
     func testBenchPingHoldsGatewayPingToRedisMeasuredOnBothSidesOfIt() throws {

@@ -152,6 +152,10 @@ final class BenchReport {
                     Dictionary(uniqueKeysWithValues: result.costPerOperation.map { ($0.name, JSON.double(($0.cpuMicroseconds * 100).rounded() / 100)) }))
                 let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { (cost.name, JSON.double(($0 * 100).rounded() / 100)) } }
                 if !switches.isEmpty { fields["context_switches_per_operation"] = .object(Dictionary(uniqueKeysWithValues: switches)) }
+                let bytes = result.costPerOperation.compactMap { cost in cost.bytesWritten.map { (cost.name, JSON.double($0.rounded())) } }
+                if !bytes.isEmpty { fields["write_bytes_per_operation"] = .object(Dictionary(uniqueKeysWithValues: bytes)) }
+                let calls = result.costPerOperation.compactMap { cost in cost.writeCalls.map { (cost.name, JSON.double(($0 * 100).rounded() / 100)) } }
+                if !calls.isEmpty { fields["write_calls_per_operation"] = .object(Dictionary(uniqueKeysWithValues: calls)) }
             }
             print(JSON.object(fields).text)
             return
@@ -169,6 +173,10 @@ final class BenchReport {
             print("  CPU per operation: " + result.costPerOperation.map { String(format: "%@ %.2f us", $0.name, $0.cpuMicroseconds) }.joined(separator: ", "))
             let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { String(format: "%@ %.2f", cost.name, $0) } }
             if !switches.isEmpty { print("  context switches per operation: " + switches.joined(separator: ", ")) }
+            let writes = result.costPerOperation.compactMap { cost in
+                cost.bytesWritten.flatMap { bytes in cost.writeCalls.map { String(format: "%@ %.1f KB in %.1f calls", cost.name, bytes / 1024, $0) } }
+            }
+            if !writes.isEmpty { print("  written per operation (write calls; socket sends are not counted): " + writes.joined(separator: ", ")) }
         }
         if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
         fflush(nil)

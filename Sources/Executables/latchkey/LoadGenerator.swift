@@ -8,7 +8,7 @@ import ServiceKit
 struct LoadResult: Sendable {
     var operations = 0
     var errors = 0
-    /// CPU and context switches per operation of each watched process (see `CostPerOperation`).
+    /// CPU, context switches and writes per operation of each watched process (see `CostPerOperation`).
     var costPerOperation: [ProcessCost] = []
     var elapsedSeconds = 0.0
     var latenciesMicroseconds: [Int64] = []

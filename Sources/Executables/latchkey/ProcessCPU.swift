@@ -2,10 +2,11 @@ import Foundation
 import Platform
 
 /// What a process has used so far, from `/proc`: CPU time (user + system, all its threads, from
-/// `/proc/PID/stat`) and context switches (voluntary and not, summed over `/proc/PID/task/*/status`).
-/// A bench divides them by the operations of a run to say what one costs each process: figures the
-/// shared machine's noise moves far less than a rate, and the switches count the hand-offs between
-/// threads and processes that an operation's hops cost.
+/// `/proc/PID/stat`), context switches (voluntary and not, summed over `/proc/PID/task/*/status`)
+/// and writes (`/proc/PID/io`). A bench divides them by the operations of a run to say what one
+/// costs each process: figures the shared machine's noise moves far less than a rate. The switches
+/// count the hand-offs between threads and processes that an operation's hops cost; the writes
+/// what its commits put through the file system, a figure the host's speed does not move at all.
 enum ProcessCPU {
     /// Microseconds of CPU used so far by `pid` (this process when nil), or nil when unreadable.
     static func microseconds(pid: Int32?) -> Int64? {
@@ -45,6 +46,38 @@ enum ProcessCPU {
         return total
     }
 
+    /// Bytes passed to `write`-family calls and the number of those calls so far (`wchar` and
+    /// `syscw`, all threads): files, pipes and eventfds, but not sockets, which the project
+    /// writes with `send`. Nil when unreadable.
+    static func writes(pid: Int32?) -> Writes? {
+        let path = pid.map { "/proc/\($0)/io" } ?? "/proc/self/io"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return writes(io: text)
+    }
+
+    struct Writes: Equatable {
+        let bytes: Int64
+        let calls: Int64
+    }
+
+    /// `wchar` and `syscw` of one `io` file; nil when either is missing.
+    static func writes(io: String) -> Writes? {
+        var bytes: Int64?
+        var calls: Int64?
+        for line in io.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let value = Int64(parts[1].trimmingCharacters(in: .whitespaces))
+            switch parts[0] {
+            case "wchar": bytes = value
+            case "syscw": calls = value
+            default: continue
+            }
+        }
+        guard let bytes, let calls else { return nil }
+        return Writes(bytes: bytes, calls: calls)
+    }
+
     /// `voluntary_ctxt_switches` + `nonvoluntary_ctxt_switches` of one `status` file; nil when either is missing.
     static func contextSwitches(status: String) -> Int64? {
         var voluntary: Int64?
@@ -70,6 +103,9 @@ struct ProcessCost: Sendable {
     let cpuMicroseconds: Double
     /// Nil when the process's threads could not be read.
     let contextSwitches: Double?
+    /// Bytes passed to `write` calls per operation (see `ProcessCPU.writes`); nil when unreadable.
+    let bytesWritten: Double?
+    let writeCalls: Double?
 }
 
 /// The cost per operation of each process named, over one measured run.
@@ -80,10 +116,12 @@ struct CostPerOperation {
     private struct Reading {
         let cpu: Int64?
         let switches: Int64?
+        let writes: ProcessCPU.Writes?
 
         init(_ pid: Int32?) {
             cpu = ProcessCPU.microseconds(pid: pid)
             switches = ProcessCPU.contextSwitches(pid: pid)
+            writes = ProcessCPU.writes(pid: pid)
         }
     }
 
@@ -108,9 +146,18 @@ struct CostPerOperation {
         let ended = after ?? processes.map { Reading($0.pid) }
         return zip(processes, zip(before, ended)).compactMap { process, span in
             guard let started = span.0.cpu, let stopped = span.1.cpu else { return nil }
+            let count = Double(operations)
             var switches: Double?
-            if let first = span.0.switches, let last = span.1.switches { switches = Double(last - first) / Double(operations) }
-            return ProcessCost(name: process.name, cpuMicroseconds: Double(stopped - started) / Double(operations), contextSwitches: switches)
+            if let first = span.0.switches, let last = span.1.switches { switches = Double(last - first) / count }
+            var bytes: Double?
+            var calls: Double?
+            if let first = span.0.writes, let last = span.1.writes {
+                bytes = Double(last.bytes - first.bytes) / count
+                calls = Double(last.calls - first.calls) / count
+            }
+            return ProcessCost(
+                name: process.name, cpuMicroseconds: Double(stopped - started) / count, contextSwitches: switches,
+                bytesWritten: bytes, writeCalls: calls)
         }
     }
 }
