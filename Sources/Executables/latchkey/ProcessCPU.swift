@@ -55,45 +55,34 @@ enum ProcessCPU {
         return writes(io: text)
     }
 
-    struct Writes: Equatable {
+    struct Writes {
         let bytes: Int64
         let calls: Int64
     }
 
     /// `wchar` and `syscw` of one `io` file; nil when either is missing.
     static func writes(io: String) -> Writes? {
-        var bytes: Int64?
-        var calls: Int64?
-        for line in io.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let value = Int64(parts[1].trimmingCharacters(in: .whitespaces))
-            switch parts[0] {
-            case "wchar": bytes = value
-            case "syscw": calls = value
-            default: continue
-            }
-        }
-        guard let bytes, let calls else { return nil }
+        let values = numbers(io)
+        guard let bytes = values["wchar"], let calls = values["syscw"] else { return nil }
         return Writes(bytes: bytes, calls: calls)
     }
 
     /// `voluntary_ctxt_switches` + `nonvoluntary_ctxt_switches` of one `status` file; nil when either is missing.
     static func contextSwitches(status: String) -> Int64? {
-        var voluntary: Int64?
-        var involuntary: Int64?
-        for line in status.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let value = Int64(parts[1].trimmingCharacters(in: .whitespaces))
-            switch parts[0] {
-            case "voluntary_ctxt_switches": voluntary = value
-            case "nonvoluntary_ctxt_switches": involuntary = value
-            default: continue
-            }
-        }
-        guard let voluntary, let involuntary else { return nil }
+        let values = numbers(status)
+        guard let voluntary = values["voluntary_ctxt_switches"], let involuntary = values["nonvoluntary_ctxt_switches"] else { return nil }
         return voluntary + involuntary
+    }
+
+    /// The whole-number values of a `/proc` file of `name: value` lines, by name.
+    private static func numbers(_ text: String) -> [Substring: Int64] {
+        var values: [Substring: Int64] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let value = Int64(parts[1].trimmingCharacters(in: .whitespaces)) else { continue }
+            values[parts[0]] = value
+        }
+        return values
     }
 }
 
