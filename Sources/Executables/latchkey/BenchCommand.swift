@@ -173,8 +173,10 @@ final class BenchReport {
             print("  CPU per operation: " + result.costPerOperation.map { String(format: "%@ %.2f us", $0.name, $0.cpuMicroseconds) }.joined(separator: ", "))
             let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { String(format: "%@ %.2f", cost.name, $0) } }
             if !switches.isEmpty { print("  context switches per operation: " + switches.joined(separator: ", ")) }
-            let writes = result.costPerOperation.compactMap { cost in
-                cost.bytesWritten.flatMap { bytes in cost.writeCalls.map { String(format: "%@ %.1f KB in %.1f calls", cost.name, bytes / 1024, $0) } }
+            // Only the processes that wrote: a ping row would otherwise print a line of zeros.
+            let writes = result.costPerOperation.compactMap { cost -> String? in
+                guard let bytes = cost.bytesWritten, let calls = cost.writeCalls, bytes >= 50 || calls >= 0.05 else { return nil }
+                return String(format: "%@ %.1f KB in %.1f calls", cost.name, bytes / 1024, calls)
             }
             if !writes.isEmpty { print("  written per operation (write calls; socket sends are not counted): " + writes.joined(separator: ", ")) }
         }
