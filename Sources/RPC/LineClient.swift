@@ -66,15 +66,21 @@ public final class LineClient {
     public func readLine() throws -> [UInt8]? {
         while true {
             if let framed = framer.next(), case .line(let line) = framed { return line }
-            if readBuffer.isEmpty { readBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
-            let count = readBuffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, $0.count) }
+            let count = try readOnce()
             if count == 0 { return nil }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemError(call: "read", errno: errno)
-            }
             framer.append(readBuffer[0..<count])
         }
+    }
+
+    /// Waits for input once, into `readBuffer`; answers how many bytes came (0: the server closed).
+    private func readOnce() throws -> Int {
+        if readBuffer.isEmpty { readBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
+        var count = 0
+        repeat {
+            count = readBuffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, $0.count) }
+        } while count < 0 && errno == EINTR
+        if count < 0 { throw SystemError(call: "read", errno: errno) }
+        return count
     }
 
     /// Waits for input once and hands every complete line it holds to `body` (without copying
@@ -86,13 +92,8 @@ public final class LineClient {
             handed = true
         }
         if handed { return true }
-        if readBuffer.isEmpty { readBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
-        var count = 0
-        repeat {
-            count = readBuffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, $0.count) }
-        } while count < 0 && errno == EINTR
+        let count = try readOnce()
         if count == 0 { return false }
-        if count < 0 { throw SystemError(call: "read", errno: errno) }
         // Lines are handed from where they lie: the read buffer, unless a line began in an earlier read.
         if pendingInput.isEmpty {
             let consumed = try readBuffer.withUnsafeBufferPointer { try Self.handLines(UnsafeBufferPointer(rebasing: $0[..<count]), from: 0, body) }

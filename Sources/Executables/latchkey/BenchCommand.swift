@@ -147,16 +147,11 @@ final class BenchReport {
                 fields["ceiling_per_second"] = .double(ceiling.perSecond.rounded())
                 fields["ratio"] = .double((result.perSecond / ceiling.perSecond * 1000).rounded() / 1000)
             }
-            if !result.costPerOperation.isEmpty {
-                fields["cpu_us_per_operation"] = .object(
-                    Dictionary(uniqueKeysWithValues: result.costPerOperation.map { ($0.name, JSON.double(($0.cpuMicroseconds * 100).rounded() / 100)) }))
-                let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { (cost.name, JSON.double(($0 * 100).rounded() / 100)) } }
-                if !switches.isEmpty { fields["context_switches_per_operation"] = .object(Dictionary(uniqueKeysWithValues: switches)) }
-                let bytes = result.costPerOperation.compactMap { cost in cost.bytesWritten.map { (cost.name, JSON.double($0.rounded())) } }
-                if !bytes.isEmpty { fields["write_bytes_per_operation"] = .object(Dictionary(uniqueKeysWithValues: bytes)) }
-                let calls = result.costPerOperation.compactMap { cost in cost.writeCalls.map { (cost.name, JSON.double(($0 * 100).rounded() / 100)) } }
-                if !calls.isEmpty { fields["write_calls_per_operation"] = .object(Dictionary(uniqueKeysWithValues: calls)) }
-            }
+            let costs = result.costPerOperation
+            fields["cpu_us_per_operation"] = Self.byProcess(costs) { ($0.cpuMicroseconds * 100).rounded() / 100 }
+            fields["context_switches_per_operation"] = Self.byProcess(costs) { $0.contextSwitches.map { ($0 * 100).rounded() / 100 } }
+            fields["write_bytes_per_operation"] = Self.byProcess(costs) { $0.bytesWritten?.rounded() }
+            fields["write_calls_per_operation"] = Self.byProcess(costs) { $0.writeCalls.map { ($0 * 100).rounded() / 100 } }
             print(JSON.object(fields).text)
             return
         }
@@ -182,6 +177,12 @@ final class BenchReport {
         }
         if result.errors > 0, let sample = result.sampleError { print("  first error: \(sample)") }
         fflush(nil)
+    }
+
+    /// One figure per process that has it, by name; nil (the member left out) when none has.
+    private static func byProcess(_ costs: [ProcessCost], _ figure: (ProcessCost) -> Double?) -> JSON? {
+        let figures = costs.compactMap { cost in figure(cost).map { (cost.name, JSON.double($0)) } }
+        return figures.isEmpty ? nil : .object(Dictionary(uniqueKeysWithValues: figures))
     }
 
     /// A ceiling measured in the same run; `before` and `after`, when it was measured on both
