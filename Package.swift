@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "LatchkeyClient", exclude: ["README.md"], swiftSettings: strict),
 
         // The whole stack as child processes, for `latchkey up`, the benches and end-to-end tests.
-        .target(name: "StackLauncher", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol"], swiftSettings: strict),
+        .target(name: "StackLauncher", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "CLinux"], swiftSettings: strict),
 
         // Thin executables.
         .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/Executables/gateway", swiftSettings: strict),

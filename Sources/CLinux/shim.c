@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "CLinux.h"
 #include <sys/epoll.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
@@ -15,6 +17,7 @@ const uint32_t LK_EPOLL_RDHUP = EPOLLRDHUP;
 
 int lk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 int lk_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+int lk_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
 
 int lk_accept(int fd, struct sockaddr *address, unsigned int *length) {
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -35,12 +35,15 @@ public enum CommonOptions {
     public static let workerThreads = ConfigOption("workers", default: "16", help: "threads for database, crypto and outbound calls")
     public static let workerQueueDepth = ConfigOption("worker-queue", default: "1024", help: "requests waiting for a worker before `overloaded`")
     public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
+    public static let stopOnStdinClose = ConfigOption(
+        "stop-on-stdin-close", default: "false",
+        help: "drain and stop, as on SIGTERM, when standard input reaches its end: set by `latchkey up`, `latchkey bench` and the tests, which hold its other end, so a stack never outlives its launcher")
 
     public static let all: [ConfigOption] = [
         listen, dataDirectory, databaseURL, eventBackend, eventLoops, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
         maxLineBytes, maxConnections, maxInflightPerConnection, idleTimeoutMilliseconds,
         lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
-        workerThreads, workerQueueDepth, drainTimeoutMilliseconds,
+        workerThreads, workerQueueDepth, drainTimeoutMilliseconds, stopOnStdinClose,
     ]
 }
 

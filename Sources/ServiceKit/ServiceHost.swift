@@ -24,10 +24,12 @@ public final class ServiceHost: @unchecked Sendable {
     public let dataDirectory: String
     public let listenEndpoint: Endpoint
     private let drainTimeoutMilliseconds: Int64
+    private let stopsOnStdinClose: Bool
     private var server: RPCServer?
     private var clients: [String: RPCClient] = [:]
     private var healthChecks: [@Sendable () -> (String, JSON)] = []
     private var signalSources: [DispatchSourceSignal] = []
+    private var lifeline: LauncherLifeline?
 
     /// Reads flags and `LATCHKEY_*` variables: the common options plus `extraOptions`.
     public init(name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = []) throws {
@@ -51,6 +53,7 @@ public final class ServiceHost: @unchecked Sendable {
         dataDirectory = configuration.string(CommonOptions.dataDirectory) ?? "./.latchkey"
         limits = try ServerLimits(configuration)
         drainTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
+        stopsOnStdinClose = try configuration.bool(CommonOptions.stopOnStdinClose)
         workers = WorkerPool(
             threadCount: try configuration.int(CommonOptions.workerThreads, range: 1...512),
             maxQueued: try configuration.int(CommonOptions.workerQueueDepth, range: 1...1_000_000), name: name)
@@ -178,6 +181,12 @@ public final class ServiceHost: @unchecked Sendable {
         }
         // Handlers first: a client that sees `listening` may send SIGTERM at once.
         host.installSignalHandlers(server: server)
+        do {
+            try host.watchLauncher(server: server)
+        } catch {
+            host.logger.error("cannot watch standard input", ["error": .string(String(describing: error))])
+            return 1
+        }
         host.logger.info("listening", ["net.listen": .string(address.description), "net.event_loops": .int(Int64(host.loopGroup.loops.count))])
         host.loopGroup.startSecondaryLoops()
         host.loop.run()
@@ -216,6 +225,15 @@ public final class ServiceHost: @unchecked Sendable {
             }
             source.resume()
             signalSources.append(source)
+        }
+    }
+
+    /// `--stop-on-stdin-close`: the launcher's end of standard input closing stops the service.
+    private func watchLauncher(server: RPCServer) throws(SystemError) {
+        guard stopsOnStdinClose else { return }
+        lifeline = try LauncherLifeline(loop: loop) { [unowned self] in
+            logger.info("launcher gone", ["stop.reason": "stdin_closed"])
+            beginShutdown(server: server)
         }
     }
 

@@ -63,17 +63,22 @@ public final class Stack: @unchecked Sendable {
 
     public let options: Options
     public private(set) var members: [Member] = []
+    /// Every child's standard input: the stack ends with the process that started it.
+    private let lifeline: Lifeline
 
     public static let defaultBasePort = 7400
     public static let portOffsets = ["gateway": 0, "identity": 1, "verification": 2, "accounts": 3, "reset": 4]
     public static let httpPortOffset = 80
     public static let startOrder = ["identity", "verification", "accounts", "reset", "gateway"]
 
-    private init(options: Options) { self.options = options }
+    private init(options: Options) throws {
+        self.options = options
+        lifeline = try Lifeline()
+    }
 
     /// Starts every process and waits until each listens. On failure, stops what started.
     public static func start(_ options: Options) throws -> Stack {
-        let stack = Stack(options: options)
+        let stack = try Stack(options: options)
         do {
             // The services' databases and the outbox live here: owner-only, like a service makes it.
             try FileManager.default.createDirectory(
@@ -119,6 +124,7 @@ public final class Stack: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment.merge(options.environment) { _, new in new }
         environment.merge(options.serviceEnvironment[service] ?? [:]) { _, new in new }
+        environment.merge(Lifeline.environment) { _, new in new }
         environment["LATCHKEY_DATA_DIR"] = dataDirectory
         environment["LATCHKEY_OUTBOX"] = outboxPath
         environment["LATCHKEY_REPLICA_ID"] = replicaID
@@ -157,7 +163,7 @@ public final class Stack: @unchecked Sendable {
         log.seekToEndOfFile()
         process.standardError = log
         process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = lifeline.childEnd
         try process.run()
         return process
     }

@@ -115,6 +115,29 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertFalse(up.output.contains("Latchkey is up"), up.output)
     }
 
+    /// A launcher that cannot stop its stack (kill -9, a closed terminal, a broken pipe) used to
+    /// leave five orphans holding the ports, so the next `up` failed "port in use". Each child now
+    /// reads end of file on the standard input the launcher held, and drains as on SIGTERM.
+    func testKillingUpWithSIGKILLStopsEveryServiceItStarted() throws {
+        let base = try freeBasePort()
+        let data = directory + "/data"
+        let up = try ToolRun.start(["up", "--base-port", "\(base)", "--data-dir", data], directory: directory, label: "kill9")
+        defer { killListeners(onPorts: (0...4).map { base + $0 }) }
+        try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
+        kill(up.process.processIdentifier, SIGKILL)
+        XCTAssertEqual(up.wait(), SIGKILL)
+        for service in Stack.startOrder {
+            let log = data + "/\(service).log"
+            try waitUntil(timeoutSeconds: 30, "\(service) did not stop after its launcher died:\n\(Stack.readFile(log))") {
+                Stack.readFile(log).contains("\"msg\":\"stopped\"")
+            }
+            XCTAssertTrue(Stack.readFile(log).contains("\"msg\":\"launcher gone\""), Stack.readFile(log))
+        }
+        for port in (0...4).map({ base + $0 }) {
+            XCTAssertNil(try? LineClient(Endpoint(host: "127.0.0.1", port: port), timeoutMilliseconds: 500), "port \(port) still listens")
+        }
+    }
+
     /// `bench ping` says what one answer cost each process of its own stack and the load generator,
     /// from their CPU over the run (the figure the shared machine's noise moves least), and how many
     /// context switches (the hand-offs between threads and processes an answer took).
@@ -237,6 +260,27 @@ final class LatchkeyToolTests: XCTestCase {
     }
 
     /// A base port whose ports (P..P+4, their second replicas P+10..P+14, P+80 and P+90) are free right now.
+    private func waitUntil(timeoutSeconds: Double, _ failure: @autoclosure () -> String, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while !condition() {
+            guard Date() < deadline else { throw ToolRunError(failure()) }
+            usleep(50_000)
+        }
+    }
+
+    /// After a failed run: ends any process still listening on these ports (found by the
+    /// `--listen 127.0.0.1:PORT` a stack gives each child), so no orphan outlives the test.
+    private func killListeners(onPorts ports: [Int]) {
+        let wanted = Set(ports.map { "127.0.0.1:\($0)" })
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let command = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let arguments = command.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            if let at = arguments.firstIndex(of: "--listen"), at + 1 < arguments.count, wanted.contains(arguments[at + 1]) {
+                kill(pid, SIGKILL)
+            }
+        }
+    }
+
     private func freeBasePort() throws -> Int {
         for _ in 0..<200 {
             // Below the kernel's ephemeral range (32768 and up), where outgoing connections of

@@ -9,6 +9,9 @@
 int lk_epoll_create(void);
 int lk_eventfd(void);
 
+// pipe2(O_CLOEXEC): declared only under _GNU_SOURCE.
+int lk_pipe_cloexec(int ends[2]);
+
 // accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: glibc declares accept4 only under _GNU_SOURCE.
 struct sockaddr;
 int lk_accept(int fd, struct sockaddr *address, unsigned int *length);

@@ -1,0 +1,34 @@
+import Foundation
+import Platform
+#if !canImport(Darwin)
+import CLinux
+#endif
+
+/// What ties a stack's children to the process that launched them: a pipe whose read end is
+/// every child's standard input and whose write end only this process holds. Both ends are
+/// close-on-exec, so no child inherits the write end (a child's standard input is a copy made for
+/// it). When this process ends, however it ends, the kernel closes the write end, and each child,
+/// run with `LATCHKEY_STOP_ON_STDIN_CLOSE`, reads end of file and drains as on SIGTERM.
+final class Lifeline: @unchecked Sendable {
+    /// Given to each child as its standard input.
+    let childEnd: FileHandle
+    private let launcherEnd: Int32
+
+    /// The variable that makes a child watch its standard input.
+    static let environment = ["LATCHKEY_STOP_ON_STDIN_CLOSE": "true"]
+
+    init() throws {
+        var ends: [Int32] = [-1, -1]
+        #if !canImport(Darwin)
+        // Atomically: a child spawned by another thread in between must not inherit either end.
+        guard lk_pipe_cloexec(&ends) == 0 else { throw SystemError(call: "pipe2", errno: errno) }
+        #else
+        guard pipe(&ends) == 0 else { throw SystemError(call: "pipe", errno: errno) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        #endif
+        childEnd = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+        launcherEnd = ends[1]
+    }
+
+    deinit { close(launcherEnd) }
+}
