@@ -138,6 +138,45 @@ final class LatchkeyToolTests: XCTestCase {
         }
     }
 
+    /// A bench killed before it cleans up leaves its data directory (a `long` run's is hundreds of
+    /// megabytes). The next bench removes those whose process is gone and whose files are quiet,
+    /// and keeps a live bench's, a recently written one, and anything not a bench's.
+    func testABenchRemovesTheDataLeftByBenchesThatWereKilled() throws {
+        let scratch = directory + "/tmp"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let hourAgo = Date().addingTimeInterval(-3600)
+        func leftover(_ name: String, modified: Date) throws -> String {
+            let path = scratch + "/" + name
+            try FileManager.default.createDirectory(atPath: path + "/verification-2", withIntermediateDirectories: true)
+            for file in [path + "/identity.db", path + "/verification-2/verification.log"] {
+                _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+                try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: file)
+            }
+            for folder in [path + "/verification-2", path] {
+                try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: folder)
+            }
+            return path
+        }
+        let killed = try leftover("latchkey-bench-\(ended.processIdentifier)-2-1", modified: hourAgo)
+        let stillWriting = try leftover("latchkey-bench-\(ended.processIdentifier)-2-2", modified: Date())
+        let running = try leftover("latchkey-bench-\(getpid())-2-3", modified: hourAgo)
+        let unrelated = try leftover("latchkey-other-\(ended.processIdentifier)", modified: hourAgo)
+        let bench = try ToolRun.start(
+            ["bench", "ping", "--target", "identity", "--connections", "1", "--seconds", "1"],
+            directory: directory, label: "sweep", environment: ["TMPDIR": scratch + "/"])
+        XCTAssertEqual(bench.wait(), 0, bench.output)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: killed), "a killed bench's data stays")
+        for kept in [stillWriting, running, unrelated] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: kept + "/identity.db"), "\(kept) was removed")
+        }
+        let own = try FileManager.default.contentsOfDirectory(atPath: scratch).filter { $0.hasPrefix("latchkey-bench-\(bench.process.processIdentifier)-") }
+        XCTAssertEqual(own, [], "the bench removes its own directory when it ends")
+    }
+
     /// `bench ping` says what one answer cost each process of its own stack and the load generator,
     /// from their CPU over the run (the figure the shared machine's noise moves least), and how many
     /// context switches (the hand-offs between threads and processes an answer took).

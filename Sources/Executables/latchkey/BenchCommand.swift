@@ -84,7 +84,8 @@ final class BenchEnvironment: @unchecked Sendable {
     /// The stack, started on first use (scrypt at its production cost: logins are measured for real).
     func stack() throws -> Stack {
         if let ownStack { return ownStack }
-        let directory = NSTemporaryDirectory() + "latchkey-bench-\(getpid())-\(eventLoops)-\(UInt32.random(in: 0...UInt32.max))"
+        BenchScratch.removeLeftovers()
+        let directory = BenchScratch.newDirectory(eventLoops: eventLoops)
         try? FileManager.default.removeItem(atPath: directory)
         temporaryDirectory = directory
         try beforeStart?(directory)
