@@ -15,7 +15,6 @@ import Runtime
 final class LauncherLifeline: EventHandler {
     private let loop: EventLoop
     private let launcherGone: () -> Void
-    private var ended = false
 
     /// Watches standard input on `loop`; `launcherGone` runs once, on that loop's thread.
     init(loop: EventLoop, launcherGone: @escaping () -> Void) throws(SystemError) {
@@ -27,13 +26,12 @@ final class LauncherLifeline: EventHandler {
     }
 
     func handle(_ readiness: Readiness) {
-        guard !ended else { return }
         let count = withUnsafeTemporaryAllocation(byteCount: 256, alignment: 1) { buffer in
             read(STDIN_FILENO, buffer.baseAddress, buffer.count)
         }
         // Bytes are skipped; only the end (or a broken descriptor) means the launcher is gone.
         if count > 0 || (count < 0 && (errno == EINTR || errno == EAGAIN)) { return }
-        ended = true
+        // Once unregistered, the loop hands this descriptor no further event, even in this turn.
         loop.unregister(STDIN_FILENO)
         launcherGone()
     }

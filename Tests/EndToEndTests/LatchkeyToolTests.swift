@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// The operator's first ten minutes with the real `latchkey` binary: `up` on a chosen base port,
@@ -128,8 +129,8 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertEqual(up.wait(), SIGKILL)
         for service in Stack.startOrder {
             let log = data + "/\(service).log"
-            try waitUntil(timeoutSeconds: 30, "\(service) did not stop after its launcher died:\n\(Stack.readFile(log))") {
-                Stack.readFile(log).contains("\"msg\":\"stopped\"")
+            guard eventually(timeoutSeconds: 30, pollMilliseconds: 50, { Stack.readFile(log).contains("\"msg\":\"stopped\"") }) else {
+                return XCTFail("\(service) did not stop after its launcher died:\n\(Stack.readFile(log))")
             }
             XCTAssertTrue(Stack.readFile(log).contains("\"msg\":\"launcher gone\""), Stack.readFile(log))
         }
@@ -299,14 +300,6 @@ final class LatchkeyToolTests: XCTestCase {
     }
 
     /// A base port whose ports (P..P+4, their second replicas P+10..P+14, P+80 and P+90) are free right now.
-    private func waitUntil(timeoutSeconds: Double, _ failure: @autoclosure () -> String, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while !condition() {
-            guard Date() < deadline else { throw ToolRunError(failure()) }
-            usleep(50_000)
-        }
-    }
-
     /// After a failed run: ends any process still listening on these ports (found by the
     /// `--listen 127.0.0.1:PORT` a stack gives each child), so no orphan outlives the test.
     private func killListeners(onPorts ports: [Int]) {

@@ -151,8 +151,8 @@ final class BenchReport {
             let costs = result.costPerOperation
             fields["cpu_us_per_operation"] = Self.byProcess(costs) { ($0.cpuMicroseconds * 100).rounded() / 100 }
             fields["context_switches_per_operation"] = Self.byProcess(costs) { $0.contextSwitches.map { ($0 * 100).rounded() / 100 } }
-            fields["write_bytes_per_operation"] = Self.byProcess(costs) { $0.bytesWritten?.rounded() }
-            fields["write_calls_per_operation"] = Self.byProcess(costs) { $0.writeCalls.map { ($0 * 100).rounded() / 100 } }
+            fields["write_bytes_per_operation"] = Self.byProcess(costs) { $0.writes?.bytes.rounded() }
+            fields["write_calls_per_operation"] = Self.byProcess(costs) { $0.writes.map { ($0.calls * 100).rounded() / 100 } }
             print(JSON.object(fields).text)
             return
         }
@@ -171,8 +171,8 @@ final class BenchReport {
             if !switches.isEmpty { print("  context switches per operation: " + switches.joined(separator: ", ")) }
             // Only the processes that wrote: a ping row would otherwise print a line of zeros.
             let writes = result.costPerOperation.compactMap { cost -> String? in
-                guard let bytes = cost.bytesWritten, let calls = cost.writeCalls, bytes >= 50 || calls >= 0.05 else { return nil }
-                return String(format: "%@ %.1f KB in %.1f calls", cost.name, bytes / 1024, calls)
+                guard let writes = cost.writes, writes.bytes >= 50 || writes.calls >= 0.05 else { return nil }
+                return String(format: "%@ %.1f KB in %.1f calls", cost.name, writes.bytes / 1024, writes.calls)
             }
             if !writes.isEmpty { print("  written per operation (write calls; socket sends are not counted): " + writes.joined(separator: ", ")) }
         }

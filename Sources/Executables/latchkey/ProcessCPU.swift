@@ -92,9 +92,8 @@ struct ProcessCost: Sendable {
     let cpuMicroseconds: Double
     /// Nil when the process's threads could not be read.
     let contextSwitches: Double?
-    /// Bytes passed to `write` calls per operation (see `ProcessCPU.writes`); nil when unreadable.
-    let bytesWritten: Double?
-    let writeCalls: Double?
+    /// Bytes passed to `write` calls and those calls, per operation (see `ProcessCPU.writes`); nil when unreadable.
+    let writes: (bytes: Double, calls: Double)?
 }
 
 /// The cost per operation of each process named, over one measured run.
@@ -138,15 +137,12 @@ struct CostPerOperation {
             let count = Double(operations)
             var switches: Double?
             if let first = span.0.switches, let last = span.1.switches { switches = Double(last - first) / count }
-            var bytes: Double?
-            var calls: Double?
+            var writes: (bytes: Double, calls: Double)?
             if let first = span.0.writes, let last = span.1.writes {
-                bytes = Double(last.bytes - first.bytes) / count
-                calls = Double(last.calls - first.calls) / count
+                writes = (Double(last.bytes - first.bytes) / count, Double(last.calls - first.calls) / count)
             }
             return ProcessCost(
-                name: process.name, cpuMicroseconds: Double(stopped - started) / count, contextSwitches: switches,
-                bytesWritten: bytes, writeCalls: calls)
+                name: process.name, cpuMicroseconds: Double(stopped - started) / count, contextSwitches: switches, writes: writes)
         }
     }
 }
