@@ -3,7 +3,10 @@
 extension JSON: LineEncodable {
     public var text: String { String(decoding: encoded(), as: UTF8.self) }
 
-    public func append(to buffer: inout [UInt8]) {
+    public func append(to buffer: inout [UInt8]) { write(to: &buffer) }
+
+    /// The value into any sink: an id or a small value gathered with the rest of its line.
+    func write<Sink: ByteSink>(to buffer: inout Sink) {
         switch self {
         case .null: buffer.append(literal: "null")
         case .bool(let value): buffer.append(literal: value ? "true" : "false")
@@ -14,7 +17,7 @@ extension JSON: LineEncodable {
             buffer.append(0x5B)
             for (index, element) in elements.enumerated() {
                 if index > 0 { buffer.append(0x2C) }
-                element.append(to: &buffer)
+                element.write(to: &buffer)
             }
             buffer.append(0x5D)
         case .object(let members):
@@ -26,7 +29,7 @@ extension JSON: LineEncodable {
                     if index > 0 { buffer.append(0x2C) }
                     JSON.appendString(key, to: &buffer)
                     buffer.append(0x3A)
-                    members[key]!.append(to: &buffer)
+                    members[key]!.write(to: &buffer)
                 }
             }
             buffer.append(0x7D)
@@ -38,7 +41,7 @@ extension JSON: LineEncodable {
 
     /// The members in key order, sorted as `sorted()` sorts the keys but in a buffer on the stack,
     /// with no second lookup per key (answers and envelopes are small objects).
-    private static func appendSmallObjectMembers(_ members: [String: JSON], to buffer: inout [UInt8]) {
+    private static func appendSmallObjectMembers<Sink: ByteSink>(_ members: [String: JSON], to buffer: inout Sink) {
         withUnsafeTemporaryAllocation(of: Dictionary<String, JSON>.Index.self, capacity: members.count) { order in
             order.initialize(repeating: members.startIndex)
             defer { order.deinitialize() }
@@ -60,17 +63,17 @@ extension JSON: LineEncodable {
                 if position > 0 { buffer.append(0x2C) }
                 appendString(key, to: &buffer)
                 buffer.append(0x3A)
-                value.append(to: &buffer)
+                value.write(to: &buffer)
             }
         }
     }
 
-    static func appendInteger(_ value: Int64, to buffer: inout [UInt8]) {
+    static func appendInteger<Sink: ByteSink>(_ value: Int64, to buffer: inout Sink) {
         if value < 0 { buffer.append(0x2D) }
         appendUnsigned(value.magnitude, to: &buffer)
     }
 
-    static func appendUnsigned(_ value: UInt64, to buffer: inout [UInt8]) {
+    static func appendUnsigned<Sink: ByteSink>(_ value: UInt64, to buffer: inout Sink) {
         // Digits written backwards into 20 bytes on the stack (UInt64.max has 20), then appended
         // at once: no second pass to count them, no bounds-checked stores into the buffer.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
@@ -81,30 +84,31 @@ extension JSON: LineEncodable {
                 digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
                 magnitude /= 10
             } while magnitude > 0
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+            buffer.append(bytes: UnsafeBufferPointer(rebasing: digits[start..<20]))
         }
     }
 
-    static func appendDouble(_ value: Double, to buffer: inout [UInt8]) {
+    static func appendDouble<Sink: ByteSink>(_ value: Double, to buffer: inout Sink) {
         guard value.isFinite else {
             buffer.append(literal: "null")
             return
         }
         // Swift's description is the shortest form that round-trips ("0.1", "1e+20", "5e-324",
         // "-0.0"), and for finite values it is always valid JSON.
-        buffer.append(contentsOf: value.description.utf8)
+        var text = value.description
+        text.withUTF8 { buffer.append(bytes: $0) }
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10 }
 
-    static func appendString(_ value: String, to buffer: inout [UInt8]) {
+    static func appendString<Sink: ByteSink>(_ value: String, to buffer: inout Sink) {
         buffer.append(0x22)
         appendStringContents(value, to: &buffer)
         buffer.append(0x22)
     }
 
     /// A string's characters, escaped, without the quotes.
-    static func appendStringContents(_ value: String, to buffer: inout [UInt8]) {
+    static func appendStringContents<Sink: ByteSink>(_ value: String, to buffer: inout Sink) {
         var copy = value
         copy.withUTF8 { utf8 in
             var runStart = 0
@@ -113,7 +117,7 @@ extension JSON: LineEncodable {
                 index = PlainRun.end(in: utf8, from: index, stoppingAtNonASCII: false)
                 guard index < utf8.count else { break }
                 let byte = utf8[index]
-                if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                if runStart < index { buffer.append(bytes: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
                 runStart = index + 1
                 buffer.append(0x5C)
                 switch byte {
@@ -125,11 +129,13 @@ extension JSON: LineEncodable {
                 case 0x08: buffer.append(0x62)  // b
                 case 0x0C: buffer.append(0x66)  // f
                 default:
-                    buffer.append(contentsOf: [0x75, 0x30, 0x30, 0x30 + (byte >> 4), hexDigit(byte & 0x0F)])
+                    buffer.append(literal: "u00")
+                    buffer.append(0x30 + (byte >> 4))
+                    buffer.append(hexDigit(byte & 0x0F))
                 }
                 index += 1
             }
-            if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+            if runStart < utf8.count { buffer.append(bytes: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
     }
 }

@@ -677,6 +677,7 @@ struct Parser {
     }
 
     mutating func parseNumber() throws(JSONParseError) -> JSON {
+        if let value = plainInteger() { return .int(value) }
         let start = position
         let negative = bytes[position] == ASCII.minus
         if negative { position += 1 }
@@ -711,6 +712,31 @@ struct Parser {
             throw JSONParseError(message: "number out of range", offset: start)
         }
         return .double(value)
+    }
+
+    /// The common number, an integer of at most 18 digits (which cannot overflow) with no
+    /// fraction or exponent, read in one pass; nil, with nothing read, for the full grammar to
+    /// read or refuse (a leading zero, 19 digits or more, a fraction, an exponent, no digit).
+    private mutating func plainInteger() -> Int64? {
+        var index = position
+        let negative = bytes[index] == ASCII.minus
+        if negative { index += 1 }
+        let digitsStart = index
+        var value: Int64 = 0
+        while index < bytes.count, index - digitsStart < 18 {
+            let digit = bytes[index] &- ASCII.zero
+            guard digit < 10 else { break }
+            value = value &* 10 &+ Int64(digit)
+            index += 1
+        }
+        let count = index - digitsStart
+        guard count > 0, count == 1 || bytes[digitsStart] != ASCII.zero else { return nil }
+        if index < bytes.count {
+            let next = bytes[index]
+            if next &- ASCII.zero < 10 || next == ASCII.dot || next == ASCII.lowerE || next == ASCII.upperE { return nil }
+        }
+        position = index
+        return negative ? -value : value
     }
 
     /// The exact value when it fits in Int64; accumulates negatively so Int64.min is reachable.

@@ -32,25 +32,42 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
     /// made for, with this sender's budget and token (the request's own `meta` is not written).
     public func append(to buffer: inout [UInt8], client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?) {
         appendMembers(to: &buffer)
-        buffer.append(literal: #","meta":"#)
-        RequestMeta.append(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &buffer)
-        buffer.append(0x7D)
+        buffer.appendGathering(
+            capacity: Self.gatheredBytes,
+            { Self.appendMetaAndEnd(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &$0) },
+            otherwise: { Self.appendMetaAndEnd(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &$0) })
     }
 
-    /// Every member before `meta`, the object left open.
+    /// Room on the stack for the members around `params` (an id, a method, a `meta`).
+    private static let gatheredBytes = 256
+
+    /// Every member before `meta`, the object left open: the members before `params` gathered
+    /// into one append, `params` (of any size) written to the buffer itself.
     private func appendMembers(to buffer: inout [UInt8]) {
+        buffer.appendGathering(capacity: Self.gatheredBytes, { appendHead(to: &$0) }, otherwise: { appendHead(to: &$0) })
+        if let params {
+            buffer.append(literal: #","params":"#)
+            params.append(to: &buffer)
+        }
+    }
+
+    private func appendHead<Sink: ByteSink>(to buffer: inout Sink) {
         if let id {
             buffer.append(literal: #"{"jsonrpc":"2.0","id":"#)
-            id.append(to: &buffer)
+            id.write(to: &buffer)
         } else {
             buffer.append(literal: #"{"jsonrpc":"2.0""#)
         }
         buffer.append(literal: #","method":"#)
         JSON.appendString(method, to: &buffer)
-        if let params {
-            buffer.append(literal: #","params":"#)
-            params.append(to: &buffer)
-        }
+    }
+
+    private static func appendMetaAndEnd<Sink: ByteSink>(
+        client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?, to buffer: inout Sink
+    ) {
+        buffer.append(literal: #","meta":"#)
+        RequestMeta.append(client: client, requestID: requestID, budgetMilliseconds: budgetMilliseconds, token: token, to: &buffer)
+        buffer.append(0x7D)
     }
 }
 

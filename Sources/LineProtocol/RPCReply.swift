@@ -17,11 +17,16 @@ public enum RPCReply: Sendable, Equatable {
         case .outcome(.failure(let error)):
             RPCResponse(id: id, error: error).append(to: &buffer)
         case .encodedResult(let result):
-            buffer.append(literal: #"{"jsonrpc":"2.0","id":"#)
-            id.append(to: &buffer)
-            buffer.append(literal: #","result":"#)
+            buffer.appendGathering(capacity: 256, { Self.appendResultHead(id: id, to: &$0) }, otherwise: { Self.appendResultHead(id: id, to: &$0) })
             buffer.append(contentsOf: result.bytes)
             buffer.append(0x7D)
         }
+    }
+
+    /// An answer's members before its result, gathered into one append.
+    private static func appendResultHead<Sink: ByteSink>(id: JSON, to buffer: inout Sink) {
+        buffer.append(literal: #"{"jsonrpc":"2.0","id":"#)
+        id.write(to: &buffer)
+        buffer.append(literal: #","result":"#)
     }
 }

@@ -18,12 +18,12 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
     public static func == (left: RequestID, right: RequestID) -> Bool { left.description == right.description }
 
     /// The id as a JSON string, without building it first.
-    func append(to buffer: inout [UInt8]) {
+    func append<Sink: ByteSink>(to buffer: inout Sink) {
         switch source {
         case .given(let text):
             JSON.appendString(text, to: &buffer)
         case .issued(let issuer, let request):
-            buffer.append(contentsOf: issuer.quotedHead)
+            issuer.quotedHead.withUnsafeBufferPointer { buffer.append(bytes: $0) }
             Self.appendNumber(request, to: &buffer)
         }
     }
@@ -31,15 +31,15 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
     /// Writes a forwarded call's `meta` opening for `client`, `{"client":"…","request_id":"…"`,
     /// from the bytes this id's issuer encoded once, and answers true; writes nothing and answers
     /// false unless the id was issued for that very client.
-    func appendMetaOpening(client: String?, to buffer: inout [UInt8]) -> Bool {
+    func appendMetaOpening<Sink: ByteSink>(client: String?, to buffer: inout Sink) -> Bool {
         guard case .issued(let issuer, let request) = source, issuer.client == client else { return false }
-        buffer.append(contentsOf: issuer.metaHead)
+        issuer.metaHead.withUnsafeBufferPointer { buffer.append(bytes: $0) }
         Self.appendNumber(request, to: &buffer)
         return true
     }
 
     /// The number and the closing quote.
-    private static func appendNumber(_ request: UInt64, to buffer: inout [UInt8]) {
+    private static func appendNumber<Sink: ByteSink>(_ request: UInt64, to buffer: inout Sink) {
         JSON.appendUnsigned(request, to: &buffer)
         buffer.append(ASCII.quote)
     }

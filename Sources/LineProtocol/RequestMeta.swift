@@ -46,7 +46,7 @@ public final class RequestMeta: Sendable, Equatable {
 
     /// The same members from wherever they are held: a client sending a call on writes its
     /// caller's client and request id with its own budget and token, and builds no meta for it.
-    static func append(client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?, to buffer: inout [UInt8]) {
+    static func append<Sink: ByteSink>(client: String?, requestID: RequestID?, budgetMilliseconds: Int64?, token: String?, to buffer: inout Sink) {
         // Each name is one literal with what comes before it (a brace first, a comma after).
         var first = true
         func name(_ opening: StaticString, _ following: StaticString) {

@@ -23,6 +23,21 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(try parse("-0"), .int(0))
     }
 
+    /// Integers of up to 18 digits are read in one pass, longer ones by the full grammar: the
+    /// same values on both sides of that line, and wherever a number ends.
+    func testIntegersOnBothSidesOfTheOnePassReadingStayExact() throws {
+        XCTAssertEqual(try parse("999999999999999999"), .int(999_999_999_999_999_999))
+        XCTAssertEqual(try parse("-999999999999999999"), .int(-999_999_999_999_999_999))
+        XCTAssertEqual(try parse("1000000000000000000"), .int(1_000_000_000_000_000_000))
+        XCTAssertEqual(try parse("-1000000000000000000"), .int(-1_000_000_000_000_000_000))
+        XCTAssertEqual(try parse(#"[0,7,-3,123456789012345678]"#), [0, 7, -3, 123_456_789_012_345_678])
+        XCTAssertEqual(try parse(#"{"a":42}"#), ["a": 42])
+        XCTAssertEqual(try parse("123456789012345678.5"), .double(123456789012345678.5))
+        XCTAssertEqual(try parse("12e1"), .double(120))
+        XCTAssertEqual(try parse("0.5"), .double(0.5))
+        for text in ["1-", "1 2", "0-1", "[1a]"] { XCTAssertNotNil(parseError(text), text) }
+    }
+
     func testIntegersTooBigForInt64BecomeDoubles() throws {
         XCTAssertEqual(try parse("12345678901234567890"), .double(12345678901234567890.0))
         XCTAssertEqual(try parse("9223372036854775808"), .double(9223372036854775808.0))

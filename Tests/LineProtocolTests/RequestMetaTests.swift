@@ -15,6 +15,36 @@ final class RequestMetaTests: XCTestCase {
         XCTAssertEqual(String(decoding: RPCRequest(method: "a", id: 1, meta: RequestMeta()).encoded(), as: UTF8.self), #"{"jsonrpc":"2.0","id":1,"method":"a","meta":{}}"#)
     }
 
+    /// A forwarded call's members around `params` are gathered on the stack when they fit in
+    /// its room there, and written piece by piece when they do not: the same line either way.
+    func testAForwardedCallTooLongToGatherIsWrittenTheSame() throws {
+        let issuer = RequestIDIssuer(prefix: "gw-0a1b2c3d-", connection: 3, client: "10.0.0.1")
+        for size in [1, 200, 300, 5_000] {
+            let long = String(repeating: "x", count: size)
+            for (method, token, id) in [(long, "t", JSON.int(9)), ("a.b", long, JSON.string(long)), ("a.b", "t", JSON.int(9))] {
+                let request = RPCRequest(method: method, params: ["k": .string(long)], id: id)
+                var line: [UInt8] = []
+                request.append(to: &line, client: "10.0.0.1", requestID: RequestID(issuer: issuer, request: 77), budgetMilliseconds: 1_500, token: token)
+                let expected = RPCRequest(
+                    method: method, params: ["k": .string(long)], id: id,
+                    meta: RequestMeta(client: "10.0.0.1", requestID: RequestID("gw-0a1b2c3d-3.77"), budgetMilliseconds: 1_500, token: token))
+                XCTAssertEqual(RPCDecoder.decodeInGeneral(line: line), .single(.request(expected)), "\(size)")
+                XCTAssertEqual(line, expected.encoded(), "\(size)")
+            }
+        }
+    }
+
+    /// An answer passed through as encoded opens with its id gathered on the stack; an id too
+    /// long for that room (a caller's string) is written piece by piece, the same.
+    func testAnAnswerWithAnIdTooLongToGatherIsWrittenTheSame() throws {
+        for size in [1, 250, 300, 4_000] {
+            let id = JSON.string(String(repeating: "i", count: size))
+            var line: [UInt8] = []
+            RPCReply.encodedResult(RawJSON(["ok": true])).append(id: id, to: &line)
+            XCTAssertEqual(line, RPCResponse(id: id, result: ["ok": true]).encoded(), "\(size)")
+        }
+    }
+
     func testTheCommonLineIsReadWithoutTheGeneralParser() throws {
         let line = Array(#"{"jsonrpc":"2.0","id":3,"method":"a","meta":{"budget_ms":250,"client":"10.0.0.2","request_id":"r-1"}}"#.utf8)
         let read = try XCTUnwrap(line.withUnsafeBufferPointer { JSONParser.parseRequestEnvelope($0, limits: .default) })
