@@ -262,6 +262,7 @@ struct Parser {
     /// carries one.
     mutating func parseMeta(depth: Int) -> RequestMeta? {
         guard depth < limits.maxDepth else { return nil }
+        if let meta = parseWrittenMeta() { return meta }
         var client: String?
         var requestID: String?
         var token: String?
@@ -283,6 +284,42 @@ struct Parser {
             return true
         }
         guard read else { return nil }
+        return RequestMeta(client: client, requestID: requestID.map(RequestID.init), budgetMilliseconds: budget, token: token)
+    }
+
+    /// `meta` in the shape `RequestMeta.append` writes, members in slot order and compact, the
+    /// budget a plain integer: each member's opening matched whole (no name read), its string by
+    /// `parseString`. Nil, with `position` unmoved, for any other shape, which `parseMeta` reads
+    /// member by member (and refuses, or ignores, as it always has).
+    private mutating func parseWrittenMeta() -> RequestMeta? {
+        let start = position
+        var first = true
+        func opening(_ alone: StaticString, _ following: StaticString) -> Bool {
+            guard expect(first ? alone : following) else { return false }
+            first = false
+            return true
+        }
+        func string(_ target: inout String?) -> Bool {
+            guard position < bytes.count, bytes[position] == ASCII.quote, let text = try? parseString() else { return false }
+            target = text
+            return true
+        }
+        var client: String?
+        var requestID: String?
+        var budget: Int64?
+        var token: String?
+        var shaped = true
+        if opening(#"{"client":"#, #","client":"#) { shaped = string(&client) }
+        if shaped, opening(#"{"request_id":"#, #","request_id":"#) { shaped = string(&requestID) }
+        if shaped, opening(#"{"budget_ms":"#, #","budget_ms":"#) {
+            budget = position < bytes.count ? plainInteger() : nil
+            shaped = budget != nil
+        }
+        if shaped, opening(#"{"token":"#, #","token":"#) { shaped = string(&token) }
+        guard shaped, first ? expect("{}") : expect("}") else {
+            position = start
+            return nil
+        }
         return RequestMeta(client: client, requestID: requestID.map(RequestID.init), budgetMilliseconds: budget, token: token)
     }
 

@@ -55,6 +55,30 @@ final class RequestMetaTests: XCTestCase {
         XCTAssertEqual(RPCDecoder.decode(line: stray), .single(.request(RPCRequest(method: "a", id: 3, meta: RequestMeta(client: "c")))))
     }
 
+    /// Every `meta` our encoder writes (any members present, strings that need escaping) is read
+    /// by matching its members' openings; any other shape by name. Both read what the general
+    /// parser reads.
+    func testEveryWrittenMetaAndEveryOtherShapeReadAsTheGeneralParserReadsThem() {
+        for mask in 0..<16 {
+            let meta = RequestMeta(
+                client: mask & 1 != 0 ? "203.0.113.9" : nil, requestID: mask & 2 != 0 ? RequestID("r\"1\u{1}é") : nil,
+                budgetMilliseconds: mask & 4 != 0 ? -250 : nil, token: mask & 8 != 0 ? "t\\k" : nil)
+            let line = RPCRequest(method: "a", id: 1, meta: meta).encoded()
+            XCTAssertEqual(RPCDecoder.decode(line: line), .single(.request(RPCRequest(method: "a", id: 1, meta: meta))), "\(mask)")
+            XCTAssertEqual(RPCDecoder.decode(line: line), RPCDecoder.decodeInGeneral(line: line), "\(mask)")
+        }
+        let others = [
+            #"{"client":"c","client":"d"}"#, #"{"request_id":"r","client":"c"}"#, #"{"client":"c","budget_ms":1.5}"#,
+            #"{"client":"c","budget_ms":12345678901234567890}"#, #"{"client":"c","budget_ms":9223372036854775807}"#,
+            #"{"client":"c","budget_ms":01}"#, #"{"client":5}"#, #"{"client":"c" }"#, #"{ "client":"c"}"#, #"{"client":"c","x":1}"#,
+            #"{"client":"c","token":"t","budget_ms":3}"#, #"{"client":"unterminated}"#, #"{"budget_ms":-0}"#, #"{}"#, #"{"#, "[]",
+        ]
+        for meta in others {
+            let line = Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":"#.utf8) + Array(meta.utf8) + [0x7D]
+            XCTAssertEqual(RPCDecoder.decode(line: line), RPCDecoder.decodeInGeneral(line: line), meta)
+        }
+    }
+
     func testAMemberOfTheWrongTypeIsIgnoredAndADuplicateIsRefused() {
         let wrongTypes = Array(#"{"jsonrpc":"2.0","id":1,"method":"a","meta":{"client":5,"request_id":["x"],"budget_ms":"9","token":null}}"#.utf8)
         XCTAssertEqual(RPCDecoder.decode(line: wrongTypes), .single(.request(RPCRequest(method: "a", id: 1, meta: RequestMeta()))))
