@@ -5,10 +5,27 @@ protocol ByteSink {
     mutating func append(_ byte: UInt8)
     mutating func append(bytes: UnsafeBufferPointer<UInt8>)
     mutating func append(literal: StaticString)
+    /// `value` in decimal digits.
+    mutating func append(decimal value: UInt64)
 }
 
 extension Array: ByteSink where Element == UInt8 {
     mutating func append(bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
+
+    mutating func append(decimal value: UInt64) {
+        // Digits written backwards into 20 bytes on the stack (UInt64.max has 20), then appended
+        // at once: no second pass to count them, no bounds-checked stores into the array.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+                magnitude /= 10
+            } while magnitude > 0
+            append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+        }
+    }
 }
 
 /// Writes into a fixed run of bytes; what does not fit is dropped and `fits` turns false, for
@@ -51,6 +68,28 @@ struct ByteCursor: ByteSink {
     @inline(__always)
     mutating func append(literal: StaticString) {
         append(bytes: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Counted first, then written backwards where they go: no scratch digits, no copy.
+    mutating func append(decimal value: UInt64) {
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        guard end - next >= count else {
+            fits = false
+            return
+        }
+        var magnitude = value
+        var digit = next + count
+        repeat {
+            digit -= 1
+            digit.initialize(to: UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30)
+            magnitude /= 10
+        } while magnitude > 0
+        next += count
     }
 }
 

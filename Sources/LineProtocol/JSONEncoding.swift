@@ -70,22 +70,7 @@ extension JSON: LineEncodable {
 
     static func appendInteger<Sink: ByteSink>(_ value: Int64, to buffer: inout Sink) {
         if value < 0 { buffer.append(0x2D) }
-        appendUnsigned(value.magnitude, to: &buffer)
-    }
-
-    static func appendUnsigned<Sink: ByteSink>(_ value: UInt64, to buffer: inout Sink) {
-        // Digits written backwards into 20 bytes on the stack (UInt64.max has 20), then appended
-        // at once: no second pass to count them, no bounds-checked stores into the buffer.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = value
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
-                magnitude /= 10
-            } while magnitude > 0
-            buffer.append(bytes: UnsafeBufferPointer(rebasing: digits[start..<20]))
-        }
+        buffer.append(decimal: value.magnitude)
     }
 
     static func appendDouble<Sink: ByteSink>(_ value: Double, to buffer: inout Sink) {

@@ -40,7 +40,7 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
 
     /// The number and the closing quote.
     private static func appendNumber<Sink: ByteSink>(_ request: UInt64, to buffer: inout Sink) {
-        JSON.appendUnsigned(request, to: &buffer)
+        buffer.append(decimal: request)
         buffer.append(ASCII.quote)
     }
 

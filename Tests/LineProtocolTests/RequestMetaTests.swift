@@ -34,6 +34,25 @@ final class RequestMetaTests: XCTestCase {
         }
     }
 
+    /// Numbers gathered on the stack are written digit by digit where they go: every width, the
+    /// extremes, and a number whose digits cross the end of the room (then written to the array).
+    func testNumbersGatheredOnTheStackReadBackAsWritten() throws {
+        let numbers: [Int64] = [0, 7, 9, 10, 99, 100, 12_345, -1, -10, 999_999_999_999_999_999, .max, .min]
+        for number in numbers {
+            for padding in [0, 200, 215, 225, 235, 240, 245] {
+                let request = RPCRequest(method: String(repeating: "m", count: padding + 1), id: .int(number))
+                var line: [UInt8] = []
+                request.append(to: &line, client: nil, requestID: nil, budgetMilliseconds: number, token: nil)
+                let expected = RPCRequest(method: request.method, id: .int(number), meta: RequestMeta(budgetMilliseconds: number))
+                XCTAssertEqual(line, expected.encoded(), "\(number) \(padding)")
+                XCTAssertEqual(RPCDecoder.decodeInGeneral(line: line), .single(.request(expected)), "\(number) \(padding)")
+            }
+            var answer: [UInt8] = []
+            RPCReply.encodedResult(RawJSON(.int(number))).append(id: .int(number), to: &answer)
+            XCTAssertEqual(String(decoding: answer, as: UTF8.self), #"{"jsonrpc":"2.0","id":\#(number),"result":\#(number)}"#)
+        }
+    }
+
     /// An answer passed through as encoded opens with its id gathered on the stack; an id too
     /// long for that room (a caller's string) is written piece by piece, the same.
     func testAnAnswerWithAnIdTooLongToGatherIsWrittenTheSame() throws {
