@@ -335,8 +335,9 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         }
         // Most methods change no session: their answer holds no reference to the shared cache.
         let drop = policy.cacheEffect == .none ? .none : CacheDrop(policy.cacheEffect, token: token, members: members, sessions: sessions)
-        let end = ForwardedAnswer(drop: drop, finish: finish)
-        ForwardedCall(pool: pool, request: request, retrySafe: retrySafe, pinned: pinned, context: context, settings: settings, end: end).start()
+        // Moved, not copied, into the call: a copy retains and then releases the finisher's references.
+        let end = ForwardedAnswer(drop: drop, finish: consume finish)
+        ForwardedCall(pool: pool, request: request, retrySafe: retrySafe, pinned: pinned, context: context, settings: settings, end: consume end).start()
     }
 
     /// A forwarded request's answer: the session cache told, then the answer finished.
