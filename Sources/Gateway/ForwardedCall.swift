@@ -66,8 +66,8 @@ final class ForwardedCall<End: ForwardedCallEnd>: ForwardCompletion, @unchecked 
     func start() {
         // The deadline came from the loop's step clock: so does its now.
         let timeout = min(upstreamTimeoutMilliseconds, max(1, deadlineMilliseconds - EventLoop.nowForCurrentStep))
-        let outOfRotation = pool.addressesOutOfRotation()
-        let skip = pinned != nil ? [] : outOfRotation.isEmpty ? excluded : excluded.union(outOfRotation)
+        // The replicas out of rotation are skipped by the loop's client itself (`setOutOfRotation`).
+        let skip = pinned != nil ? [] : excluded
         upstream.forward(
             method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeout, address: pinned, excluding: skip, to: self)
     }

@@ -50,8 +50,10 @@ public final class ServicePool: @unchecked Sendable {
     private let lock = NSLock()
     private var replicas: [SocketAddress: ReplicaStatus] = [:]
     private var order: [SocketAddress] = []
-    /// Recomputed on every state change so the per-request read is one copy.
+    /// Recomputed on every state change and handed to every loop's client, which skips these
+    /// for a call that names no replica: a forward takes no lock for it.
     private var outOfRotation: Set<SocketAddress> = []
+    private var rotationGeneration: UInt64 = 0
 
     public convenience init(service: String, client: RPCClient, healthTimeoutMilliseconds: Int64, logger: Logger) {
         self.init(service: service, clients: [client], healthTimeoutMilliseconds: healthTimeoutMilliseconds, logger: logger)
@@ -115,7 +117,11 @@ public final class ServicePool: @unchecked Sendable {
 
     private func recomputeRotationLocked() {
         let down = Set(replicas.values.filter { !$0.inRotation }.map(\.address))
-        outOfRotation = down.count >= replicas.count ? [] : down
+        let skipped = down.count >= replicas.count ? [] : down
+        guard skipped != outOfRotation else { return }
+        outOfRotation = skipped
+        rotationGeneration += 1
+        for client in clients { client.setOutOfRotation(skipped, generation: rotationGeneration) }
     }
 
     private func record(probeOf address: SocketAddress, outcome: CallOutcome) {
@@ -163,13 +169,6 @@ public final class ServicePool: @unchecked Sendable {
     }
 
     // MARK: Routing
-
-    /// Addresses to skip for a new call: the ones down, unless that is all of them (then try anyway).
-    public func addressesOutOfRotation() -> Set<SocketAddress> {
-        lock.lock()
-        defer { lock.unlock() }
-        return outOfRotation
-    }
 
     /// A replica to try when the client has none in rotation: one not known to be down first.
     public func fallbackAddress(excluding excluded: Set<SocketAddress>) -> SocketAddress? {

@@ -49,6 +49,11 @@ public final class RPCClient: @unchecked Sendable {
     // Loop-confined state.
     private var targets: [UpstreamTarget] = []
     private var roundRobin = 0
+    /// Replicas the pool above this client took out of rotation (`setOutOfRotation`), skipped by
+    /// a call that names no replica; with the generation that set them. Loop-confined, so a
+    /// forward reads them without taking the pool's lock, which every loop would share.
+    private var outOfRotation: Set<SocketAddress> = []
+    private var rotationGeneration: UInt64 = 0
     private var nextCallID: Int64 = 0
 
     /// `resolved`: the endpoints' addresses when the caller resolved them already (a gateway
@@ -89,6 +94,19 @@ public final class RPCClient: @unchecked Sendable {
 
     /// Addresses resolved elsewhere (Compose scaling added or removed some); an empty list (a
     /// failed lookup) keeps the current ones. Safe from any thread.
+    /// Takes `addresses` out of rotation for calls that name no replica (empty: every replica is
+    /// in). Applied at once on this client's loop and posted to it from any other thread; a
+    /// change older than the one applied (`generation`, increasing) is dropped when it arrives.
+    public func setOutOfRotation(_ addresses: Set<SocketAddress>, generation: UInt64) {
+        guard loop.isInLoopThread else {
+            loop.execute { [self] in setOutOfRotation(addresses, generation: generation) }
+            return
+        }
+        guard generation > rotationGeneration else { return }
+        rotationGeneration = generation
+        outOfRotation = addresses
+    }
+
     public func replaceAddresses(_ resolved: [SocketAddress]) {
         guard !resolved.isEmpty else { return }
         loop.execute { [self] in self.replaceTargets(resolved) }
@@ -215,8 +233,10 @@ public final class RPCClient: @unchecked Sendable {
     private func pickTarget(address: SocketAddress?, excluding: Set<SocketAddress>) -> UpstreamTarget? {
         if let address { return targets.first { $0.address == address } }
         let now = loop.stepMilliseconds
-        // The common case (nothing excluded) builds no list of candidates.
-        let candidates = excluding.isEmpty ? targets : targets.filter { !excluding.contains($0.address) }
+        // The common case (nothing excluded, every replica in rotation) builds no list of candidates.
+        let candidates =
+            excluding.isEmpty && outOfRotation.isEmpty
+            ? targets : targets.filter { !excluding.contains($0.address) && !outOfRotation.contains($0.address) }
         guard !candidates.isEmpty else { return nil }
         for offset in 0..<candidates.count {
             let target = candidates[(roundRobin + offset) % candidates.count]

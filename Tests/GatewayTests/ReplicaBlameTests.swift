@@ -12,6 +12,8 @@ import XCTest
 final class ReplicaBlameTests: XCTestCase {
     private var loopThread: LoopThread!
     private var gateway: GatewayUnderTest?
+    /// The identity replica `startWithTwoAccountsReplicas` started, kept for the test's length.
+    private var identity: FakeService?
 
     override func setUpWithError() throws {
         loopThread = try LoopThread()
@@ -21,6 +23,7 @@ final class ReplicaBlameTests: XCTestCase {
         gateway?.shutdown()
         loopThread?.shutdown()
         gateway = nil
+        identity = nil
         loopThread = nil
     }
 
@@ -60,7 +63,45 @@ final class ReplicaBlameTests: XCTestCase {
     }
 
     func testALostLinkStillMarksTheReplicaDownAndMovesASafeCall() throws {
+        let (started, replicas, client) = try startWithTwoAccountsReplicas()
+        try replicas[0].crash()
+        for _ in 0..<4 {
+            XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_alice"]).result?["replica"], "accounts-b")
+        }
+        XCTAssertEqual(started.gateway.pools["accounts"]?.statuses.map(\.state), [.down, .up])
+    }
+
+    /// A replica taken out of rotation while it still answers gets no call until a probe puts it
+    /// back. Each loop's client holds the rotation (a forward takes no lock for it); a change is
+    /// posted to every loop before the next request that loop reads.
+    func testAReplicaOutOfRotationGetsNoCallWhileItStillAnswersUntilAProbePutsItBack() throws {
+        let (started, replicas, client) = try startWithTwoAccountsReplicas()
+        let pool = try XCTUnwrap(started.gateway.pools["accounts"])
+        let first = try XCTUnwrap(pool.statuses.first { $0.address.port == replicas[0].port }?.address)
+
+        pool.markFailed(first, reason: "test")
+        // One round trip on this connection's loop: the change was queued before it was read.
+        XCTAssertNotNil(try client.call("gateway.ping").result)
+        for _ in 0..<8 {
+            XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_alice"]).result?["replica"], "accounts-b")
+        }
+        XCTAssertEqual(replicas[0].log.count("accounts.balances"), 0, "alive, but out of rotation")
+
+        pool.probe()
+        waitUntil("the probe answered", timeoutSeconds: 10) { pool.statuses.allSatisfy { $0.state == .up } }
+        XCTAssertNotNil(try client.call("gateway.ping").result)
+        var served = Set<String>()
+        for _ in 0..<8 {
+            if let replica = try client.call("accounts.balances", ["session": "lks_alice"]).result?["replica"]?.stringValue { served.insert(replica) }
+        }
+        XCTAssertEqual(served, ["accounts-a", "accounts-b"], "back in rotation, it takes its turn again")
+    }
+
+    /// A gateway over two accounts replicas, both up, probed once at start only (a later probe
+    /// must not be what changes a replica's state), and a client of it.
+    private func startWithTwoAccountsReplicas() throws -> (GatewayUnderTest, [FakeService], TestLineClient) {
         let identity = try FakeService(service: "identity", replicaID: "identity-1", loopThread: loopThread)
+        self.identity = identity
         identity.addSession(token: "lks_alice", sessionID: "s-alice", aal: 2)
         let replicas = try ["accounts-a", "accounts-b"].map { try FakeService(service: "accounts", replicaID: $0, loopThread: loopThread) }
         var settings = GatewaySettings.unlimitedForTests
@@ -69,10 +110,6 @@ final class ReplicaBlameTests: XCTestCase {
         gateway = started
         try started.waitUntilUp("accounts", replicas: 2)
         let client = try started.client()
-        try replicas[0].crash()
-        for _ in 0..<4 {
-            XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_alice"]).result?["replica"], "accounts-b")
-        }
-        XCTAssertEqual(started.gateway.pools["accounts"]?.statuses.map(\.state), [.down, .up])
+        return (started, replicas, client)
     }
 }
