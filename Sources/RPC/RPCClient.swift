@@ -92,8 +92,6 @@ public final class RPCClient: @unchecked Sendable {
     /// Resolves names again (Docker Compose scaling adds and removes addresses). Blocks: call off the loop.
     public func refreshAddresses() { replaceAddresses(Self.resolve(endpoints)) }
 
-    /// Addresses resolved elsewhere (Compose scaling added or removed some); an empty list (a
-    /// failed lookup) keeps the current ones. Safe from any thread.
     /// Takes `addresses` out of rotation for calls that name no replica (empty: every replica is
     /// in). Applied at once on this client's loop and posted to it from any other thread; a
     /// change older than the one applied (`generation`, increasing) is dropped when it arrives.
@@ -107,6 +105,8 @@ public final class RPCClient: @unchecked Sendable {
         outOfRotation = addresses
     }
 
+    /// Addresses resolved elsewhere (Compose scaling added or removed some); an empty list (a
+    /// failed lookup) keeps the current ones. Safe from any thread.
     public func replaceAddresses(_ resolved: [SocketAddress]) {
         guard !resolved.isEmpty else { return }
         loop.execute { [self] in self.replaceTargets(resolved) }
