@@ -13,18 +13,9 @@ extension Array: ByteSink where Element == UInt8 {
     mutating func append(bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
 
     mutating func append(decimal value: UInt64) {
-        // Digits written backwards into 20 bytes on the stack (UInt64.max has 20), then appended
-        // at once: no second pass to count them, no bounds-checked stores into the array.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = value
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
-                magnitude /= 10
-            } while magnitude > 0
-            append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
-        }
+        // Written on the stack by the cursor's own digit writer, then appended at once (UInt64.max
+        // has 20 digits, so it always fits).
+        _ = appendGathered(capacity: 20) { $0.append(decimal: value) }
     }
 }
 

@@ -754,7 +754,7 @@ struct Parser {
     /// The common number, an integer of at most 18 digits (which cannot overflow) with no
     /// fraction or exponent, read in one pass; nil, with nothing read, for the full grammar to
     /// read or refuse (a leading zero, 19 digits or more, a fraction, an exponent, no digit).
-    private mutating func plainInteger() -> Int64? {
+    mutating func plainInteger() -> Int64? {
         var index = position
         let negative = bytes[index] == ASCII.minus
         if negative { index += 1 }

@@ -10,17 +10,8 @@ extension Parser {
     /// skips only the work of matching member names and building the `jsonrpc` string.
     mutating func readResultAnswer() -> (id: Int64, result: Range<Int>)? {
         guard limits.maxDepth >= 1, bytes.count <= limits.maxBytes, expect(Self.answerHead) else { return nil }
-        let digitsStart = position
-        var id: Int64 = 0
-        while position < bytes.count, bytes[position] >= ASCII.zero, bytes[position] <= ASCII.nine {
-            // 18 digits always fit in an Int64; a longer id goes the general way.
-            guard position - digitsStart < 18 else { return nil }
-            id = id * 10 + Int64(bytes[position] - ASCII.zero)
-            position += 1
-        }
-        let digitCount = position - digitsStart
-        // JSON allows no leading zero; a longer or signed id goes the general way.
-        guard digitCount > 0, digitCount == 1 || bytes[digitsStart] != ASCII.zero, expect(Self.resultMember) else { return nil }
+        // A plain integer of at most 18 digits; a longer, signed or fractional id goes the general way.
+        guard position < bytes.count, bytes[position] != ASCII.minus, let id = plainInteger(), expect(Self.resultMember) else { return nil }
         let start = position
         skippedWhitespace = false
         guard (try? skipValue(depth: 1)) != nil, !skippedWhitespace else { return nil }
