@@ -17,6 +17,21 @@ EVP_PKEY *lk_EVP_PKEY_from_ec_public_point(const char *group, const unsigned cha
     return pkey;
 }
 
+EVP_MAC_CTX *lk_hmac_prepare(const char *digest, const unsigned char *key, size_t len) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = mac == NULL ? NULL : EVP_MAC_CTX_new(mac);
+    OSSL_PARAM params[2];
+    EVP_MAC_free(mac);  // the context holds its own reference
+    if (ctx == NULL) return NULL;
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (EVP_MAC_init(ctx, key, len, params) != 1) {
+        EVP_MAC_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 EVP_PKEY *lk_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
 
 void lk_OPENSSL_free(void *addr) { OPENSSL_free(addr); }

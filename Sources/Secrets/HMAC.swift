@@ -38,3 +38,34 @@ public enum HMACAlgorithm: String, Sendable, CaseIterable {
         return tag
     }
 }
+
+/// A key set up once for many tags. OpenSSL's one-shot HMAC() looks the algorithm up and pads
+/// the key again on every call (about 2.8 µs a tag here); this copies the ready state instead
+/// (about 0.6 µs). For a service's own key, used on every code or request; a key that changes
+/// per call (a user's TOTP secret) goes through `HMACAlgorithm.authenticate(_:key:)`.
+/// Thread-safe: after init the ready state is only copied, never changed.
+public final class HMACKey: @unchecked Sendable {
+    public let algorithm: HMACAlgorithm
+    private let ready: OpaquePointer
+
+    public init(_ key: [UInt8], algorithm: HMACAlgorithm = .sha256) {
+        guard let ready = withBytes(key, { lk_hmac_prepare(algorithm.rawValue, $0, $1) }) else {
+            fatalOpenSSL("HMAC \(algorithm.rawValue): could not set the key up")
+        }
+        self.algorithm = algorithm
+        self.ready = ready
+    }
+
+    deinit { EVP_MAC_CTX_free(ready) }
+
+    public func authenticate(_ message: [UInt8]) -> [UInt8] {
+        guard let context = EVP_MAC_CTX_dup(ready) else { fatalOpenSSL("HMAC \(algorithm.rawValue): EVP_MAC_CTX_dup failed") }
+        defer { EVP_MAC_CTX_free(context) }
+        var tag = [UInt8](repeating: 0, count: algorithm.byteCount)
+        var length = 0
+        let updated = withBytes(message) { data, count in EVP_MAC_update(context, data, count) }
+        let finished = tag.withUnsafeMutableBufferPointer { out in EVP_MAC_final(context, out.baseAddress, &length, out.count) }
+        guard updated == 1, finished == 1, length == algorithm.byteCount else { fatalOpenSSL("HMAC \(algorithm.rawValue): HMAC failed") }
+        return tag
+    }
+}

@@ -139,7 +139,7 @@ extension VerificationService {
         var counter: UInt8 = 0
         while true {
             let input = Array("delivery-code\u{0}\(delivery.requestID)\u{0}".utf8) + delivery.codeSeed + [counter]
-            let mac = HMACSHA256.authenticate(input, key: key)
+            let mac = key.authenticate(input)
             for offset in stride(from: 0, to: 32, by: 8) {
                 let value = mac[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 if value < limit {

@@ -77,7 +77,8 @@ public final class VerificationService: Sendable {
     public let deliveryWakeup = DeliveryWakeup()
     /// First messages on their way to a delivery worker without a claim of the worker's own.
     let handOff: DeliveryHandOff
-    let key: [UInt8]
+    /// The server key, set up once: every code, payload and message is hashed under it.
+    let key: HMACKey
 
     public init(
         settings: VerificationSettings, store: VerificationStore, providers: ChannelProviders, key: [UInt8],
@@ -87,7 +88,7 @@ public final class VerificationService: Sendable {
         self.settings = settings
         self.store = store
         self.providers = providers
-        self.key = key
+        self.key = HMACKey(key)
         self.clock = clock
         self.metrics = metrics
         handOff = DeliveryHandOff(capacity: settings.delivery.handOffCapacity)
@@ -508,11 +509,11 @@ public final class VerificationService: Sendable {
     // MARK: Hashes
 
     func codeHash(requestID: String, code: String) -> [UInt8] {
-        HMACSHA256.authenticate(Array("code\u{0}\(requestID)\u{0}\(code)".utf8), key: key)
+        key.authenticate(Array("code\u{0}\(requestID)\u{0}\(code)".utf8))
     }
 
     /// HMAC of the canonical JSON (keys sorted, no whitespace): the same payload always hashes the same.
     func payloadHash(_ payload: JSON) -> [UInt8] {
-        HMACSHA256.authenticate(Array("payload\u{0}".utf8) + payload.encoded(), key: key)
+        key.authenticate(Array("payload\u{0}".utf8) + payload.encoded())
     }
 }

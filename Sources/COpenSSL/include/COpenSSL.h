@@ -25,6 +25,11 @@
 // macro. Returns NULL (error queue set) for points OpenSSL refuses, e.g. off the curve.
 EVP_PKEY *lk_EVP_PKEY_from_ec_public_point(const char *group, const unsigned char *point, size_t len);
 
+// An HMAC context keyed once (OSSL_PARAM keys must be static C strings): `digest` is an OpenSSL
+// digest name ("SHA256"). Each tag then starts from a copy of it (EVP_MAC_CTX_dup) instead of
+// fetching the algorithm and setting the key up again. NULL (error queue set) on failure.
+EVP_MAC_CTX *lk_hmac_prepare(const char *digest, const unsigned char *key, size_t len);
+
 // EVP_EC_gen is a macro over the varargs EVP_PKEY_Q_keygen; generates an EC key on `curve`.
 EVP_PKEY *lk_EVP_EC_gen(const char *curve);
 
