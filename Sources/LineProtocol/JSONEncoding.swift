@@ -36,6 +36,29 @@ extension JSON: LineEncodable {
         }
     }
 
+    /// The object these members make when merged in order into a dictionary (a later member
+    /// wins over an earlier one with its key), encoded exactly as `.object` of it is, without
+    /// building the dictionary: for a line made from a few sources, such as a log line's metadata,
+    /// request id and fields.
+    public static func encodedObject(merging members: [(key: String, value: JSON)]) -> [UInt8] {
+        var order = Array(members.indices)
+        order.sort { members[$0].key == members[$1].key ? $0 < $1 : members[$0].key < members[$1].key }
+        var buffer: [UInt8] = [0x7B]
+        buffer.reserveCapacity(256)
+        var written = 0
+        for (position, index) in order.enumerated() {
+            let (key, value) = members[index]
+            if position + 1 < order.count && members[order[position + 1]].key == key { continue }  // a later one wins
+            if written > 0 { buffer.append(0x2C) }
+            appendString(key, to: &buffer)
+            buffer.append(0x3A)
+            value.write(to: &buffer)
+            written += 1
+        }
+        buffer.append(0x7D)
+        return buffer
+    }
+
     /// Objects up to this many members are written without sorting their keys into an array.
     static let smallObjectCount = 8
 

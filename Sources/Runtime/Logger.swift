@@ -60,13 +60,17 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: StaticString, _ extra: @autoclosure () -> [String: JSON] = [:]) {
         guard level >= minimumLevel else { return }
-        var fields = metadata
-        if let requestID { fields["rpc.request_id"] = .string(requestID.description) }
-        fields.merge(extra()) { _, new in new }
-        fields["level"] = .string(level.name)
-        fields["msg"] = .string(message.description)
-        fields["ts"] = .string(LogTimestamp.format(unixMilliseconds: WallClock.nowMilliseconds()))
-        var line = JSON.object(fields).encoded()
+        // Merged as a list, not a dictionary: a line then copies and rehashes no metadata.
+        let extra = extra()
+        var fields: [(key: String, value: JSON)] = []
+        fields.reserveCapacity(metadata.count + extra.count + 4)
+        fields.append(contentsOf: metadata)
+        if let requestID { fields.append(("rpc.request_id", .string(requestID.description))) }
+        fields.append(contentsOf: extra)
+        fields.append(("level", .string(level.name)))
+        fields.append(("msg", .string(message.description)))
+        fields.append(("ts", .string(LogTimestamp.format(unixMilliseconds: WallClock.nowMilliseconds()))))
+        var line = JSON.encodedObject(merging: fields)
         line.append(UInt8(ascii: "\n"))
         sink.write(line)
     }

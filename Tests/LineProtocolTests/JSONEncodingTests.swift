@@ -64,6 +64,28 @@ final class JSONEncodingTests: XCTestCase {
         }
     }
 
+    /// A log line's members come from several sources and may repeat a key: the list must encode
+    /// byte for byte as the dictionary that merging it in order makes, later members winning.
+    func testAMergedMemberListEncodesAsTheDictionaryItMakes() {
+        XCTAssertEqual(JSON.encodedObject(merging: []), bytes("{}"))
+        XCTAssertEqual(
+            JSON.encodedObject(merging: [("b", 1), ("a", "first"), ("a.b", true), ("a", "second"), ("ab", nil)]),
+            bytes(#"{"a":"second","a.b":true,"ab":null,"b":1}"#))
+        var generator = SeededGenerator(seed: 0x10_6E_11)
+        for iteration in 0..<2_000 {
+            // Few distinct keys, so that many lists repeat some of them, some three times or more.
+            let keys = (0..<Int.random(in: 1...6, using: &generator)).map { _ in randomString(using: &generator) }
+            let members: [(key: String, value: JSON)] = (0..<Int.random(in: 0...16, using: &generator)).map { _ in
+                (keys.randomElement(using: &generator)!, randomJSON(depth: 2, using: &generator))
+            }
+            let merged = Dictionary(members, uniquingKeysWith: { _, later in later })
+            let encoded = JSON.encodedObject(merging: members)
+            guard encoded == JSON.object(merged).encoded() else {
+                return XCTFail("iteration \(iteration): \(members.map { "\($0.key)=\($0.value.text)" }) gave \(String(decoding: encoded, as: UTF8.self))")
+            }
+        }
+    }
+
     private func randomJSON(depth: Int, using generator: inout SeededGenerator) -> JSON {
         let choice = Int.random(in: 0..<(depth < 4 ? 8 : 6), using: &generator)
         switch choice {
