@@ -42,7 +42,8 @@ public final class SQLiteConnection: SQLConnection {
     public var dialect: SQLDialect { .sqlite }
     let db: OpaquePointer
     private var statements: [String: Statement] = [:]
-    /// How many times this connection compiled SQL for `run`/`query` (tests prove the cache works).
+    /// How many times this connection compiled SQL: every `execute`, and each `run`/`query` whose
+    /// text was not cached (tests prove the cache works).
     private(set) var prepareCount = 0
     /// A safety valve against SQL built dynamically: past this many distinct texts, the cache restarts.
     static let statementCacheLimit = 512
@@ -91,6 +92,7 @@ public final class SQLiteConnection: SQLConnection {
 
     /// Runs one or more statements without bindings (migrations, pragmas). Not for values.
     public func execute(_ sql: String) throws(StorageError) {
+        prepareCount += 1
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &message)
         if rc != SQLITE_OK {
