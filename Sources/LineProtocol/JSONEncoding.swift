@@ -42,7 +42,7 @@ extension JSON: LineEncodable {
     /// request id and fields.
     public static func encodedObject(merging members: [(key: String, value: JSON)]) -> [UInt8] {
         var order = Array(members.indices)
-        order.sort { members[$0].key == members[$1].key ? $0 < $1 : members[$0].key < members[$1].key }
+        order.sort { members[$0].key < members[$1].key }  // stable: members sharing a key stay in order
         var buffer: [UInt8] = [0x7B]
         buffer.reserveCapacity(256)
         var written = 0
