@@ -12,3 +12,7 @@ int lk_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *te
 int lk_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
     return sqlite3_bind_blob(stmt, index, bytes ? bytes : &lk_empty, length, SQLITE_TRANSIENT);
 }
+
+int lk_sqlite3_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}

@@ -221,6 +221,7 @@ public final class Database: SQLDatabase, @unchecked Sendable {
 extension SQLiteConnection {
     /// A bare handle for a backup destination (no WAL, no pool).
     static func openPlain(path: String) throws(StorageError) -> OpaquePointer {
+        processConfigured
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {

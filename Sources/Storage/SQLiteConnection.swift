@@ -50,7 +50,16 @@ public final class SQLiteConnection: SQLConnection {
 
     enum Role { case writer, reader }
 
+    /// Set once, before the process's first connection opens: SQLite reads its global
+    /// configuration when it initializes, on the first open. Every open goes through here.
+    static let processConfigured: Void = {
+        // Without statistics (`sqlite3_memory_used`, which nothing here reads), an allocation
+        // inside SQLite takes no process-wide lock: every thread's queries allocate.
+        _ = lk_sqlite3_disable_memory_statistics()
+    }()
+
     init(path: String, role: Role, options: DatabaseOptions) throws(StorageError) {
+        SQLiteConnection.processConfigured
         var handle: OpaquePointer?
         // NOMUTEX: each connection is used by one thread at a time (the Database's locks guarantee it),
         // so SQLite's per-connection mutex would be pure overhead.

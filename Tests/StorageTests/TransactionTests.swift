@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import TestSupport
 import XCTest
@@ -142,6 +143,16 @@ final class TransactionTests: StorageTestCase {
         try db.write { c in try c.run("UPDATE items SET qty = qty + 1 WHERE id = ?", [1]) }
         try db.write { c in try c.run("UPDATE items SET qty = qty + 1 WHERE id = ?", [2]) }
         XCTAssertEqual(db.withWriter { $0.prepareCount }, writerPrepares + 1)
+    }
+
+    /// With memory statistics on, every allocation SQLite makes takes one lock shared by the
+    /// whole process. They are off before the first database opens; `sqlite3_memory_used` then
+    /// reads 0 however much the open connections hold.
+    func testSQLiteKeepsNoMemoryStatisticsOnceADatabaseIsOpen() throws {
+        let db = try open()
+        try db.write { c in try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", ["a", 1]) }
+        XCTAssertEqual(try count(db), 1)
+        XCTAssertEqual(sqlite3_memory_used(), 0)
     }
 
     /// A batch runs each job in a savepoint. Those statements come from the cache like the rest,

@@ -8,4 +8,9 @@
 int lk_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length);
 int lk_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length);
 
+// sqlite3_config is variadic, which Swift cannot call. Turns off SQLite's memory statistics:
+// with them on, every allocation SQLite makes takes one process-wide mutex. Only before SQLite
+// is first used in the process; SQLITE_MISUSE after.
+int lk_sqlite3_disable_memory_statistics(void);
+
 #endif
