@@ -4,8 +4,8 @@ import Foundation
 /// (`synchronous=FULL`) covers a whole batch. Leader/follower, no thread of its own: a caller
 /// that finds no leader becomes it; others queue and sleep on their own semaphore (no
 /// thundering herd). The leader takes up to `maxBatch` queued jobs (its own first), runs them in
-/// one `BEGIN IMMEDIATE` ... `COMMIT`, each inside its own SAVEPOINT (a job that throws is rolled
-/// back alone, the others commit; a job alone in its batch needs none), wakes each member with
+/// one `BEGIN IMMEDIATE` ... `COMMIT` (when one throws: again, each inside its own SAVEPOINT, so
+/// a job that throws is rolled back alone and the others commit), wakes each member with
 /// its result, and hands leadership to the oldest waiting job. A caller returns only after the
 /// transaction holding its job has committed, so an answer always means durable.
 /// `maxBatch == 1` is one transaction per job. A job may be marked not `durable` (see
@@ -33,6 +33,7 @@ public final class GroupCommitter: @unchecked Sendable {
     private var leaderActive = false
     private var batchCount = 0
     private var jobCount = 0
+    private var retriedCount = 0
 
     public init(database: any SQLDatabase, maxBatch: Int) {
         precondition(maxBatch >= 1, "maxBatch must be at least 1")
@@ -80,6 +81,13 @@ public final class GroupCommitter: @unchecked Sendable {
         next?.wake.signal()
     }
 
+    /// Batches run a second time, with a savepoint per job, because one of their jobs threw.
+    public var batchesRetriedWithSavepoints: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return retriedCount
+    }
+
     /// Writes waiting for the running batch to commit (they go in the next one).
     public var queuedJobs: Int {
         lock.lock()
@@ -95,18 +103,40 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     /// Runs one batch; returns the error that sank the whole transaction, if any.
+    /// First with no savepoints: SQLite copies each page a job changes into its savepoint's
+    /// journal, which cost a tenth of a verification start + check. A job rarely throws (a
+    /// refusal is an answer, written like any other), so when one does, the attempt rolls back
+    /// whole and the batch runs again with a savepoint per job, undoing only that job's writes.
+    /// A body may thus run twice: `SQLDatabase` already asks bodies to change nothing outside
+    /// the database (PostgreSQL runs one again after a serialization failure).
     private func run(_ batch: [Job]) -> Error? {
         let durable = batch.contains { $0.durable }
-        if batch.count == 1, let job = batch.first {
-            // Alone in its transaction, a job needs no savepoint: its error rolls back only its
-            // own writes anyway, and SQLite copies no page into a savepoint's journal.
-            do {
-                try database.write(durable: durable) { connection in job.outcome = .success(try job.body(connection)) }
-                return nil
-            } catch {
-                return error
+        do {
+            try database.write(durable: durable) { connection in
+                for job in batch {
+                    do {
+                        job.outcome = .success(try job.body(connection))
+                    } catch {
+                        job.outcome = .failure(error)
+                        // Alone in its transaction, its error is the transaction's.
+                        throw batch.count == 1 ? error : AJobFailed()
+                    }
+                }
             }
+            return nil
+        } catch is AJobFailed {
+            lock.lock()
+            retriedCount += 1
+            lock.unlock()
+            return runWithSavepoints(batch, durable: durable)
+        } catch {
+            return error
         }
+    }
+
+    private struct AJobFailed: Error {}
+
+    private func runWithSavepoints(_ batch: [Job], durable: Bool) -> Error? {
         do {
             try database.write(durable: durable) { connection in
                 // `run`, not `execute`: cached statements, not SQL parsed again for every job.

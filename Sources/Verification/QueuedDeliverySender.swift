@@ -167,13 +167,13 @@ extension VerificationService {
             ])
         }
         do {
-            try store.write(durable: false) { [self] tx in
-                if let failure {
-                    try recordFailure(tx, delivery, failure)
-                } else {
-                    try recordSent(tx, delivery, codeHash: codeHash(requestID: delivery.requestID, code: code))
-                }
+            // The metric after the commit: a transaction's body may run twice.
+            let failureMetric = try store.write(durable: false) { [self] tx -> String? in
+                if let failure { return try recordFailure(tx, delivery, failure) }
+                try recordSent(tx, delivery, codeHash: codeHash(requestID: delivery.requestID, code: code))
+                return nil
             }
+            if let failureMetric { metrics?.increment(failureMetric) }
         } catch {
             // The row stays `sending`: the next start sends it again under the same key.
             logger.error("delivery outcome not stored", ["error": .string(String(describing: error))])
@@ -197,19 +197,19 @@ extension VerificationService {
     }
 
     /// Transient: back to the queue after the back-off. Permanent or out of tries: given up; a
-    /// failed first message fails the request (nothing else carries a code yet).
-    private func recordFailure(_ tx: VerificationTransaction, _ delivery: QueuedDelivery, _ failure: DeliveryError) throws {
+    /// failed first message fails the request (nothing else carries a code yet). Returns the
+    /// metric to count once the transaction has committed.
+    private func recordFailure(_ tx: VerificationTransaction, _ delivery: QueuedDelivery, _ failure: DeliveryError) throws -> String {
         let at = clock.nowMilliseconds()
         let channel = delivery.channel.rawValue
         if !failure.permanent && delivery.attempts < settings.delivery.maxAttempts {
             try tx.retryDelivery(id: delivery.id, at: at + settings.delivery.backoffMilliseconds(afterAttempt: delivery.attempts))
             try tx.addEvent(requestID: delivery.requestID, RequestEvent(at: at, kind: "delivery_retry", channel: channel, detail: failure.description))
-            metrics?.increment("delivery.\(channel).retried")
-            return
+            return "delivery.\(channel).retried"
         }
         try tx.removeDelivery(id: delivery.id)
-        metrics?.increment("delivery.\(channel).failed")
-        guard var stored = try tx.request(id: delivery.requestID) else { return }
+        let metric = "delivery.\(channel).failed"
+        guard var stored = try tx.request(id: delivery.requestID) else { return metric }
         try tx.addEvent(requestID: stored.id, RequestEvent(at: at, kind: "delivery_failed", channel: channel, detail: failure.description))
         if delivery.step == 0, stored.status == .pending, stored.step == 0 {
             stored.status = .failed
@@ -217,6 +217,7 @@ extension VerificationService {
             stored.finishedAt = at
             try tx.update(stored)
         }
+        return metric
     }
 
     /// The words of one message (never logged: it holds the code).

@@ -155,49 +155,6 @@ final class TransactionTests: StorageTestCase {
         XCTAssertEqual(sqlite3_memory_used(), 0)
     }
 
-    /// A batch runs each job in a savepoint. Those statements come from the cache like the rest,
-    /// so once the writer has run one batch, the next compiles no SQL at all.
-    func testGroupedJobsTakeTheirSavepointStatementsFromTheCache() throws {
-        let db = try open()
-        let committer = GroupCommitter(database: db, maxBatch: 16)
-        func insertInOneBatch(_ numbers: ClosedRange<Int>) {
-            let leaderInside = Blocker()
-            let writers = DispatchGroup()
-            // A thread each (not GCD's pool, which adds threads slowly while they block). The
-            // first job holds its transaction open until the others have queued behind it.
-            func onItsOwnThread(_ body: @escaping @Sendable () -> Void) {
-                writers.enter()
-                Thread.detachNewThread {
-                    body()
-                    writers.leave()
-                }
-            }
-            onItsOwnThread {
-                _ = try? committer.write { c in
-                    leaderInside.hold()
-                    return try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", [.text("n\(numbers.lowerBound)"), SQLValue(numbers.lowerBound)])
-                }
-            }
-            XCTAssertTrue(leaderInside.waitUntilHeld())
-            for number in numbers.dropFirst() {
-                onItsOwnThread {
-                    _ = try? committer.write { c in try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", [.text("n\(number)"), SQLValue(number)]) }
-                }
-            }
-            XCTAssertTrue(eventually { committer.queuedJobs == numbers.count - 1 })
-            leaderInside.release()
-            writers.wait()
-        }
-        insertInOneBatch(1...8)
-        let compiled = db.withWriter { $0.prepareCount }
-        insertInOneBatch(11...18)
-        XCTAssertEqual(db.withWriter { $0.prepareCount }, compiled, "the second batch compiled SQL")
-        // Each call: the leader alone, then the seven queued behind it in one batch.
-        XCTAssertEqual(committer.statistics.batches, 4)
-        XCTAssertEqual(committer.statistics.jobs, 16)
-        XCTAssertEqual(try count(db), 16)
-    }
-
     /// A cached statement keeps its column names from one query to the next, and learns new ones
     /// when a schema change makes SQLite recompile it: here a column renamed under a `SELECT *`.
     func testACachedStatementReadsColumnNamesAnewAfterTheSchemaChanges() throws {
