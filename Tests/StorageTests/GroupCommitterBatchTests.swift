@@ -16,12 +16,7 @@ final class GroupCommitterBatchTests: StorageTestCase {
         let db = try open()
         let committer = GroupCommitter(database: db, maxBatch: 16)
         let runs = (0..<7).map { _ in Counter() }
-        let results = runAsOneBatch(committer, queued: (0..<7).map { index in
-            { c in
-                runs[index].add()
-                return try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", [.text("q\(index)"), SQLValue(index)])
-            }
-        })
+        let results = runAsOneBatch(committer, queued: sevenInserts(counting: runs, throwingAt: nil))
         XCTAssertEqual(results, Array(repeating: "1", count: 7))
         XCTAssertEqual(runs.map(\.value), Array(repeating: 1, count: 7))
         XCTAssertEqual(committer.batchesRetriedWithSavepoints, 0)
@@ -32,14 +27,7 @@ final class GroupCommitterBatchTests: StorageTestCase {
         let db = try open()
         let committer = GroupCommitter(database: db, maxBatch: 16)
         let runs = (0..<7).map { _ in Counter() }
-        let results = runAsOneBatch(committer, queued: (0..<7).map { index in
-            { c in
-                runs[index].add()
-                let changed = try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", [.text("q\(index)"), SQLValue(index)])
-                if index == 3 { throw Refused() }
-                return changed
-            }
-        })
+        let results = runAsOneBatch(committer, queued: sevenInserts(counting: runs, throwingAt: 3))
         XCTAssertEqual(results, ["1", "1", "1", "Refused()", "1", "1", "1"])
         // The first attempt ran every body up to the one that threw; the second ran them all.
         XCTAssertEqual(runs.map(\.value), [2, 2, 2, 2, 1, 1, 1])
@@ -69,6 +57,19 @@ final class GroupCommitterBatchTests: StorageTestCase {
         XCTAssertEqual(db.withWriter { $0.prepareCount }, compiled, "the second batch compiled SQL")
         XCTAssertEqual(committer.batchesRetriedWithSavepoints, 2)
         XCTAssertEqual(try count(db), 14)
+    }
+
+    /// Seven jobs, each inserting `q<index>` and counting its runs; the one at `throwingAt`
+    /// throws after its insert.
+    private func sevenInserts(counting runs: [Counter], throwingAt failing: Int?) -> [Body] {
+        (0..<7).map { index in
+            { c in
+                runs[index].add()
+                let changed = try c.run("INSERT INTO items (name, qty) VALUES (?, ?)", [.text("q\(index)"), SQLValue(index)])
+                if index == failing { throw Refused() }
+                return changed
+            }
+        }
     }
 
     /// Runs a leader's job alone, holding its transaction open until every job of `queued` waits
