@@ -110,7 +110,7 @@ extension IdentityService {
         guard issued.userID == userID, issued.deviceID == deviceID else { throw IdentityError.invalidChallenge(detail: "foreign") }
         guard issued.usedAt == nil else { throw IdentityError.invalidChallenge(detail: "used") }
         guard issued.expiresAt > now else { throw IdentityError.invalidChallenge(detail: "expired") }
-        let valid = (try? P256PublicKey(x963: key.publicKey))?.isValidSignature(der: der, for: challengeBytes) ?? false
+        let valid = (try? parsedKeys.key(x963: key.publicKey))?.isValidSignature(der: der, for: challengeBytes) ?? false
         guard valid else {
             try store.record([event(userID, "factor.failed", "device_key", device: deviceID, caller, now)])
             throw IdentityError.invalidCredentials("the signature does not verify with this device's key")

@@ -51,6 +51,8 @@ public final class IdentityService: Sendable {
     static let passwordChecksCounter = "identity.password_checks"
     /// E-mails about account changes (a recovery code used), sent after the change commits.
     let notices: UserNotices
+    /// Device keys as OpenSSL holds them, parsed once per key.
+    let parsedKeys = ParsedKeyCache()
 
     public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
 

@@ -27,7 +27,7 @@ extension IdentityService {
             throw IdentityError.invalidField("signature", "signature must be a DER ECDSA signature, base64")
         }
         let now = clock.now()
-        let valid = (try? P256PublicKey(x963: key.publicKey))?.isValidSignature(der: der, for: bytes) ?? false
+        let valid = (try? parsedKeys.key(x963: key.publicKey))?.isValidSignature(der: der, for: bytes) ?? false
         guard valid else {
             try store.record([event(userID, "factor.failed", "device_key", device: deviceID, caller, now)])
             throw IdentityError.invalidCredentials("the signature does not verify with this device's key")

@@ -16,9 +16,10 @@ final class KeyConfirmationTests: IdentityTestCase {
         try registerUser()
     }
 
-    private func enroll(_ protection: String = "biometry") throws -> String {
+    private func enroll(_ protection: String = "biometry", from device: FakeiPhone? = nil) throws -> String {
         let session = try elevatedLogin()
-        return try service.enrollKey(token: session.session, deviceID: phone.deviceID, publicKey: phone.publicKeyBase64, protection: protection, caller: caller)
+        let device = device ?? phone
+        return try service.enrollKey(token: session.session, deviceID: device.deviceID, publicKey: device.publicKeyBase64, protection: protection, caller: caller)
     }
 
     private func verify(_ signature: [UInt8], message: [UInt8]? = nil, device: String = "iphone-1") throws -> String {
@@ -43,5 +44,41 @@ final class KeyConfirmationTests: IdentityTestCase {
         XCTAssertEqual(refused?.data?["detail"], "not_biometry")
         try service.revokeKey(token: try elevatedLogin().session, keyID: keyID, caller: caller)
         XCTAssertEqual(assertReason("not_found") { try verify(phone.key.signature(for: bytes)) }?.data?["detail"], "key_revoked")
+    }
+
+    /// Parsing a point costs as much as checking a signature: a device's key is parsed once,
+    /// whatever its signatures say.
+    func testADeviceKeyIsParsedOnceHoweverManySignaturesItChecks() throws {
+        let keyID = try enroll()
+        for _ in 0..<3 { XCTAssertEqual(try verify(phone.key.signature(for: bytes)), keyID) }
+        assertReason("invalid_credentials") { try verify(P256PrivateKey().signature(for: bytes)) }
+        XCTAssertEqual(service.parsedKeys.statistics.parsed, 1)
+    }
+
+    /// The parsed key is only a faster way to use the bytes the database holds: a revoked key
+    /// stops confirming at once, and the device's next key is checked as itself.
+    func testACachedKeyStopsConfirmingOnceRevokedAndTheDevicesNextKeyIsItsOwn() throws {
+        let first = try enroll()
+        XCTAssertEqual(try verify(phone.key.signature(for: bytes)), first)
+        try service.revokeKey(token: try elevatedLogin().session, keyID: first, caller: caller)
+        XCTAssertEqual(assertReason("not_found") { try verify(phone.key.signature(for: bytes)) }?.data?["detail"], "key_revoked")
+        let samePhoneNewKey = FakeiPhone(deviceID: phone.deviceID)
+        let second = try enroll(from: samePhoneNewKey)
+        assertReason("invalid_credentials") { try verify(phone.key.signature(for: bytes)) }
+        XCTAssertEqual(try verify(samePhoneNewKey.key.signature(for: bytes)), second)
+        XCTAssertEqual(service.parsedKeys.statistics.parsed, 2)
+    }
+
+    func testTheCacheHoldsAtMostItsCapacityAndKeepsNoRefusedPoint() throws {
+        let cache = ParsedKeyCache(capacity: 2)
+        let points = (0..<3).map { _ in P256PrivateKey().publicKey.x963 }
+        for point in points + points.prefix(1) { XCTAssertEqual(try cache.key(x963: point).x963, point) }
+        XCTAssertEqual(cache.statistics.held, 2)
+        XCTAssertEqual(cache.statistics.parsed, 4, "the first point came back after the cache started over")
+        var offCurve = points[0]
+        offCurve[64] ^= 1
+        XCTAssertThrowsError(try cache.key(x963: offCurve))
+        XCTAssertEqual(cache.statistics.parsed, 4)
+        XCTAssertEqual(cache.statistics.held, 2)
     }
 }
