@@ -66,10 +66,10 @@ final class ForwardedCall<End: ForwardedCallEnd>: ForwardCompletion, @unchecked 
     func start() {
         // The deadline came from the loop's step clock: so does its now.
         let timeout = min(upstreamTimeoutMilliseconds, max(1, deadlineMilliseconds - EventLoop.nowForCurrentStep))
-        // The replicas out of rotation are skipped by the loop's client itself (`setOutOfRotation`).
-        let skip = pinned != nil ? [] : excluded
+        // The loop's client itself skips the replicas out of rotation (`setOutOfRotation`), and
+        // ignores `excluding` for a pinned call.
         upstream.forward(
-            method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeout, address: pinned, excluding: skip, to: self)
+            method, params: params, client: client, requestID: requestID, timeoutMilliseconds: timeout, address: pinned, excluding: excluded, to: self)
     }
 
     func forwardEnded(_ outcome: ForwardOutcome) { received(outcome) }

@@ -81,8 +81,9 @@ public final class SQLiteConnection: SQLConnection {
                 throw StorageError.misuse("could not enable WAL journal mode (got \(mode?.typeName ?? "nothing"))")
             }
             try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
-            // Savepoints (one per job of a group commit) keep the pages they change in a
-            // sub-journal; in memory, not in a temporary file written page by page.
+            // Savepoints (one per job when a group commit runs a batch again after a job threw)
+            // keep the pages they change in a sub-journal; in memory, not in a temporary file
+            // written page by page.
             try execute("PRAGMA temp_store = MEMORY")
         case .reader:
             // Readers refuse writes: a write through `read` fails with .readOnly instead of

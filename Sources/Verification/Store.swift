@@ -105,7 +105,7 @@ extension VerificationStore {
 public final class SQLVerificationStore: VerificationStore, @unchecked Sendable {
     public let database: any SQLDatabase
     /// SQLite: concurrent writes (starts, checks, delivery claims) share one transaction and one
-    /// fsync, each in its own savepoint, each answered only once committed. One transaction a
+    /// fsync (one that throws is undone alone), each answered only once committed. One transaction a
     /// write on PostgreSQL, whose server already groups concurrent commits.
     private let writer: any SQLWriter
 
