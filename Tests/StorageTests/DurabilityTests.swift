@@ -108,4 +108,14 @@ final class DurabilityTests: StorageTestCase {
         XCTAssertTrue(rate.isFinite)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sqlite") }, [])
     }
+
+    /// The probe times commits on a log that is already full size, as a running service's is:
+    /// a fresh file's first commits each extend the log and ran at half the steady rate.
+    func testCommitProbeTimesCommitsOnceTheLogHasReachedItsCheckpointSize() throws {
+        let probe = try CommitProbe.measure(directory: directory, count: 10, synchronous: .normal)
+        // SQLite's defaults: a checkpoint every 1,000 pages of 4,096 bytes, a frame per page.
+        XCTAssertGreaterThanOrEqual(probe.walBytesWhenTimed, 1_000 * (4_096 + 24))
+        XCTAssertGreaterThan(probe.commitsPerSecond, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [])
+    }
 }
