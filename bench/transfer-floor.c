@@ -11,7 +11,9 @@
 // skeleton's transfers per second at CONNECTIONS clients, as `latchkey bench transfer` does.
 // Knobs (environment, 0 turns off): GATEWAY (clients call accounts directly), IDENTITY and
 // VERIFICATION (accounts does their work itself, in its own database), GROUP (0: every
-// durable commit waits for its own fsync, synchronous=FULL), NOSYNC=1 (no commit waits for the disk).
+// durable commit waits for its own fsync, synchronous=FULL), NOSYNC=1 (no commit waits for the
+// disk), ATTACH (0: accounts writes the transfer once, after the code started), OUTCOME (0: the
+// delivery records nothing after the send; not safe, a map of what a transaction costs).
 // Usage: bench/transfer-floor.sh [SECONDS] [CONNECTIONS]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -138,7 +140,7 @@ static void serve(int port, handler_t h, const char *db, int up0, int up1) {
 static void identity(sqlite3 *db, int *up, msg_t *m) {
     (void)up; run(db, "BEGIN", 0, 0); run(db, "SELECT user_id FROM sessions WHERE token = ?1", m->a % 100, 0); run(db, "COMMIT", 0, 0);
 }
-static int use_identity = 1, use_verification = 1, use_gateway = 1;
+static int use_identity = 1, use_verification = 1, use_gateway = 1, use_attach = 1, use_outcome = 1;
 // verification: start (durable; its message handed to a delivery thread, which sends and then
 // records the outcome without waiting for the disk) and check (durable).
 static pthread_mutex_t dq = PTHREAD_MUTEX_INITIALIZER; static pthread_cond_t dqc = PTHREAD_COND_INITIALIZER;
@@ -161,7 +163,8 @@ static void *delivery(void *arg) {
         pthread_mutex_lock(&dq); while (dq_head == dq_tail) pthread_cond_wait(&dqc, &dq);
         int64_t id = dq_items[dq_head++ % 4096]; pthread_mutex_unlock(&dq);
         FILE *f = fopen(path, "a"); fprintf(f, "%lld 123456\n", (long long)id); fclose(f);
-        msg_t m = {.a = id}; txn(db, 0, v_outcome, &m);
+        msg_t m = {.a = id};
+        if (use_outcome) txn(db, 0, v_outcome, &m);
     }
     return 0;
 }
@@ -175,6 +178,7 @@ static void verification(sqlite3 *db, int *up, msg_t *m) {
     } else txn(db, 1, v_check, m);
 }
 // accounts: reserve (not durable), start the code, attach (durable); confirm: read, check, book.
+// ATTACH=0: the code is started first and the transfer written once, with it (durable).
 static void a_reserve(sqlite3 *db, msg_t *m) { run(db, "INSERT INTO transfers (id, user_id, key, state) VALUES (?1, ?2, ?1, 'pending')", m->a, m->a % 100); }
 static void a_attach(sqlite3 *db, msg_t *m) { run(db, "UPDATE transfers SET request_id = ?1 WHERE id = ?1", m->a, 0); }
 static void a_complete(sqlite3 *db, msg_t *m) {
@@ -195,9 +199,14 @@ static void verify(sqlite3 *db, int *up, msg_t *m, int op) {
 static void accounts(sqlite3 *db, int *up, msg_t *m) {
     if (m->op == OP_TRANSFER) {
         introspect(db, up, m);
-        txn(db, 0, a_reserve, m);
-        verify(db, up, m, OP_START);
-        txn(db, 1, a_attach, m);
+        if (use_attach) {
+            txn(db, 0, a_reserve, m);
+            verify(db, up, m, OP_START);
+            txn(db, 1, a_attach, m);
+        } else {
+            verify(db, up, m, OP_START);
+            txn(db, 1, a_reserve, m);
+        }
     } else {
         run(db, "BEGIN", 0, 0); run(db, "SELECT state FROM transfers WHERE id = ?1", m->a, 0); run(db, "COMMIT", 0, 0);
         introspect(db, up, m);
@@ -262,6 +271,8 @@ int main(int argc, char **argv) {
     use_gateway = getenv("GATEWAY") ? atoi(getenv("GATEWAY")) : 1;
     use_identity = getenv("IDENTITY") ? atoi(getenv("IDENTITY")) : 1;
     use_verification = getenv("VERIFICATION") ? atoi(getenv("VERIFICATION")) : 1;
+    use_attach = getenv("ATTACH") ? atoi(getenv("ATTACH")) : 1;
+    use_outcome = getenv("OUTCOME") ? atoi(getenv("OUTCOME")) : 1;
     if (!(kids[1] = fork())) { open_wal("verification"); pthread_t t; pthread_create(&t, 0, delivery, 0); serve(vf, verification, "verification", 0, 0); }
     if (!(kids[2] = fork())) {
         open_wal("accounts");

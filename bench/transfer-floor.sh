@@ -11,10 +11,10 @@ connections="${2:-8}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -Wall -Wextra -o "$work/floor" transfer-floor.c -lsqlite3 -lpthread
-for variant in "as the flow is:" "no gateway:GATEWAY=0" "one process:GATEWAY=0 IDENTITY=0 VERIFICATION=0" "no fsync at all:NOSYNC=1"; do
+for variant in "as the flow is:" "no gateway:GATEWAY=0" "one process:GATEWAY=0 IDENTITY=0 VERIFICATION=0" "no attach:ATTACH=0" "5 transactions:ATTACH=0 OUTCOME=0" "no fsync at all:NOSYNC=1"; do
   name="${variant%%:*}"
   settings="${variant#*:}"
   rm -rf "$work/data" && mkdir "$work/data"
-  printf '%-16s ' "$name"
+  printf "%-16s " "$name"
   env $settings "$work/floor" "$work/data" "$seconds" "$connections"
 done
