@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The confirmed transfer's floor on this machine: bench/transfer-floor.c (its header says what it
 # keeps and what it leaves out), built here and run on a scratch directory, once as the flow is
-# and once per structural change (a hop fewer, one process, no fsync at all). Compare with
+# and once per structural change (no gateway, one process, the transfer written once, five
+# transactions, no fsync at all). Compare with
 # `latchkey bench transfer` run alternately in the same session.
 # Usage: bench/transfer-floor.sh [SECONDS] [CONNECTIONS]   (default 4 8). Needs gcc and libsqlite3-dev.
 set -euo pipefail

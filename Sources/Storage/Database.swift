@@ -241,8 +241,8 @@ public enum CommitProbe {
         public let walBytesWhenTimed: Int64
     }
 
-    /// Commits `count` single-row INSERT transactions to a fresh temporary database in `directory`
-    /// and returns commits per second. The file is removed afterwards.
+    /// Commits `count` single-row INSERT transactions to a temporary database in `directory`, once
+    /// it is warm (`measure`), and returns commits per second. The file is removed afterwards.
     public static func commitsPerSecond(directory: String, count: Int, synchronous: Synchronous) throws -> Double {
         try measure(directory: directory, count: count, synchronous: synchronous).commitsPerSecond
     }
