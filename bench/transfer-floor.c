@@ -230,6 +230,7 @@ static void *client(void *arg) {
 }
 // Single-row commits, synchronous=FULL, timed once the WAL has reached its checkpoint size (as
 // `latchkey bench`'s probe: a fresh file's commits each extend the log and run at half the rate).
+static int knob(const char *name, int fallback) { const char *v = getenv(name); return v ? atoi(v) : fallback; }
 static double bare(double seconds) {
     sqlite3 *db = opendb("bare"); exec(db, "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v INTEGER)");
     char wal[512]; snprintf(wal, sizeof wal, "%s/bare.db-wal", dir);
@@ -271,17 +272,18 @@ int main(int argc, char **argv) {
     dir = argv[1]; double seconds = atof(argv[2]); int connections = argc > 3 ? atoi(argv[3]) : 8;
     if (connections < 1 || connections > 256) { fprintf(stderr, "CONNECTIONS must be 1-256\n"); return 2; }
     base_port = 30000 + getpid() % 20000;
+    // Read before the first fork, so every process sees the same variant.
+    group = knob("GROUP", 1);
+    no_sync = knob("NOSYNC", 0);
+    use_gateway = knob("GATEWAY", 1);
+    use_identity = knob("IDENTITY", 1);
+    use_verification = knob("VERIFICATION", 1);
+    use_attach = knob("ATTACH", 1);
+    use_outcome = knob("OUTCOME", 1);
     schema();
     pid_t kids[4];
     int gw = base_port, ac = base_port + 1, id = base_port + 2, vf = base_port + 3;
     if (!(kids[0] = fork())) { serve(id, identity, "identity", 0, 0); }
-    group = getenv("GROUP") ? atoi(getenv("GROUP")) : 1;
-    no_sync = getenv("NOSYNC") ? atoi(getenv("NOSYNC")) : 0;
-    use_gateway = getenv("GATEWAY") ? atoi(getenv("GATEWAY")) : 1;
-    use_identity = getenv("IDENTITY") ? atoi(getenv("IDENTITY")) : 1;
-    use_verification = getenv("VERIFICATION") ? atoi(getenv("VERIFICATION")) : 1;
-    use_attach = getenv("ATTACH") ? atoi(getenv("ATTACH")) : 1;
-    use_outcome = getenv("OUTCOME") ? atoi(getenv("OUTCOME")) : 1;
     if (!(kids[1] = fork())) { open_wal("verification"); pthread_t t; pthread_create(&t, 0, delivery, 0); serve(vf, verification, "verification", 0, 0); }
     if (!(kids[2] = fork())) {
         open_wal("accounts");
