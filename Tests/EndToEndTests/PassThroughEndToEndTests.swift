@@ -32,6 +32,8 @@ final class PassThroughEndToEndTests: XCTestCase {
             arguments: [
                 "--identity", address, "--verification", address, "--accounts", address, "--reset", address,
                 "--upstream-timeout-ms", "60000", "--request-timeout-ms", "60000", "--rate-limits", "ping=0:1,default=0:1",
+                // No HTTP door: its default port is fixed, and tests run in parallel would share it.
+                "--http-listen", "off",
             ] + extra, directory: directory)
         gateway = launched
         return launched
