@@ -257,6 +257,15 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertEqual(probes.first?["after_per_second"], probes.last?["before_per_second"], "the probe between the rows serves both")
     }
 
+    /// A verify pair commits twice with synchronous=FULL, like a transfer: its row is held to the
+    /// bare commit rate probed right before and right after it, not to `verification.ping`.
+    func testBenchVerifyHoldsItsRowToTheCommitRateMeasuredOnBothSidesOfIt() throws {
+        let bench = try ToolRun.start(
+            ["bench", "verify", "--connections", "1", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-verify-commit")
+        XCTAssertEqual(bench.wait(), 0, bench.output)
+        try assertHeldToBothSides(bench.output, reference: ("ceiling", "sqlite commit"), row: "verify start+check", label: "commit")
+    }
+
     /// In `--json` output: the row named `row…` is held, under `label`, to the mean of the rates
     /// before and after on the nearest reference line above it (`kind` named `name…`).
     private func assertHeldToBothSides(
