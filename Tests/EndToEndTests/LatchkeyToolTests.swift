@@ -258,12 +258,18 @@ final class LatchkeyToolTests: XCTestCase {
     }
 
     /// A verify pair commits twice with synchronous=FULL, like a transfer: its row is held to the
-    /// bare commit rate probed right before and right after it, not to `verification.ping`.
+    /// bare commit rate probed right before and right after it, not to `verification.ping`. Two
+    /// connections wait for their codes at once, and each gets its own (the outbox reader wakes
+    /// only the thread whose code arrived).
     func testBenchVerifyHoldsItsRowToTheCommitRateMeasuredOnBothSidesOfIt() throws {
         let bench = try ToolRun.start(
-            ["bench", "verify", "--connections", "1", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-verify-commit")
+            ["bench", "verify", "--connections", "2", "--seconds", "1", "--json", "true"], directory: directory, label: "bench-verify-commit")
         XCTAssertEqual(bench.wait(), 0, bench.output)
         try assertHeldToBothSides(bench.output, reference: ("ceiling", "sqlite commit"), row: "verify start+check", label: "commit")
+        let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        let row = try XCTUnwrap(lines.first { $0["scenario"]?.stringValue?.hasPrefix("verify start+check") == true }, bench.output)
+        XCTAssertGreaterThan(try XCTUnwrap(number(row["operations"]), bench.output), 0, bench.output)
+        XCTAssertEqual(try XCTUnwrap(number(row["errors"]), bench.output), 0, bench.output)
     }
 
     /// In `--json` output: the row named `row…` is held, under `label`, to the mean of the rates

@@ -7,17 +7,20 @@ import Platform
 ///
 /// The bench shares the machine's cores with the stack it measures, so reading must cost next
 /// to nothing: one follower thread sleeps in `poll` on an inotify watch of the file and reads
-/// only what was appended since its last pass; a bench thread waiting for a code sleeps on a
-/// condition until the follower has seen it (no polling of the file by every thread). A code
-/// is forgotten once taken, so the cost per code stays flat however long the run.
+/// only what was appended since its last pass; a bench thread waiting for a code sleeps until
+/// the follower has seen that code, and only its own code wakes it (no polling of the file by
+/// every thread, no wake-up of every waiting thread for each message). A code is forgotten
+/// once taken, so the cost per code stays flat however long the run.
 final class OutboxReader: @unchecked Sendable {
     /// How often the follower looks at `stopping` while no message comes.
     private static let stopCheckMilliseconds: Int32 = 100
 
     private let path: String
-    private let condition = NSCondition()
-    // Guarded by `condition`.
+    private let lock = NSLock()
+    // Guarded by `lock`.
     private var codes: [String: String] = [:]
+    /// The bench threads waiting for a code, by request id.
+    private var waiters: [String: DispatchSemaphore] = [:]
     private var stopping = false
     private var failure: String?
     // The follower's own.
@@ -43,9 +46,9 @@ final class OutboxReader: @unchecked Sendable {
 
     /// Stops the follower and joins it. Call once, after the last `code(for:)`.
     func stop() {
-        condition.lock()
+        lock.lock()
         stopping = true
-        condition.unlock()
+        lock.unlock()
         follower?.join()
         follower = nil
         try? handle?.close()
@@ -53,16 +56,24 @@ final class OutboxReader: @unchecked Sendable {
 
     /// The code sent for `requestID`, waiting for the message up to `timeoutSeconds`.
     func code(for requestID: String, timeoutSeconds: Double = 5) throws -> String {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let code = codes.removeValue(forKey: requestID) { return code }
-            if let failure { throw OutboxError(message: failure) }
-            guard condition.wait(until: deadline) || codes[requestID] != nil else {
-                throw OutboxError(message: "no message for \(requestID) in the outbox")
-            }
+        lock.lock()
+        if let code = codes.removeValue(forKey: requestID) {
+            lock.unlock()
+            return code
         }
+        if let failure {
+            lock.unlock()
+            throw OutboxError(message: failure)
+        }
+        let arrived = DispatchSemaphore(value: 0)
+        waiters[requestID] = arrived
+        lock.unlock()
+        _ = arrived.wait(timeout: .now() + timeoutSeconds)
+        lock.lock()
+        defer { lock.unlock() }
+        waiters[requestID] = nil
+        if let code = codes.removeValue(forKey: requestID) { return code }
+        throw OutboxError(message: failure ?? "no message for \(requestID) in the outbox")
     }
 
     /// The follower: a pass over what was appended, then sleep until the file changes again.
@@ -72,9 +83,9 @@ final class OutboxReader: @unchecked Sendable {
         var events = [UInt8](repeating: 0, count: 4096)
         while true {
             readNewLines()
-            condition.lock()
+            lock.lock()
             let stop = stopping
-            condition.unlock()
+            lock.unlock()
             if stop { return }
             var descriptor = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, Self.stopCheckMilliseconds)
@@ -105,17 +116,19 @@ final class OutboxReader: @unchecked Sendable {
         }
         partial.removeFirst(start)
         guard !found.isEmpty else { return }
-        condition.lock()
-        for (requestID, code) in found { codes[requestID] = code }
-        condition.broadcast()
-        condition.unlock()
+        lock.lock()
+        for (requestID, code) in found {
+            codes[requestID] = code
+            waiters[requestID]?.signal()
+        }
+        lock.unlock()
     }
 
     private func fail(_ message: String) {
-        condition.lock()
+        lock.lock()
         failure = message
-        condition.broadcast()
-        condition.unlock()
+        for waiter in waiters.values { waiter.signal() }
+        lock.unlock()
     }
 
     /// The first run of 4 to 10 digits: the code (amounts like "50.00" come after it).
