@@ -136,7 +136,7 @@ public final class Stack: @unchecked Sendable {
         }
         let arguments = ["--listen", "\(options.host):\(port)"]
         let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
-        let logStartOffset = Self.fileSize(logPath)
+        let logStartOffset = fileSize(atPath: logPath)
         let process = try spawn(
             service: service, arguments: arguments, environment: environment, logPath: logPath,
             fileSizeLimitKilobytes: options.fileSizeLimitKilobytes[service])
@@ -259,7 +259,7 @@ public final class Stack: @unchecked Sendable {
         let member = member(service, replica: replica)
         precondition(!member.process.isRunning, "restart of a running \(service)")
         // Only what this start writes counts: a fast child may log `listening` before we look.
-        let offset = Self.fileSize(member.logPath)
+        let offset = fileSize(atPath: member.logPath)
         let process = try spawn(
             service: service, arguments: member.arguments, environment: member.environment, logPath: member.logPath,
             fileSizeLimitKilobytes: fileSizeLimitKilobytes)
@@ -301,11 +301,6 @@ public final class Stack: @unchecked Sendable {
             bytes += chunk[0..<count]
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    public static func fileSize(_ path: String) -> Int {
-        var status = stat()
-        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// The directory holding the executables next to the running binary (or test bundle).

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Platform
 
 public enum Synchronous: String, Sendable {
     /// WAL + NORMAL: durable against application crashes, may lose the last commits on power loss.
@@ -266,21 +267,16 @@ public enum CommitProbe {
             return pages * (pageSize + 24)  // each frame: a 24-byte header and the page
         }
         var warmUp = 0
-        while fileSize(path + "-wal") < fullLog && warmUp < 100_000 {
+        while fileSize(atPath: path + "-wal") < fullLog && warmUp < 100_000 {
             try commit(warmUp)
             warmUp += 1
         }
-        let walBytesWhenTimed = fileSize(path + "-wal")
+        let walBytesWhenTimed = Int64(fileSize(atPath: path + "-wal"))
         let clock = ContinuousClock()
         let start = clock.now
         for i in 0..<count { try commit(warmUp + i) }
         let elapsed = clock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Measurement(commitsPerSecond: Double(count) / seconds, walBytesWhenTimed: walBytesWhenTimed)
-    }
-
-    private static func fileSize(_ path: String) -> Int64 {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
     }
 }

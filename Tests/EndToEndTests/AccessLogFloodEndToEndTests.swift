@@ -24,7 +24,7 @@ final class AccessLogFloodEndToEndTests: XCTestCase {
             "--http-listen", "off", "--log-summary-interval-ms", "200",
         ], directory: directory)
         self.gateway = gateway
-        let sizeBefore = fileSize(gateway.logPath)
+        let sizeBefore = fileSize(atPath: gateway.logPath)
 
         let total = 200_000
         let junk = try LineClient(gateway.endpoint, timeoutMilliseconds: 30_000)
@@ -61,16 +61,11 @@ final class AccessLogFloodEndToEndTests: XCTestCase {
         // The summary line names what was counted instead of logged.
         let summary = try waitForLine(in: gateway, containing: #""summary.rate_limited""#)
         XCTAssertTrue(summary.contains(#""msg":"requests summarised""#), summary)
-        let growth = fileSize(gateway.logPath) - sizeBefore
+        let growth = fileSize(atPath: gateway.logPath) - sizeBefore
         XCTAssertLessThan(growth, 5 << 20, "the log grew by \(growth) bytes")
         let metrics = try other.result("gateway.metrics")
         XCTAssertGreaterThan(metrics["methods"]?["unknown"]?["count"]?.intValue ?? 0, 0, "junk is counted in metrics")
         XCTAssertGreaterThan(metrics["counters"]?["rpc.refused.parse_error"]?.intValue ?? 0, 0, "malformed lines are counted in metrics")
-    }
-
-    private func fileSize(_ path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     private func waitForLine(in process: LaunchedProcess, containing needle: String, timeoutMilliseconds: Int64 = 5000) throws -> String {

@@ -26,7 +26,7 @@ final class StartupSignalEndToEndTests: XCTestCase {
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             // The first log line: the process is inside its start-up, before it listens.
-            try waitUntil(deadlineSeconds: 20, "\(executable) wrote nothing") { Stack.fileSize(logPath) > 0 || !process.isRunning }
+            try waitUntil(deadlineSeconds: 20, "\(executable) wrote nothing") { fileSize(atPath: logPath) > 0 || !process.isRunning }
             kill(process.processIdentifier, SIGTERM)
             let ended = waitForExit(process, deadlineSeconds: 20)
             if !ended { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }

@@ -114,8 +114,6 @@ final class BenchEnvironment: @unchecked Sendable {
         return try stack().endpoint(service)
     }
 
-    var outboxPath: String? { ownStack?.outboxPath }
-
     /// The processes whose CPU a run reports: `services` of the bench's own stack (none on a given
     /// gateway) and the load generator, this process.
     func watched(_ services: [String]) throws -> [CostPerOperation.Process] {

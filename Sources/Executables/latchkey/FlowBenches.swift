@@ -41,14 +41,14 @@ enum VerifyBench {
     @discardableResult
     static func run(_ environment: BenchEnvironment, report: BenchReport) throws -> LoadResult {
         let settings = environment.settings
-        let endpoint = try environment.direct("verification")
+        let endpoint = try environment.direct("verification")  // refuses a given gateway (--address)
+        let stack = try environment.stack()
         let ping = try LoadGenerator.pipelined(
             endpoint: endpoint, method: "verification.ping", params: nil,
             settings: BenchSettings(connections: settings.connections, inflight: 1, seconds: settings.seconds, asJSON: settings.asJSON))
         report.row("ping direct verification c=\(settings.connections)", ping)
-        let ceiling = try CommitCeiling(probingIn: try environment.stack().options.dataDirectory + "/commit-probe")
-        guard let outboxPath = environment.outboxPath else { throw ConfigurationError("verify needs the bench's own stack") }
-        let outbox = try OutboxReader(path: outboxPath)
+        let ceiling = try CommitCeiling(probingIn: stack.options.dataDirectory + "/commit-probe")
+        let outbox = try OutboxReader(path: stack.outboxPath)
         defer { outbox.stop() }
         let result = try LoadGenerator.closedLoop(
             settings: settings, watching: try environment.watched(["verification"]), prepare: { index in (try LineClient(endpoint), index) }
