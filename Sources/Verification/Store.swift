@@ -194,8 +194,9 @@ struct SQLTransaction: VerificationTransaction {
         }
     }
 
+    /// The key's last row in its primary key's order: one descent of the index, however many sends it has.
     func latestSend(key: String) throws -> SendMark? {
-        try connection.queryOne("SELECT seq, at FROM send_heads WHERE key = ?", [.text(key)]).map { row in
+        try connection.queryOne("SELECT seq, at FROM send_log WHERE key = ? ORDER BY seq DESC LIMIT 1", [.text(key)]).map { row in
             SendMark(sequence: try row.int("seq"), at: try row.int("at"))
         }
     }
@@ -206,11 +207,10 @@ struct SQLTransaction: VerificationTransaction {
 
     func recordSend(key: String, at: Int64) throws {
         let mark = SendMark.following(try latestSend(key: key), at: at)
-        // The head first: on PostgreSQL two replicas numbering the same send conflict on this
-        // row (a serialization failure, retried), never on send_log's key (a unique violation).
-        try connection.run(
-            "INSERT INTO send_heads (key, seq, at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET seq = excluded.seq, at = excluded.at",
-            [.text(key), .integer(mark.sequence), .integer(mark.at)])
+        // Two replicas that read the same newest number both insert the next: SQLite runs one
+        // writer at a time; PostgreSQL reports the second as a serialization failure (retried),
+        // since it read the place its insert goes to (SERIALIZABLE checks that before it would
+        // report a unique violation).
         try connection.run("INSERT INTO send_log (key, seq, at) VALUES (?, ?, ?)", [.text(key), .integer(mark.sequence), .integer(mark.at)])
     }
 
@@ -230,7 +230,6 @@ struct SQLTransaction: VerificationTransaction {
 
     func prune(before: Int64) throws {
         try connection.run("DELETE FROM send_log WHERE at <= ?", [.integer(before)])
-        try connection.run("DELETE FROM send_heads WHERE at <= ?", [.integer(before)])
         try connection.run(
             "DELETE FROM request_events WHERE request_id IN (SELECT id FROM requests WHERE status <> 'pending' AND created_at <= ?)",
             [.integer(before)])

@@ -69,6 +69,7 @@ public enum VerificationSchema {
             """),
         claimsMigration,
         sequencedSends,
+        headsFromTheLog,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -82,12 +83,11 @@ public enum VerificationSchema {
         ALTER TABLE deliveries ADD COLUMN claimed_at BIGINT;
         """)
 
-    /// Send limits without counting: each key numbers its sends 1, 2, 3, ... (`send_heads` holds
-    /// the newest number and time), so "are there `count` sends in the window" is one lookup of
+    /// Send limits without counting: each key numbers its sends 1, 2, 3, ... (`send_heads` held
+    /// the newest number and time until version 5), so "are there `count` sends in the window" is one lookup of
     /// send number `newest - count + 1` by primary key (`SendWindows.swift`), whatever the traffic.
     /// The old `sends` rows are numbered in time order and kept. The live-code lookup finds the
-    /// newest pending request of a destination in its index order, without sorting. `send_heads` has no index on
-    /// `at` on purpose: the hourly prune scans it, and no send pays for one more index.
+    /// newest pending request of a destination in its index order, without sorting.
     static let sequencedSends =
         Migration(version: 4, name: "numbered sends", sql: """
             CREATE TABLE send_log (
@@ -109,4 +109,11 @@ public enum VerificationSchema {
             DROP INDEX requests_destination;
             CREATE INDEX requests_destination ON requests (destination, status, created_at);
             """)
+
+    /// A key's newest send is read from its last row in `send_log` (one descent of the primary
+    /// key), so a send writes one row instead of two: `send_heads` cost every start a page a
+    /// limit key, at a random place in its tree, for a number the log already holds.
+    static let headsFromTheLog = Migration(version: 5, name: "newest sends read from the log", sql: """
+        DROP TABLE send_heads;
+        """)
 }

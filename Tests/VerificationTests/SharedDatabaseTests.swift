@@ -94,6 +94,25 @@ class SharedDatabaseTests: VerificationTestCase {
         XCTAssertEqual(try numbered.map { try $0.int("seq") }, [1, 2, 3, 4, 5], "each admitted send numbered once")
     }
 
+    /// Replicas number each key's sends from its newest row in the log: two that read the same
+    /// newest number at once must not both take the next (on PostgreSQL one transaction is
+    /// retried), and none may fail for it.
+    func testStartsRacingThroughThreeReplicasNumberEverySendOfAKeyOnce() throws {
+        let services = try replicas(3, clock: ManualClock(), provider: RecordingProvider())
+        let (outcomes, logger) = (SharedList<String>(), logger)
+        DispatchQueue.concurrentPerform(iterations: 48) { index in
+            do {
+                _ = try Self.start(services[index % 3], number: String(format: "+1555556%04d", index), logger: logger)
+                outcomes.append("started")
+            } catch {
+                outcomes.append("\(error)")
+            }
+        }
+        XCTAssertEqual(outcomes.all.filter { $0 == "started" }.count, 48, "\(outcomes.all)")
+        let numbered = try openDatabase().read { c in try c.query("SELECT seq FROM send_log WHERE key = 'global' ORDER BY seq") }
+        XCTAssertEqual(try numbered.map { try $0.int("seq") }, Array(1...48), "every send numbered once, none skipped")
+    }
+
     func testRacingStartsOfOneUserThroughThreeReplicasGiveOneLiveCode() throws {
         let services = try replicas(3, clock: ManualClock(), provider: RecordingProvider()) {
             $0.perNumber = [SendLimit(count: 100, windowSeconds: 600)]

@@ -70,7 +70,6 @@ struct HistoryPreload {
                 UNION ALL
                 SELECT 'number:+1556' || printf('%07d', i % ?), (i - 1) / ? + 1, ? + i * ? FROM n
                 """, [.integer(nowMilliseconds - week), .integer(step), SQLValue(numbers), SQLValue(numbers), .integer(nowMilliseconds - week), .integer(step)])
-            try c.run("INSERT INTO send_heads (key, seq, at) SELECT key, MAX(seq), MAX(at) FROM send_log GROUP BY key")
             try c.run(Self.numbers(sends / 4) + """
                 INSERT INTO requests (id, destination, number, user_id, purpose, workflow, step, brand, locale, code_length, code_expiry_s,
                     next_event_wait_s, code_hash, code_channel, status, failures, created_at, code_expires_at, finished_at)
