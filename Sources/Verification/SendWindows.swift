@@ -21,18 +21,27 @@ public struct SendMark: Sendable, Equatable {
 /// (numbers and times sort alike), so each limit is two primary-key lookups where a COUNT(*)
 /// read every send of the window. The answer, retry_after included, is the COUNT(*)'s: the
 /// window frees up when that same send leaves it.
-enum SendWindows {
+///
+/// Made inside the transaction of one send: each key's newest send is read once, and serves
+/// both to judge its limits and to number the send after it. The keys are distinct.
+struct SendWindows {
+    private let keys: [(String, [SendLimit], String)]
+    private let newest: [SendMark?]
+
+    init(_ tx: VerificationTransaction, keys: [(String, [SendLimit], String)]) throws {
+        self.keys = keys
+        newest = try keys.map { key, _, _ in try tx.latestSend(key: key) }
+    }
+
     /// The limit that one more send would break, with the seconds until it would not; nil when
     /// every limit has room.
-    static func firstExceededLimit(
-        _ tx: VerificationTransaction, keys: [(String, [SendLimit], String)], nowMilliseconds now: Int64
-    ) throws -> VerificationError? {
+    func firstExceededLimit(_ tx: VerificationTransaction, nowMilliseconds now: Int64) throws -> VerificationError? {
         var worst: (retryAfterSeconds: Int64, scope: String)?
-        for (key, limits, scope) in keys {
-            guard !limits.isEmpty, let latest = try tx.latestSend(key: key) else { continue }
+        for ((key, limits, scope), latest) in zip(keys, newest) {
+            guard let latest else { continue }
             for limit in limits {
                 let windowMilliseconds = limit.windowSeconds * 1000
-                guard let oldestCounted = try oldestSendFilling(limit, latest: latest, tx, key: key),
+                guard let oldestCounted = try Self.oldestSendFilling(limit, latest: latest, tx, key: key),
                     oldestCounted > now - windowMilliseconds
                 else { continue }
                 let retryAfter = max(1, (oldestCounted + windowMilliseconds - now + 999) / 1000)
@@ -40,6 +49,11 @@ enum SendWindows {
             }
         }
         return worst.map { .rateLimited(retryAfterSeconds: $0.retryAfterSeconds, scope: $0.scope) }
+    }
+
+    /// Records the send under every key, each numbered after the newest send read for it.
+    func record(_ tx: VerificationTransaction, at: Int64) throws {
+        for ((key, _, _), latest) in zip(keys, newest) { try tx.recordSend(key: key, after: latest, at: at) }
     }
 
     /// The time of the `limit.count`-th newest send: the window is full while it is inside.

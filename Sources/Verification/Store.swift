@@ -78,8 +78,9 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
     func latestSend(key: String) throws -> SendMark?
     /// The time of send number `sequence` under `key`; nil once pruned.
     func sendTime(key: String, sequence: Int64) throws -> Int64?
-    /// Records one more send under `key` at `at` (or at the newest send's time, if later).
-    func recordSend(key: String, at: Int64) throws
+    /// Records one more send under `key` at `at` (or at the newest send's time, if later),
+    /// numbered after `newest`: `latestSend(key:)` read earlier in this transaction.
+    func recordSend(key: String, after newest: SendMark?, at: Int64) throws
     func dueRequestIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
     func expiredPendingIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
     func prune(before: Int64) throws
@@ -205,8 +206,8 @@ struct SQLTransaction: VerificationTransaction {
         try connection.queryOne("SELECT at FROM send_log WHERE key = ? AND seq = ?", [.text(key), .integer(sequence)])?.int("at")
     }
 
-    func recordSend(key: String, at: Int64) throws {
-        let mark = SendMark.following(try latestSend(key: key), at: at)
+    func recordSend(key: String, after newest: SendMark?, at: Int64) throws {
+        let mark = SendMark.following(newest, at: at)
         // Two replicas that read the same newest number both insert the next: SQLite runs one
         // writer at a time; PostgreSQL reports the second as a serialization failure (retried),
         // since it read the place its insert goes to (SERIALIZABLE checks that before it would

@@ -128,10 +128,11 @@ public final class VerificationService: Sendable {
             if let live = try tx.liveRequest(destination: request.liveKey, nowMilliseconds: now) {
                 return .concurrentVerification(requestID: live.id)
             }
-            if let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now) { return limited }
+            let windows = try SendWindows(tx, keys: keys)
+            if let limited = try windows.firstExceededLimit(tx, nowMilliseconds: now) { return limited }
             try tx.insert(request)
             try tx.addEvent(requestID: id, RequestEvent(at: now, kind: "started", detail: parameters.workflow.rawValue))
-            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+            try windows.record(tx, at: now)
             try tx.enqueue(delivery, claimedBy: claimant)
             return nil
         }
@@ -400,7 +401,8 @@ public final class VerificationService: Sendable {
             let keys = trigger == .timer
                 ? [("global", settings.global, "global")]
                 : limitKeys(destination: destination, purpose: request.purpose, userID: request.userID, client: client)
-            let limited = try SendWindows.firstExceededLimit(tx, keys: keys, nowMilliseconds: now)
+            let windows = try SendWindows(tx, keys: keys)
+            let limited = try windows.firstExceededLimit(tx, nowMilliseconds: now)
             if let limited, trigger == .caller { return .refused(limited) }
             request.step += 1
             request.nextEventAt = request.hasNextStep ? now + request.nextEventWaitSeconds * 1000 : nil
@@ -410,7 +412,7 @@ public final class VerificationService: Sendable {
                 try tx.addEvent(requestID: requestID, RequestEvent(at: now, kind: "skipped", channel: channel.rawValue, detail: "rate_limited"))
                 return .nothingToDo
             }
-            for (key, _, _) in keys { try tx.recordSend(key: key, at: now) }
+            try windows.record(tx, at: now)
             let firedBy = trigger == .timer ? "timer" : "next"
             try tx.enqueue(
                 QueuedDelivery.make(requestID: requestID, step: request.step, channel: channel, trigger: firedBy, nowMilliseconds: now),
