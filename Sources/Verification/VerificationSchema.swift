@@ -70,6 +70,7 @@ public enum VerificationSchema {
         claimsMigration,
         sequencedSends,
         headsFromTheLog,
+        pendingOnlyIndexes,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -115,5 +116,16 @@ public enum VerificationSchema {
     /// limit key, at a random place in its tree, for a number the log already holds.
     static let headsFromTheLog = Migration(version: 5, name: "newest sends read from the log", sql: """
         DROP TABLE send_heads;
+        """)
+
+    /// The live-code lookup and the timers only ever look for pending requests, so their indexes
+    /// hold only those: a finished request leaves them (one entry removed) instead of moving to
+    /// another part of the tree (an entry removed and one added, often on another page), and
+    /// they do not grow with history.
+    static let pendingOnlyIndexes = Migration(version: 6, name: "indexes of pending requests only", sql: """
+        DROP INDEX requests_destination;
+        DROP INDEX requests_next_event;
+        CREATE INDEX requests_live ON requests (destination, created_at) WHERE status = 'pending';
+        CREATE INDEX requests_pending_events ON requests (next_event_at) WHERE status = 'pending';
         """)
 }

@@ -84,4 +84,23 @@ final class QueryPlanTests: XCTestCase {
             XCTAssertTrue(plan.details.contains { $0.contains("PRIMARY KEY (key=?)") }, "\(plan)")
         }
     }
+
+    /// The live-code lookup and the timers read indexes of pending requests only: a finished
+    /// request leaves them, so a check changes one entry of each instead of moving it.
+    func testIndexesOfTheLiveCodeAndTheTimersHoldPendingRequestsOnly() throws {
+        let database = try Database(path: directory + "/v.sqlite", migrations: VerificationSchema.sqlite)
+        let harness = Harness(database: database)
+        let verified = try harness.start(number: "+15555550301", workflow: .smsVoiceVoice)
+        _ = try harness.check(verified, harness.code(verified))
+        _ = try harness.start(number: "+15555550302", workflow: .smsVoiceVoice)
+        _ = try harness.start(number: "+15555550303")
+
+        let entries = try database.read { c in
+            try c.query("SELECT name, SUM(ncell) AS entries FROM dbstat WHERE pagetype = 'leaf' GROUP BY name")
+        }
+        let byName = Dictionary(uniqueKeysWithValues: try entries.map { (try $0.string("name"), try $0.int("entries")) })
+        XCTAssertEqual(byName["requests"], 3, "\(byName)")
+        XCTAssertEqual(byName["requests_live"], 2, "the two pending requests: \(byName)")
+        XCTAssertEqual(byName["requests_pending_events"], 2, "the two pending requests: \(byName)")
+    }
 }
