@@ -71,6 +71,7 @@ public enum VerificationSchema {
         sequencedSends,
         headsFromTheLog,
         pendingOnlyIndexes,
+        keyedDeliveries,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -127,5 +128,33 @@ public enum VerificationSchema {
         DROP INDEX requests_next_event;
         CREATE INDEX requests_live ON requests (destination, created_at) WHERE status = 'pending';
         CREATE INDEX requests_pending_events ON requests (next_event_at) WHERE status = 'pending';
+        """)
+
+    /// A message's row is written by its start and removed after its send: the table is keyed by
+    /// its id (WITHOUT ROWID: one tree, where a rowid table kept a second one mapping ids to
+    /// rows), and only messages waiting in the queue are indexed for it. A first message handed
+    /// straight to a delivery worker is `sending` from the start and is never in that index.
+    static let keyedDeliveries = Migration(version: 7, name: "deliveries keyed by id", sql: """
+        CREATE TABLE deliveries_keyed (
+            id TEXT PRIMARY KEY,
+            request_id TEXT NOT NULL,
+            step INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            code_seed BLOB NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            next_attempt_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            claimed_by TEXT,
+            claimed_at INTEGER
+        ) WITHOUT ROWID;
+        INSERT INTO deliveries_keyed (id, request_id, step, channel, trigger, code_seed, state, attempts, next_attempt_at, created_at,
+            claimed_by, claimed_at)
+            SELECT id, request_id, step, channel, trigger, code_seed, state, attempts, next_attempt_at, created_at, claimed_by, claimed_at
+            FROM deliveries;
+        DROP TABLE deliveries;
+        ALTER TABLE deliveries_keyed RENAME TO deliveries;
+        CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'queued';
         """)
 }

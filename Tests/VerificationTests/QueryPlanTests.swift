@@ -1,6 +1,10 @@
+import Delivery
+import DeliveryTestSupport
 import Foundation
+import Runtime
 import Storage
 import StoreTestSupport
+import TestSupport
 import XCTest
 
 @testable import Verification
@@ -102,5 +106,29 @@ final class QueryPlanTests: XCTestCase {
         XCTAssertEqual(byName["requests"], 3, "\(byName)")
         XCTAssertEqual(byName["requests_live"], 2, "the two pending requests: \(byName)")
         XCTAssertEqual(byName["requests_pending_events"], 2, "the two pending requests: \(byName)")
+    }
+
+    /// A first message handed to a delivery worker is one row in one tree, found by its id: only
+    /// messages waiting in the queue are in the index the queue is read by, and no second tree
+    /// maps ids to rows. Its row is written by the start and removed after the send.
+    func testAHandedOffMessageIsOneEntryInOneTreeAndAQueuedOneIsIndexedForTheQueue() throws {
+        let database = try Database(path: directory + "/v.sqlite", migrations: VerificationSchema.sqlite)
+        var settings = VerificationSettings(replicaID: "test-1")
+        settings.delivery.handOffCapacity = 1
+        let service = VerificationService(
+            settings: settings, store: SQLVerificationStore(database: database), providers: ChannelProviders(all: RecordingProvider()),
+            key: Array(repeating: 7, count: 32), clock: ManualClock())
+        let logger = Logger(service: "verification", sink: LogSink())
+        for number in ["+15555550401", "+15555550402"] {
+            var parameters = StartParameters(workflow: .sms, purpose: .transaction)
+            parameters.number = number
+            _ = try service.start(parameters, logger: logger)
+        }
+
+        let trees = try database.read { c in
+            try c.query("SELECT name, SUM(ncell) AS entries FROM dbstat WHERE pagetype = 'leaf' AND name LIKE '%deliveries%' GROUP BY name")
+        }
+        let entries = Dictionary(uniqueKeysWithValues: try trees.map { (try $0.string("name"), try $0.int("entries")) })
+        XCTAssertEqual(entries, ["deliveries": 2, "deliveries_due": 1], "the handed-off message and the queued one, which alone is due")
     }
 }
