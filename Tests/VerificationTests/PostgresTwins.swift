@@ -54,3 +54,8 @@ final class SendWindowOnPostgresTests: SendWindowTests {
     override class var backend: TestBackend { .postgres }
     func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
 }
+
+final class DeliveriesMigrationOnPostgresTests: DeliveriesMigrationTests {
+    override class var backend: TestBackend { .postgres }
+    func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
+}
