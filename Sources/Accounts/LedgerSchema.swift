@@ -45,6 +45,7 @@ public enum LedgerSchema {
             CREATE INDEX transfers_by_request ON transfers (request_id);
             """),
         Migration(version: 2, name: "transfer key challenges", sql: keyChallenges),
+        Migration(version: 3, name: "index by code of coded transfers only", sql: codedTransfersOnly),
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -59,5 +60,14 @@ public enum LedgerSchema {
             challenge BLOB NOT NULL,
             attempts_left INTEGER NOT NULL
         );
+        """
+
+    /// Only a transfer whose code is attached is looked up by it: a reservation (and a deposit)
+    /// adds no entry, and attaching a code adds one instead of moving it out of the entries
+    /// without a code (two places in the tree, each a page written at commit).
+    private static let codedTransfersOnly =
+        """
+        DROP INDEX transfers_by_request;
+        CREATE INDEX transfers_by_request ON transfers (request_id) WHERE request_id IS NOT NULL;
         """
 }

@@ -48,6 +48,31 @@ final class QueryPlanTests: XCTestCase {
         }
     }
 
+    /// Only a transfer whose code is attached is ever looked up by that code: the index by code
+    /// holds those alone, so a reservation (and every deposit) adds no entry to it, and
+    /// attaching the code adds one instead of moving it from among the reservations.
+    func testTheIndexByCodeHoldsOnlyTransfersWithACode() throws {
+        let database = try Database(path: directory + "/a.sqlite", migrations: LedgerSchema.sqlite)
+        let store = SQLLedgerStore(database: database, groupCommitMax: 1)
+        let now: Int64 = 1_800_000_000_000
+        _ = try store.deposit(NewDeposit(
+            id: "tr_d", userID: "u_1", account: .checking, amountMinor: 10_000, currency: "EUR", idempotencyKey: "d", now: now,
+            maxBalanceMinor: 1_000_000_000))
+        try transfer(store, user: "u_1", key: "booked", now: now)
+        let reserved = NewTransfer(
+            id: "tr_reserved", userID: "u_1", from: .checking, to: .saving, amountMinor: 1, currency: "EUR", idempotencyKey: "r", now: now,
+            expiresAt: now + 300_000)
+        guard case .reserved = try store.reserveTransfer(reserved, staleBefore: now - 30_000) else { return XCTFail("not reserved") }
+
+        let entries = try database.read { c in
+            try c.query("SELECT name, SUM(ncell) AS entries FROM dbstat WHERE pagetype = 'leaf' AND name LIKE 'transfers%' GROUP BY name")
+        }
+        let byName = Dictionary(uniqueKeysWithValues: try entries.map { (try $0.string("name"), try $0.int("entries")) })
+        XCTAssertEqual(byName["transfers"], 3, "the deposit, the booked transfer and the reservation: \(byName)")
+        XCTAssertEqual(byName["transfers_by_request"], 1, "the booked transfer alone had a code: \(byName)")
+        XCTAssertEqual(try store.pendingTransfer(userID: "u_1", requestID: "vr_u_1_booked")?.id, nil, "booked, no longer pending")
+    }
+
     /// One transfer the way the service runs it: reserve, attach the code, find it by code, book it.
     private func transfer(_ store: SQLLedgerStore, user: String, key: String, now: Int64) throws {
         let request = NewTransfer(
