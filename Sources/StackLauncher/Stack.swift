@@ -152,7 +152,8 @@ public final class Stack: @unchecked Sendable {
         let executable = (options.binDirectory as NSString).appendingPathComponent(service)
         if let limit = fileSizeLimitKilobytes {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -f \(limit) && exec \"$0\" \"$@\"", executable] + arguments
+            // POSIX sh counts `ulimit -f` in 512-byte blocks (dash, and bash in POSIX mode).
+            process.arguments = ["-c", "ulimit -f \(limit * 2) && exec \"$0\" \"$@\"", executable] + arguments
         } else {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
