@@ -86,8 +86,9 @@ public enum VerificationSchema {
         """)
 
     /// Send limits without counting: each key numbers its sends 1, 2, 3, ... (`send_heads` held
-    /// the newest number and time until version 5), so "are there `count` sends in the window" is one lookup of
-    /// send number `newest - count + 1` by primary key (`SendWindows.swift`), whatever the traffic.
+    /// the newest number and time until version 5), so "are there `count` sends in the window"
+    /// is one lookup of send number `newest - count + 1` by primary key (`SendWindows.swift`),
+    /// whatever the traffic.
     /// The old `sends` rows are numbered in time order and kept. The live-code lookup finds the
     /// newest pending request of a destination in its index order, without sorting.
     static let sequencedSends =
