@@ -64,10 +64,7 @@ final class QueryPlanTests: XCTestCase {
             expiresAt: now + 300_000)
         guard case .reserved = try store.reserveTransfer(reserved, staleBefore: now - 30_000) else { return XCTFail("not reserved") }
 
-        let entries = try database.read { c in
-            try c.query("SELECT name, SUM(ncell) AS entries FROM dbstat WHERE pagetype = 'leaf' AND name LIKE 'transfers%' GROUP BY name")
-        }
-        let byName = Dictionary(uniqueKeysWithValues: try entries.map { (try $0.string("name"), try $0.int("entries")) })
+        let byName = try entriesByTree(database, named: "transfers%")
         XCTAssertEqual(byName["transfers"], 3, "the deposit, the booked transfer and the reservation: \(byName)")
         XCTAssertEqual(byName["transfers_by_request"], 1, "the booked transfer alone had a code: \(byName)")
         XCTAssertEqual(try store.pendingTransfer(userID: "u_1", requestID: "vr_u_1_booked")?.id, nil, "booked, no longer pending")

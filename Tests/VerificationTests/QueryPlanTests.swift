@@ -99,10 +99,7 @@ final class QueryPlanTests: XCTestCase {
         _ = try harness.start(number: "+15555550302", workflow: .smsVoiceVoice)
         _ = try harness.start(number: "+15555550303")
 
-        let entries = try database.read { c in
-            try c.query("SELECT name, SUM(ncell) AS entries FROM dbstat WHERE pagetype = 'leaf' GROUP BY name")
-        }
-        let byName = Dictionary(uniqueKeysWithValues: try entries.map { (try $0.string("name"), try $0.int("entries")) })
+        let byName = try entriesByTree(database, named: "requests%")
         XCTAssertEqual(byName["requests"], 3, "\(byName)")
         XCTAssertEqual(byName["requests_live"], 2, "the two pending requests: \(byName)")
         XCTAssertEqual(byName["requests_pending_events"], 2, "the two pending requests: \(byName)")
@@ -125,10 +122,8 @@ final class QueryPlanTests: XCTestCase {
             _ = try service.start(parameters, logger: logger)
         }
 
-        let trees = try database.read { c in
-            try c.query("SELECT name, SUM(ncell) AS entries FROM dbstat WHERE pagetype = 'leaf' AND name LIKE '%deliveries%' GROUP BY name")
-        }
-        let entries = Dictionary(uniqueKeysWithValues: try trees.map { (try $0.string("name"), try $0.int("entries")) })
-        XCTAssertEqual(entries, ["deliveries": 2, "deliveries_due": 1], "the handed-off message and the queued one, which alone is due")
+        XCTAssertEqual(
+            try entriesByTree(database, named: "%deliveries%"), ["deliveries": 2, "deliveries_due": 1],
+            "the handed-off message and the queued one, which alone is due")
     }
 }
