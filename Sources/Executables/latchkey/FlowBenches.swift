@@ -6,6 +6,7 @@ import Platform
 import RPC
 import Secrets
 import ServiceKit
+import StackLauncher
 import Storage
 
 /// Benches of whole flows, each next to its ceiling measured in the same run.

@@ -3,7 +3,7 @@ import LineProtocol
 import Platform
 
 /// Follows the outbox file and remembers the code each verification message carried, by
-/// request id: how the bench plays a user reading an SMS. Shared by all bench threads.
+/// request id: how `latchkey bench` plays a user reading an SMS. Shared by all bench threads.
 ///
 /// The bench shares the machine's cores with the stack it measures, so reading must cost next
 /// to nothing: one follower thread sleeps in `poll` on an inotify watch of the file and reads
@@ -11,7 +11,7 @@ import Platform
 /// the follower has seen that code, and only its own code wakes it (no polling of the file by
 /// every thread, no wake-up of every waiting thread for each message). A code is forgotten
 /// once taken, so the cost per code stays flat however long the run.
-final class OutboxReader: @unchecked Sendable {
+public final class OutboxReader: @unchecked Sendable {
     /// How often the follower looks at `stopping` while no message comes.
     private static let stopCheckMilliseconds: Int32 = 100
 
@@ -29,7 +29,7 @@ final class OutboxReader: @unchecked Sendable {
     private var follower: JoinableThread?
 
     /// Creates the file when the stack has not yet (so it can be watched) and starts following it.
-    init(path: String) throws {
+    public init(path: String) throws {
         self.path = path
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw OutboxError(message: "cannot open the outbox \(path) (errno \(errno))") }
@@ -41,11 +41,14 @@ final class OutboxReader: @unchecked Sendable {
             throw OutboxError(message: "cannot watch the outbox (errno \(errno))")
         }
         handle = FileHandle(forReadingAtPath: path)
+        // Only what is appended from now on: every code a bench waits for is sent after its reader
+        // starts, and an earlier row's messages on the same stack are nobody's.
+        handle?.seekToEndOfFile()
         follower = JoinableThread(name: "outbox-reader") { [self] in follow(watch: watch) }
     }
 
     /// Stops the follower and joins it. Call once, after the last `code(for:)`.
-    func stop() {
+    public func stop() {
         lock.lock()
         stopping = true
         lock.unlock()
@@ -55,7 +58,7 @@ final class OutboxReader: @unchecked Sendable {
     }
 
     /// The code sent for `requestID`, waiting for the message up to `timeoutSeconds`.
-    func code(for requestID: String, timeoutSeconds: Double = 5) throws -> String {
+    public func code(for requestID: String, timeoutSeconds: Double = 5) throws -> String {
         lock.lock()
         if let code = codes.removeValue(forKey: requestID) {
             lock.unlock()
@@ -77,7 +80,7 @@ final class OutboxReader: @unchecked Sendable {
     }
 
     /// The follower: a pass over what was appended, then sleep until the file changes again.
-    /// The first pass runs before the first sleep, so nothing appended before the watch is missed.
+    /// The first pass runs before the first sleep, so nothing appended since the reader started is missed.
     private func follow(watch: Int32) {
         defer { close(watch) }
         var events = [UInt8](repeating: 0, count: 4096)
@@ -101,7 +104,10 @@ final class OutboxReader: @unchecked Sendable {
 
     private func readNewLines() {
         guard let handle else { return }
-        let appended = handle.availableData
+        // `availableData` gives at most one buffer's worth: read on until nothing more came, or
+        // a burst larger than that would wait for the next message to be read.
+        var appended = Data()
+        while case let chunk = handle.availableData, !chunk.isEmpty { appended += chunk }
         guard !appended.isEmpty else { return }
         partial += appended
         var found: [(String, String)] = []
@@ -146,7 +152,10 @@ final class OutboxReader: @unchecked Sendable {
     }
 }
 
-struct OutboxError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+/// A bench step that did not go as the flow says (no code came, an answer lacked a member).
+public struct OutboxError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }
