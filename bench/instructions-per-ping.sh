@@ -7,6 +7,7 @@
 # Needs valgrind and python3. Two builds compare in the same run: run it once per BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/processes.sh
 build="${1:-.build/release}"
 requests="${2:-20000}"
 work=$(mktemp -d)
@@ -15,15 +16,6 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # valgrind cannot read the toolchain's DWARF 5: count on copies without debug sections.
 for name in identity gateway; do strip --strip-debug -o "$work/$name" "$build/$name"; done
 load="python3 bench/ping_load.py"
-
-wait_for_port() {
-  for _ in $(seq 1 400); do
-    python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), timeout=1)" 2>/dev/null && return 0
-    sleep 0.25
-  done
-  echo "nothing listens on port $1" >&2
-  exit 1
-}
 
 # count PORT PID OUTFILE: warm up, then count REQUESTS through PORT in process PID.
 count() {
@@ -36,7 +28,7 @@ count() {
 
 per_request() { echo $(( $(cat "$1".* | awk '/^totals:/ {print $2}' | sort -n | tail -1) / requests )); }
 
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(random_port)
 # exec: the background job's pid is valgrind's own, for callgrind_control and kill.
 under_valgrind() { exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$1" "${@:2}"; }
 identity_flags=(--event-loops 1 --data-dir "$work/data")

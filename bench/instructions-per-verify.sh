@@ -7,6 +7,7 @@
 # Needs valgrind and python3. Two builds compare in the same run: run it once per BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/processes.sh
 build="${1:-.build/release}"
 pairs="${2:-400}"
 work=${KEEP_DIR:-$(mktemp -d)}
@@ -16,19 +17,13 @@ pid=""
 trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; fi; if [ -z "${KEEP_DIR:-}" ]; then rm -rf "$work"; fi' EXIT
 # valgrind cannot read the toolchain's DWARF 5: count on a copy without debug sections.
 strip --strip-debug -o "$work/verification" "$build/verification"
-port=$(( 20000 + RANDOM % 20000 ))
-# One load plays many users from one address: lift the abuse limits it would trip.
-for limit in PER_NUMBER_10M PER_NUMBER_DAY PER_CLIENT_10M PER_CLIENT_DAY GLOBAL_HOUR GLOBAL_DAY; do
-  export "LATCHKEY_VERIFICATION_SENDS_$limit=100000000"
-done
+port=$(random_port)
+lift_verification_send_limits
 # exec: the background job's pid is valgrind's own, for callgrind_control and kill.
 (exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/verify" \
   "$work/verification" --listen "127.0.0.1:$port" --event-loops 1 --data-dir "$work/data" 2>"$work/verify.log") &
 pid=$!
-for _ in $(seq 1 400); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), timeout=1)" 2>/dev/null && break
-  sleep 0.25
-done
+wait_for_port "$port"
 load() { python3 bench/verify_load.py "$port" "$work/data/outbox.jsonl" "$@" >/dev/null; }
 load 40 4 0
 callgrind_control -i on "$pid" >/dev/null 2>&1

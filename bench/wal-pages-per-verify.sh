@@ -11,22 +11,17 @@
 # Usage: bench/wal-pages-per-verify.sh [BUILD_DIR] [PAIRS]   (default .build/release 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/processes.sh
 build="${1:-.build/release}"
 pairs="${2:-200}"
 work=$(mktemp -d)
 pid=""
 trap 'if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-port=$(( 20000 + RANDOM % 20000 ))
-# One load plays many users from one address: lift the abuse limits it would trip.
-for limit in PER_NUMBER_10M PER_NUMBER_DAY PER_CLIENT_10M PER_CLIENT_DAY GLOBAL_HOUR GLOBAL_DAY; do
-  export "LATCHKEY_VERIFICATION_SENDS_$limit=100000000"
-done
+port=$(random_port)
+lift_verification_send_limits
 "$build/verification" --listen "127.0.0.1:$port" --data-dir "$work/data" 2>"$work/verify.log" &
 pid=$!
-for _ in $(seq 1 400); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), timeout=1)" 2>/dev/null && break
-  sleep 0.25
-done
+wait_for_port "$port"
 python3 bench/verify_load.py "$port" "$work/data/outbox.jsonl" 100 4 0 >/dev/null
 written() { awk '/^wchar/ {w = $2} /^syscw/ {c = $2} END {print w, c}' "/proc/$pid/io"; }
 read -r bytes_before calls_before < <(written)
