@@ -13,7 +13,11 @@
 // VERIFICATION (accounts does their work itself, in its own database), GROUP (0: every
 // durable commit waits for its own fsync, synchronous=FULL), NOSYNC=1 (no commit waits for the
 // disk), ATTACH (0: accounts writes the transfer once, after the code started), OUTCOME (0: the
-// delivery records nothing after the send; not safe, a map of what a transaction costs).
+// delivery records nothing after the send; not safe, a map of what a transaction costs), LOOPS=1
+// (each process as the services' design runs it: one epoll loop reads every connection and hands
+// each request to a pool of 16 workers, which answer on the socket themselves; a worker's call to
+// another service is sent by the worker and its answer read by the loop, which wakes the worker;
+// the gateway forwards on its loop alone, with no workers, over one connection to accounts).
 // Usage: bench/transfer-floor.sh [SECONDS] [CONNECTIONS]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -116,7 +122,49 @@ static void open_wal(const char *name) {
 }
 
 typedef void (*handler_t)(sqlite3 *db, int *up, msg_t *m);
+
+// LOOPS=1: one epoll loop per process and a pool of workers (see the header).
+enum { WORKERS = 16, MAX_FDS = 4096 };
+static int use_loops = 0;
+static handler_t loop_handler;
+static int loop_up[2] = {-1, -1};
+static pthread_mutex_t up_writing[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+static struct { int len, upstream; pthread_mutex_t writing; char buf[MSG]; } fds[MAX_FDS];
+static struct { int fd; msg_t m; } jobs[4096];
+static int jobs_head, jobs_tail;
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t jobs_ready = PTHREAD_COND_INITIALIZER;
+// A worker waits for its one call in flight; the call's `b` names the worker.
+static struct { pthread_mutex_t mu; pthread_cond_t cv; int ready; msg_t reply; } waiters[WORKERS];
+static __thread int worker_index = -1;
+
+// A whole message onto a non-blocking socket (64 bytes: in practice one write).
+static void send_all(int fd, const msg_t *m) {
+    size_t d = 0;
+    while (d < MSG) {
+        ssize_t r = write(fd, (const char *)m + d, MSG - d);
+        if (r > 0) { d += r; continue; }
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno == EAGAIN) { struct pollfd p = {fd, POLLOUT, 0}; poll(&p, 1, -1); continue; }
+        die("send");
+    }
+}
+// A call to another service: blocking on its own connection, or (LOOPS=1) sent by this worker
+// and answered through the loop.
+static void upcall(int *up, int i, msg_t *m) {
+    if (!use_loops) { call(up[i], m); return; }
+    if (worker_index < 0) die("a call from outside the workers");
+    typeof(waiters[0]) *w = &waiters[worker_index];
+    m->b = worker_index;
+    pthread_mutex_lock(&w->mu); w->ready = 0; pthread_mutex_unlock(&w->mu);
+    pthread_mutex_lock(&up_writing[i]); send_all(loop_up[i], m); pthread_mutex_unlock(&up_writing[i]);
+    pthread_mutex_lock(&w->mu);
+    while (!w->ready) pthread_cond_wait(&w->cv, &w->mu);
+    *m = w->reply;
+    pthread_mutex_unlock(&w->mu);
+}
 typedef struct { int fd; handler_t h; const char *db; int ups[2]; } conn_t;
+static void serve_loop(int listener, handler_t h, const char *db, int up0, int up1);
 static void *serve_conn(void *arg) {
     conn_t *c = arg; sqlite3 *db = c->db ? opendb(c->db) : 0; int up[2];
     for (int i = 0; i < 2; i++) up[i] = c->ups[i] ? dial(c->ups[i]) : -1;
@@ -129,6 +177,7 @@ static void serve(int port, handler_t h, const char *db, int up0, int up1) {
     setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (bind(l, (void *)&a, sizeof a) || listen(l, 64)) die("listen");
+    if (use_loops) serve_loop(l, h, db, up0, up1);
     for (;;) {
         int fd = accept(l, 0, 0); if (fd < 0) continue;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -191,11 +240,11 @@ static void a_complete(sqlite3 *db, msg_t *m) {
 }
 static void introspect(sqlite3 *db, int *up, msg_t *m) {
     msg_t r = *m; r.op = OP_INTROSPECT;
-    if (use_identity) call(up[0], &r); else identity(db, up, &r);
+    if (use_identity) upcall(up, 0, &r); else identity(db, up, &r);
 }
 static void verify(sqlite3 *db, int *up, msg_t *m, int op) {
     msg_t r = *m; r.op = op;
-    if (use_verification) call(up[1], &r); else verification(db, up, &r);
+    if (use_verification) upcall(up, 1, &r); else verification(db, up, &r);
 }
 static void accounts(sqlite3 *db, int *up, msg_t *m) {
     if (m->op == OP_TRANSFER) {
@@ -217,6 +266,81 @@ static void accounts(sqlite3 *db, int *up, msg_t *m) {
 }
 static void gateway(sqlite3 *db, int *up, msg_t *m) { (void)db; call(up[0], m); }
 
+static const char *loop_db_name;
+static void *worker(void *arg) {
+    worker_index = (int)(intptr_t)arg;
+    sqlite3 *db = loop_db_name ? opendb(loop_db_name) : 0;
+    for (;;) {
+        pthread_mutex_lock(&jobs_lock);
+        while (jobs_head == jobs_tail) pthread_cond_wait(&jobs_ready, &jobs_lock);
+        int fd = jobs[jobs_head % 4096].fd; msg_t m = jobs[jobs_head % 4096].m; jobs_head++;
+        pthread_mutex_unlock(&jobs_lock);
+        loop_handler(db, loop_up, &m);
+        pthread_mutex_lock(&fds[fd].writing); send_all(fd, &m); pthread_mutex_unlock(&fds[fd].writing);
+    }
+    return 0;
+}
+static void watch(int ep, int fd, int upstream) {
+    if (fd >= MAX_FDS) die("too many descriptors");
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fds[fd].len = 0; fds[fd].upstream = upstream; pthread_mutex_init(&fds[fd].writing, 0);
+    struct epoll_event e = {.events = EPOLLIN, .data.fd = fd};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e)) die("epoll_ctl");
+}
+// One message read whole from `fd` on the loop: a request, or an answer to one of ours.
+static void arrived(int fd, msg_t *m) {
+    if (loop_handler == gateway) {
+        // Forward on the loop, no worker: the request carries its client's socket out and back.
+        if (fds[fd].upstream) { int client = (int)m->b; send_all(client, m); }
+        else { m->b = fd; send_all(loop_up[0], m); }
+        return;
+    }
+    if (fds[fd].upstream) {
+        typeof(waiters[0]) *w = &waiters[m->b];
+        pthread_mutex_lock(&w->mu); w->reply = *m; w->ready = 1; pthread_cond_signal(&w->cv); pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    pthread_mutex_lock(&jobs_lock);
+    if (jobs_tail - jobs_head == 4096) die("job queue full");
+    jobs[jobs_tail % 4096].fd = fd; jobs[jobs_tail % 4096].m = *m; jobs_tail++;
+    pthread_cond_signal(&jobs_ready);
+    pthread_mutex_unlock(&jobs_lock);
+}
+static void serve_loop(int l, handler_t h, const char *db, int up0, int up1) {
+    int ep = epoll_create1(0), one = 1;
+    loop_handler = h; loop_db_name = db;
+    for (int i = 0; i < WORKERS; i++) { pthread_mutex_init(&waiters[i].mu, 0); pthread_cond_init(&waiters[i].cv, 0); }
+    int ups[2] = {up0, up1};
+    for (int i = 0; i < 2; i++) if (ups[i]) { loop_up[i] = dial(ups[i]); watch(ep, loop_up[i], 1); }
+    if (h != gateway) for (int i = 0; i < WORKERS; i++) { pthread_t t; pthread_create(&t, 0, worker, (void *)(intptr_t)i); pthread_detach(t); }
+    fcntl(l, F_SETFL, fcntl(l, F_GETFL) | O_NONBLOCK);
+    struct epoll_event e = {.events = EPOLLIN, .data.fd = l};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, l, &e)) die("epoll_ctl");
+    struct epoll_event ready[64];
+    for (;;) {
+        int n = epoll_wait(ep, ready, 64, -1);
+        for (int i = 0; i < n; i++) {
+            int fd = ready[i].data.fd;
+            if (fd == l) {
+                int c;
+                while ((c = accept(l, 0, 0)) >= 0) { setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); watch(ep, c, 0); }
+                continue;
+            }
+            for (;;) {
+                ssize_t r = read(fd, fds[fd].buf + fds[fd].len, MSG - fds[fd].len);
+                if (r > 0) {
+                    fds[fd].len += r;
+                    if (fds[fd].len == MSG) { msg_t m; memcpy(&m, fds[fd].buf, MSG); fds[fd].len = 0; arrived(fd, &m); }
+                    continue;
+                }
+                if (r < 0 && errno == EINTR) continue;
+                if (r < 0 && errno == EAGAIN) break;
+                epoll_ctl(ep, EPOLL_CTL_DEL, fd, 0); close(fd); break;  // the peer went away
+            }
+        }
+    }
+}
+
 static volatile int stop; static long done_count; static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER; static int64_t next_id;
 static void *client(void *arg) {
     (void)arg; int fd = dial(use_gateway ? base_port : base_port + 1);
@@ -230,6 +354,19 @@ static void *client(void *arg) {
 }
 // Single-row commits, synchronous=FULL, timed once the WAL has reached its checkpoint size (as
 // `latchkey bench`'s probe: a fresh file's commits each extend the log and run at half the rate).
+// CPU time (user + system) of a process so far, in seconds, from /proc/PID/stat.
+static double cpu_seconds(pid_t pid) {
+    char p[64], line[2048]; snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "r"); if (!f || !fgets(line, sizeof line, f)) die("stat"); fclose(f);
+    unsigned long utime, stime; char *after = strrchr(line, ')');
+    if (!after || sscanf(after + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) die("stat format");
+    return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+static double all_cpu_seconds(pid_t *kids, int n) {
+    double sum = cpu_seconds(getpid());
+    for (int i = 0; i < n; i++) sum += cpu_seconds(kids[i]);
+    return sum;
+}
 static int knob(const char *name, int fallback) { const char *v = getenv(name); return v ? atoi(v) : fallback; }
 static double bare(double seconds) {
     sqlite3 *db = opendb("bare"); exec(db, "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v INTEGER)");
@@ -280,6 +417,7 @@ int main(int argc, char **argv) {
     use_verification = knob("VERIFICATION", 1);
     use_attach = knob("ATTACH", 1);
     use_outcome = knob("OUTCOME", 1);
+    use_loops = knob("LOOPS", 0);
     schema();
     pid_t kids[4];
     int gw = base_port, ac = base_port + 1, id = base_port + 2, vf = base_port + 3;
@@ -294,12 +432,13 @@ int main(int argc, char **argv) {
     pthread_t t[256];
     for (int i = 0; i < connections; i++) pthread_create(&t[i], 0, client, 0);
     usleep(500000); pthread_mutex_lock(&cm); long d0 = done_count; pthread_mutex_unlock(&cm);
-    double s0 = now(); usleep((useconds_t)(seconds * 1e6));
+    double s0 = now(), c0 = all_cpu_seconds(kids, 4); usleep((useconds_t)(seconds * 1e6));
     pthread_mutex_lock(&cm); long d1 = done_count; pthread_mutex_unlock(&cm); double rate = (d1 - d0) / (now() - s0);
+    double cpu_per_transfer = (all_cpu_seconds(kids, 4) - c0) / (d1 - d0);
     stop = 1; for (int i = 0; i < connections; i++) pthread_join(t[i], 0);
     double after = bare(seconds);
-    printf("bare FULL commit %.0f/s (before %.0f, after %.0f); transfer skeleton c=%d %.0f/s: %.2f of commit\n",
-           (before + after) / 2, before, after, connections, rate, rate / ((before + after) / 2));
+    printf("bare FULL commit %.0f/s (before %.0f, after %.0f); transfer skeleton c=%d %.0f/s: %.2f of commit; CPU %.0f us per transfer\n",
+           (before + after) / 2, before, after, connections, rate, rate / ((before + after) / 2), cpu_per_transfer * 1e6);
     for (int i = 0; i < 4; i++) kill(kids[i], SIGKILL);
     while (wait(0) > 0) {}
     return 0;
