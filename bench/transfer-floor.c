@@ -49,10 +49,13 @@ static int base_port;
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static void die(const char *w) { perror(w); exit(1); }
 
+// All of `n` bytes, on a blocking socket or (LOOPS=1) a non-blocking one, waiting in poll
+// while it is full.
 static int full(int fd, void *b, size_t n, int wr) {
     size_t d = 0;
     while (d < n) {
         ssize_t r = wr ? write(fd, (char *)b + d, n - d) : read(fd, (char *)b + d, n - d);
+        if (r < 0 && errno == EAGAIN) { struct pollfd p = {fd, wr ? POLLOUT : POLLIN, 0}; poll(&p, 1, -1); continue; }
         if (r <= 0) { if (r < 0 && errno == EINTR) continue; return -1; }
         d += r;
     }
@@ -138,17 +141,7 @@ static pthread_cond_t jobs_ready = PTHREAD_COND_INITIALIZER;
 static struct { pthread_mutex_t mu; pthread_cond_t cv; int ready; msg_t reply; } waiters[WORKERS];
 static __thread int worker_index = -1;
 
-// A whole message onto a non-blocking socket (64 bytes: in practice one write).
-static void send_all(int fd, const msg_t *m) {
-    size_t d = 0;
-    while (d < MSG) {
-        ssize_t r = write(fd, (const char *)m + d, MSG - d);
-        if (r > 0) { d += r; continue; }
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0 && errno == EAGAIN) { struct pollfd p = {fd, POLLOUT, 0}; poll(&p, 1, -1); continue; }
-        die("send");
-    }
-}
+static void send_all(int fd, msg_t *m) { if (full(fd, m, MSG, 1)) die("send"); }
 // A call to another service: blocking on its own connection, or (LOOPS=1) sent by this worker
 // and answered through the loop.
 static void upcall(int *up, int i, msg_t *m) {
