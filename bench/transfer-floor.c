@@ -355,10 +355,10 @@ static double cpu_seconds(pid_t pid) {
     if (!after || sscanf(after + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) die("stat format");
     return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
 }
-static double all_cpu_seconds(pid_t *kids, int n) {
-    double sum = cpu_seconds(getpid());
-    for (int i = 0; i < n; i++) sum += cpu_seconds(kids[i]);
-    return sum;
+// Each process's CPU seconds so far: the client (this process) first, then `kids`.
+static void cpu_by_process(pid_t *kids, int n, double *out) {
+    out[0] = cpu_seconds(getpid());
+    for (int i = 0; i < n; i++) out[i + 1] = cpu_seconds(kids[i]);
 }
 static int knob(const char *name, int fallback) { const char *v = getenv(name); return v ? atoi(v) : fallback; }
 static double bare(double seconds) {
@@ -425,13 +425,18 @@ int main(int argc, char **argv) {
     pthread_t t[256];
     for (int i = 0; i < connections; i++) pthread_create(&t[i], 0, client, 0);
     usleep(500000); pthread_mutex_lock(&cm); long d0 = done_count; pthread_mutex_unlock(&cm);
-    double s0 = now(), c0 = all_cpu_seconds(kids, 4); usleep((useconds_t)(seconds * 1e6));
+    double c0[5], c1[5]; double s0 = now(); cpu_by_process(kids, 4, c0); usleep((useconds_t)(seconds * 1e6));
     pthread_mutex_lock(&cm); long d1 = done_count; pthread_mutex_unlock(&cm); double rate = (d1 - d0) / (now() - s0);
-    double cpu_per_transfer = (all_cpu_seconds(kids, 4) - c0) / (d1 - d0);
+    cpu_by_process(kids, 4, c1);
+    double per[5], cpu_per_transfer = 0;
+    for (int i = 0; i < 5; i++) { per[i] = (c1[i] - c0[i]) / (d1 - d0); cpu_per_transfer += per[i]; }
     stop = 1; for (int i = 0; i < connections; i++) pthread_join(t[i], 0);
     double after = bare(seconds);
     printf("bare FULL commit %.0f/s (before %.0f, after %.0f); transfer skeleton c=%d %.0f/s: %.2f of commit; CPU %.0f us per transfer\n",
            (before + after) / 2, before, after, connections, rate, rate / ((before + after) / 2), cpu_per_transfer * 1e6);
+    // The order of `kids`: identity, verification, accounts, gateway.
+    printf("  CPU per transfer: gateway %.0f us, identity %.0f us, verification %.0f us, accounts %.0f us, clients %.0f us\n",
+           per[4] * 1e6, per[1] * 1e6, per[2] * 1e6, per[3] * 1e6, per[0] * 1e6);
     for (int i = 0; i < 4; i++) kill(kids[i], SIGKILL);
     while (wait(0) > 0) {}
     return 0;
