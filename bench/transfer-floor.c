@@ -18,6 +18,10 @@
 // each request to a pool of 16 workers, which answer on the socket themselves; a worker's call to
 // another service is sent by the worker and its answer read by the loop, which wakes the worker;
 // the gateway forwards on its loop alone, with no workers, over one connection to accounts).
+// REPLY=1 (with LOOPS=1): a worker hands its answer back to the loop, which writes it, as the
+// services' channels are the loop's alone: queued, and the loop woken through an eventfd unless
+// a wake is already pending. UNIX=1: the calls between services go over Unix-domain sockets
+// (clients still reach the gateway over TCP; setting TCP_NODELAY on such a socket fails, unheeded).
 // Usage: bench/transfer-floor.sh [SECONDS] [CONNECTIONS]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,8 +38,10 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +67,19 @@ static int full(int fd, void *b, size_t n, int wr) {
     }
     return 0;
 }
+static int use_unix = 0;
+static int over_unix(int port) { return use_unix && port != base_port; }
+static struct sockaddr_un unix_address(int port) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s/%d.sock", dir, port);
+    return a;
+}
 static int dial(int port) {
+    if (over_unix(port)) {
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = unix_address(port);
+        for (int i = 0; i < 500; i++) { if (connect(fd, (void *)&a, sizeof a) == 0) break; usleep(10000); }
+        return fd;
+    }
     int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     for (int i = 0; i < 500; i++) { if (connect(fd, (void *)&a, sizeof a) == 0) break; usleep(10000); }
@@ -140,6 +158,11 @@ static pthread_cond_t jobs_ready = PTHREAD_COND_INITIALIZER;
 // A worker waits for its one call in flight; the call's `b` names the worker.
 static struct { pthread_mutex_t mu; pthread_cond_t cv; int ready; msg_t reply; } waiters[WORKERS];
 static __thread int worker_index = -1;
+// REPLY=1: answers on their way back to the loop.
+static int reply_via_loop = 0, reply_wake = -1, reply_wake_pending;
+static struct { int fd; msg_t m; } replies[4096];
+static int replies_head, replies_tail;
+static pthread_mutex_t replies_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void send_all(int fd, msg_t *m) { if (full(fd, m, MSG, 1)) die("send"); }
 // A call to another service: blocking on its own connection, or (LOOPS=1) sent by this worker
@@ -166,10 +189,16 @@ static void *serve_conn(void *arg) {
     close(c->fd); free(c); return 0;
 }
 static void serve(int port, handler_t h, const char *db, int up0, int up1) {
-    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (bind(l, (void *)&a, sizeof a) || listen(l, 64)) die("listen");
+    int l, one = 1;
+    if (over_unix(port)) {
+        l = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = unix_address(port);
+        if (bind(l, (void *)&a, sizeof a) || listen(l, 64)) die("listen");
+    } else {
+        l = socket(AF_INET, SOCK_STREAM, 0);
+        setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (bind(l, (void *)&a, sizeof a) || listen(l, 64)) die("listen");
+    }
     if (use_loops) serve_loop(l, h, db, up0, up1);
     for (;;) {
         int fd = accept(l, 0, 0); if (fd < 0) continue;
@@ -269,6 +298,16 @@ static void *worker(void *arg) {
         int fd = jobs[jobs_head % 4096].fd; msg_t m = jobs[jobs_head % 4096].m; jobs_head++;
         pthread_mutex_unlock(&jobs_lock);
         loop_handler(db, loop_up, &m);
+        if (reply_via_loop) {
+            pthread_mutex_lock(&replies_lock);
+            if (replies_tail - replies_head == 4096) die("reply queue full");
+            replies[replies_tail % 4096].fd = fd; replies[replies_tail % 4096].m = m; replies_tail++;
+            int wake = !reply_wake_pending; reply_wake_pending = 1;
+            pthread_mutex_unlock(&replies_lock);
+            uint64_t one = 1;
+            if (wake && write(reply_wake, &one, sizeof one) != sizeof one) die("eventfd");
+            continue;
+        }
         pthread_mutex_lock(&fds[fd].writing); send_all(fd, &m); pthread_mutex_unlock(&fds[fd].writing);
     }
     return 0;
@@ -309,11 +348,25 @@ static void serve_loop(int l, handler_t h, const char *db, int up0, int up1) {
     fcntl(l, F_SETFL, fcntl(l, F_GETFL) | O_NONBLOCK);
     struct epoll_event e = {.events = EPOLLIN, .data.fd = l};
     if (epoll_ctl(ep, EPOLL_CTL_ADD, l, &e)) die("epoll_ctl");
+    if (reply_via_loop) {
+        reply_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        struct epoll_event w = {.events = EPOLLIN, .data.fd = reply_wake};
+        if (reply_wake < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, reply_wake, &w)) die("eventfd");
+    }
     struct epoll_event ready[64];
     for (;;) {
         int n = epoll_wait(ep, ready, 64, -1);
         for (int i = 0; i < n; i++) {
             int fd = ready[i].data.fd;
+            if (fd == reply_wake) {
+                uint64_t count; if (read(reply_wake, &count, sizeof count) < 0 && errno != EAGAIN) die("eventfd");
+                pthread_mutex_lock(&replies_lock);
+                int from = replies_head, to = replies_tail; replies_head = to; reply_wake_pending = 0;
+                pthread_mutex_unlock(&replies_lock);
+                // Slots taken here are not reused before the next 4,096 answers: the workers wait on these.
+                for (int k = from; k < to; k++) send_all(replies[k % 4096].fd, &replies[k % 4096].m);
+                continue;
+            }
             if (fd == l) {
                 int c;
                 while ((c = accept(l, 0, 0)) >= 0) { setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); watch(ep, c, 0); }
@@ -411,6 +464,8 @@ int main(int argc, char **argv) {
     use_attach = knob("ATTACH", 1);
     use_outcome = knob("OUTCOME", 1);
     use_loops = knob("LOOPS", 0);
+    reply_via_loop = use_loops && knob("REPLY", 0);
+    use_unix = knob("UNIX", 0);
     schema();
     pid_t kids[4];
     int gw = base_port, ac = base_port + 1, id = base_port + 2, vf = base_port + 3;
