@@ -136,6 +136,13 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
     static let transferColumns = """
         id, user_id, from_account, to_account, amount, currency, state, idempotency_key, request_id, created_at, expires_at
         """
+    // Built once: an SQL text made for each call costs its building and a lookup by contents.
+    static let transferByID = "SELECT \(transferColumns) FROM transfers WHERE id = ? AND user_id = ? AND kind = 'transfer'"
+    static let transferByKey = "SELECT \(transferColumns) FROM transfers WHERE user_id = ? AND kind = 'transfer' AND idempotency_key = ?"
+    static let pendingTransferByRequest = """
+        SELECT \(transferColumns) FROM transfers
+        WHERE user_id = ? AND request_id = ? AND kind = 'transfer' AND state = 'pending'
+        """
 
     /// A pending transfer with no code yet (`request_id` NULL): what both confirmations start from.
     static func insertPendingTransfer(_ c: Connection, _ request: NewTransfer) throws {
@@ -152,7 +159,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
 
     static func transfer(_ c: Connection, id: String, userID: String) throws -> Transfer? {
         try c.queryOne(
-            "SELECT \(transferColumns) FROM transfers WHERE id = ? AND user_id = ? AND kind = 'transfer'",
+            transferByID,
             [.text(id), .text(userID)]
         ).map(decodeTransfer)
     }
@@ -213,7 +220,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
 
     static func transfer(_ c: Connection, userID: String, idempotencyKey: String) throws -> Transfer? {
         try c.queryOne(
-            "SELECT \(transferColumns) FROM transfers WHERE user_id = ? AND kind = 'transfer' AND idempotency_key = ?",
+            transferByKey,
             [.text(userID), .text(idempotencyKey)]
         ).map(decodeTransfer)
     }
@@ -287,10 +294,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
 
     public func pendingTransfer(userID: String, requestID: String) throws -> Transfer? {
         try database.read { c in
-            try c.queryOne("""
-                SELECT \(Self.transferColumns) FROM transfers
-                WHERE user_id = ? AND request_id = ? AND kind = 'transfer' AND state = 'pending'
-                """, [.text(userID), .text(requestID)]
+            try c.queryOne(Self.pendingTransferByRequest, [.text(userID), .text(requestID)]
             ).map(Self.decodeTransfer)
         }
     }

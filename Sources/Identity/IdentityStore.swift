@@ -99,17 +99,21 @@ public final class IdentityStore: Sendable {
     }
 
     private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at"
+    // Built once: an SQL text made for each call costs its building and a lookup by contents.
+    private static let userByID = "SELECT \(userColumns) FROM users WHERE user_id = ?"
+    private static let userByUsername = "SELECT \(userColumns) FROM users WHERE username = ?"
+    private static let userByEmail = "SELECT \(userColumns) FROM users WHERE email = ?"
 
     public func user(id: String) throws -> UserRecord? {
-        try database.read { c in try c.queryOne("SELECT \(Self.userColumns) FROM users WHERE user_id = ?", [.text(id)]).map(Self.user) }
+        try database.read { c in try c.queryOne(Self.userByID, [.text(id)]).map(Self.user) }
     }
 
     public func user(username: String) throws -> UserRecord? {
-        try database.read { c in try c.queryOne("SELECT \(Self.userColumns) FROM users WHERE username = ?", [.text(username)]).map(Self.user) }
+        try database.read { c in try c.queryOne(Self.userByUsername, [.text(username)]).map(Self.user) }
     }
 
     public func user(email: String) throws -> UserRecord? {
-        try database.read { c in try c.queryOne("SELECT \(Self.userColumns) FROM users WHERE email = ?", [.text(email)]).map(Self.user) }
+        try database.read { c in try c.queryOne(Self.userByEmail, [.text(email)]).map(Self.user) }
     }
 
     private static func user(_ row: Row) throws -> UserRecord {
@@ -174,15 +178,22 @@ public final class IdentityStore: Sendable {
     }
 
     private static let sessionColumns = "session_id, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at, revoked_at"
+    private static let sessionByTokenHash = "SELECT \(sessionColumns) FROM sessions WHERE token_hash = ?"
+    private static let sessionByID = "SELECT \(sessionColumns) FROM sessions WHERE session_id = ?"
+    private static let liveSessionsOfUser = """
+        SELECT \(sessionColumns) FROM sessions
+        WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
+        ORDER BY created_at DESC, session_id DESC LIMIT ?
+        """
 
     public func session(tokenHash: [UInt8]) throws -> SessionRecord? {
         try database.read { c in
-            try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE token_hash = ?", [.blob(tokenHash)]).map(Self.session)
+            try c.queryOne(Self.sessionByTokenHash, [.blob(tokenHash)]).map(Self.session)
         }
     }
 
     public func session(id: String) throws -> SessionRecord? {
-        try database.read { c in try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(id)]).map(Self.session) }
+        try database.read { c in try c.queryOne(Self.sessionByID, [.text(id)]).map(Self.session) }
     }
 
     /// Live sessions of a user (not revoked, before expiry, seen since `seenSince`), newest first
@@ -190,11 +201,7 @@ public final class IdentityStore: Sendable {
     public func liveSessions(userID: String, now: Int64, seenSince: Int64, limit: Int) throws -> [SessionRecord] {
         try database.read { c in
             try c.query(
-                """
-                SELECT \(Self.sessionColumns) FROM sessions
-                WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
-                ORDER BY created_at DESC, session_id DESC LIMIT ?
-                """,
+                Self.liveSessionsOfUser,
                 [.text(userID), .integer(now), .integer(seenSince), SQLValue(limit)]
             ).map(Self.session)
         }
@@ -241,7 +248,7 @@ public final class IdentityStore: Sendable {
     /// seen since `seenSince` (idle).
     public func elevate(sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
         try database.write { c in
-            guard let row = try c.queryOne("SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = ?", [.text(sessionID)]) else { return nil }
+            guard let row = try c.queryOne(Self.sessionByID, [.text(sessionID)]) else { return nil }
             var session = try Self.session(row)
             guard session.revokedAt == nil, session.expiresAt > now, session.lastSeenAt > seenSince else { return nil }
             _ = try c.run("UPDATE sessions SET aal = 2, aal2_at = ?, last_seen_at = ? WHERE session_id = ?", [.integer(now), .integer(now), .text(sessionID)])
@@ -263,6 +270,9 @@ public final class IdentityStore: Sendable {
     // MARK: Device keys
 
     private static let keyColumns = "key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at"
+    private static let latestKeyOfDevice =
+        "SELECT \(keyColumns) FROM device_keys WHERE user_id = ? AND device_id = ? ORDER BY created_at DESC, revoked_at IS NULL DESC LIMIT 1"
+    private static let activeKeysOfUser = "SELECT \(keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id"
 
     /// Enrolls a key for a device: revokes the device's previous key, refuses past `limit` active keys.
     public func enrollKey(_ key: DeviceKeyRecord, limit: Int, events: [PendingEvent]) throws {
@@ -282,7 +292,7 @@ public final class IdentityStore: Sendable {
     public func latestKey(userID: String, deviceID: String) throws -> DeviceKeyRecord? {
         try database.read { c in
             try c.queryOne(
-                "SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND device_id = ? ORDER BY created_at DESC, revoked_at IS NULL DESC LIMIT 1",
+                Self.latestKeyOfDevice,
                 [.text(userID), .text(deviceID)]
             ).map(Self.key)
         }
@@ -290,7 +300,7 @@ public final class IdentityStore: Sendable {
 
     public func activeKeys(userID: String) throws -> [DeviceKeyRecord] {
         try database.read { c in
-            try c.query("SELECT \(Self.keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id", [.text(userID)]).map(Self.key)
+            try c.query(Self.activeKeysOfUser, [.text(userID)]).map(Self.key)
         }
     }
 

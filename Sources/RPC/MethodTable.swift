@@ -91,8 +91,3 @@ public struct MethodTable<Value> {
 
 // Its storage is immutable once built.
 extension MethodTable: @unchecked Sendable where Value: Sendable {}
-
-extension Int {
-    /// The least power of two at least `self` (1 for 0).
-    fileprivate var nextPowerOfTwo: Int { self <= 1 ? 1 : 1 << (Int.bitWidth - (self - 1).leadingZeroBitCount) }
-}

@@ -1,28 +1,26 @@
 /// One result row. Columns are looked up by the name the query gave them (use `AS` to rename).
 /// Typed accessors throw `StorageError.column` naming the column and the types, never the value.
 public struct Row: Sendable {
-    /// Shared by every row of one result (copy-on-write), so a row costs only its values.
-    let index: [String: Int]
+    /// Shared by every row of one result, so a row costs only its values.
+    let index: ColumnIndex
     public let values: [SQLValue]
 
-    init(index: [String: Int], values: [SQLValue]) {
+    init(index: ColumnIndex, values: [SQLValue]) {
         self.index = index
         self.values = values
     }
 
     /// The column's value; `.null` when the row has no such column (use the typed accessors to fail loudly).
     public subscript(_ column: String) -> SQLValue {
-        guard let i = index[column] else { return .null }
+        guard let i = index.position(of: column) else { return .null }
         return values[i]
     }
 
-    /// Column names, in result order.
-    public var columns: [String] {
-        index.sorted { $0.value < $1.value }.map(\.key)
-    }
+    /// Column names, in result order (the first of duplicate names only).
+    public var columns: [String] { index.uniqueNames }
 
     private func value(_ column: String) throws(StorageError) -> SQLValue {
-        guard let i = index[column] else { throw .column("no column named '\(column)' in the result") }
+        guard let i = index.position(of: column) else { throw .column("no column named '\(column)' in the result") }
         return values[i]
     }
 

@@ -7,7 +7,7 @@ final class Statement {
     /// Column name -> position, built from the first row a query reads and kept for the next
     /// queries: the names of a compiled statement stay put unless SQLite recompiles it after a
     /// schema change, which `reprepares` notices.
-    private var columns: (index: [String: Int], reprepares: Int32)?
+    private var columns: (index: ColumnIndex, reprepares: Int32)?
 
     init(connection db: OpaquePointer, sql: String) throws(StorageError) {
         var stmt: OpaquePointer?
@@ -23,16 +23,14 @@ final class Statement {
     deinit { sqlite3_finalize(handle) }
 
     /// The result's column index (the first of duplicate names wins). Call after a step gave a row.
-    func columnIndex() -> [String: Int] {
+    func columnIndex() -> ColumnIndex {
         let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
         if let columns, columns.reprepares == reprepares { return columns.index }
-        var names: [String: Int] = [:]
-        for i in 0..<Int(sqlite3_column_count(handle)) {
-            let name = sqlite3_column_name(handle, Int32(i)).map { String(cString: $0) } ?? "\(i)"
-            if names[name] == nil { names[name] = i }
-        }
-        columns = (names, reprepares)
-        return names
+        let index = ColumnIndex(names: (0..<Int(sqlite3_column_count(handle))).map { i in
+            sqlite3_column_name(handle, Int32(i)).map { String(cString: $0) } ?? "\(i)"
+        })
+        columns = (index, reprepares)
+        return index
     }
 }
 
@@ -41,12 +39,12 @@ final class Statement {
 public final class SQLiteConnection: SQLConnection {
     public var dialect: SQLDialect { .sqlite }
     let db: OpaquePointer
-    private var statements: [String: Statement] = [:]
+    private var statements = StatementCache()
     /// How many times this connection compiled SQL: every `execute`, and each `run`/`query` whose
     /// text was not cached (tests prove the cache works).
     private(set) var prepareCount = 0
-    /// A safety valve against SQL built dynamically: past this many distinct texts, the cache restarts.
-    static let statementCacheLimit = 512
+    /// Statement lookups that hashed their SQL text (tests prove literals skip it).
+    var statementLookupsByText: Int { statements.lookupsByText }
 
     enum Role { case writer, reader }
 
@@ -131,7 +129,7 @@ public final class SQLiteConnection: SQLConnection {
         defer { reset(stmt) }
         let s = stmt.handle
         var rows: [Row] = []
-        var index: [String: Int]?
+        var index: ColumnIndex?
         while true {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
@@ -178,13 +176,12 @@ public final class SQLiteConnection: SQLConnection {
 
     private func prepared(_ sql: String, _ bindings: [SQLValue]) throws(StorageError) -> Statement {
         let stmt: Statement
-        if let cached = statements[sql] {
+        if let cached = statements.statement(for: sql) {
             stmt = cached
         } else {
             stmt = try Statement(connection: db, sql: sql)
             prepareCount += 1
-            if statements.count >= SQLiteConnection.statementCacheLimit { statements.removeAll() }
-            statements[sql] = stmt
+            statements.insert(stmt, for: sql)
         }
         guard bindings.count == stmt.parameterCount else {
             throw .misuse("statement expects \(stmt.parameterCount) bindings, got \(bindings.count)")

@@ -70,11 +70,13 @@ public protocol DeliveryQueueTransaction {
 
 extension SQLTransaction: DeliveryQueueTransaction {
     private static let deliveryColumns = "id, request_id, step, channel, trigger, code_seed, state, attempts, next_attempt_at, created_at"
+    private static let insertDelivery =
+        "INSERT INTO deliveries (\(deliveryColumns), claimed_by, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     func enqueue(_ d: QueuedDelivery, claimedBy claimant: String?) throws {
         precondition(d.codeSeed.count == 16 && d.state == (claimant == nil ? .queued : .sending))
         try connection.run(
-            "INSERT INTO deliveries (\(Self.deliveryColumns), claimed_by, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            Self.insertDelivery,
             [
                 .text(d.id), .text(d.requestID), SQLValue(d.step), .text(d.channel.rawValue), .text(d.trigger), .blob(d.codeSeed),
                 .text(d.state.rawValue), SQLValue(d.attempts), .integer(d.nextAttemptAt), .integer(d.createdAt),

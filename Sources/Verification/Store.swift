@@ -145,25 +145,27 @@ struct SQLTransaction: VerificationTransaction {
         code_expires_at, next_event_at, finished_at, client
         """
 
+    // Built once: an SQL text made for each call costs its building and a lookup by contents.
+    private static let requestByID = "SELECT \(columns) FROM requests WHERE id = ?"
+    private static let liveRequestOfDestination = """
+        SELECT \(columns) FROM requests WHERE destination = ? AND status = 'pending'
+        AND (code_expires_at > ? OR next_event_at IS NOT NULL) ORDER BY created_at DESC LIMIT 1
+        """
+    private static let insertRequest = """
+        INSERT INTO requests (destination, \(columns))
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
     func request(id: String) throws -> StoredRequest? {
-        try connection.queryOne("SELECT \(Self.columns) FROM requests WHERE id = ?", [.text(id)]).map(Self.decode)
+        try connection.queryOne(Self.requestByID, [.text(id)]).map(Self.decode)
     }
 
     func liveRequest(destination: String, nowMilliseconds now: Int64) throws -> StoredRequest? {
-        try connection.queryOne(
-            """
-            SELECT \(Self.columns) FROM requests WHERE destination = ? AND status = 'pending'
-            AND (code_expires_at > ? OR next_event_at IS NOT NULL) ORDER BY created_at DESC LIMIT 1
-            """, [.text(destination), .integer(now)]
-        ).map(Self.decode)
+        try connection.queryOne(Self.liveRequestOfDestination, [.text(destination), .integer(now)]).map(Self.decode)
     }
 
     func insert(_ r: StoredRequest) throws {
-        try connection.run(
-            """
-            INSERT INTO requests (destination, \(Self.columns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(r.liveKey)] + Self.values(r))
+        try connection.run(Self.insertRequest, [.text(r.liveKey)] + Self.values(r))
     }
 
     func update(_ r: StoredRequest) throws {

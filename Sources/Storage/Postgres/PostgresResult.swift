@@ -15,13 +15,13 @@ enum PostgresResult {
         let rowCount = Int(pq.ntuples(result))
         let columnCount = Int(pq.nfields(result))
         guard rowCount > 0 else { return [] }
-        var index: [String: Int] = [:]
+        var names: [String] = []
         var types: [UInt32] = []
         for column in 0..<columnCount {
-            let name = pq.fname(result, Int32(column)).map { String(cString: $0) } ?? ""
-            if index[name] == nil { index[name] = column }  // the first of duplicate names wins
+            names.append(pq.fname(result, Int32(column)).map { String(cString: $0) } ?? "")
             types.append(pq.ftype(result, Int32(column)))
         }
+        let index = ColumnIndex(names: names)
         var rows: [Row] = []
         rows.reserveCapacity(rowCount)
         for row in 0..<rowCount {
