@@ -6,7 +6,7 @@ import Platform
 /// the same short name is a comparison of two words; a `[String: Int]` ran the process's seeded
 /// SipHash for each (about 380 instructions a read). Only names of the result are stored, so a
 /// name asked for that is not one of them only probes. The first of duplicate names wins.
-public final class ColumnIndex: Sendable {
+final class ColumnIndex: Sendable {
     /// In result order, duplicates included.
     let names: [String]
     /// Open addressing with linear probing, at most half full: a position in `names`, or -1.
