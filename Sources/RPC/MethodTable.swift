@@ -28,7 +28,7 @@ public struct MethodTable<Value> {
             let mask = slots.count - 1
             bytes.withUnsafeBufferPointer { bytes in
                 for (index, span) in spans.enumerated() {
-                    var slot = MethodTable.hash(UnsafeBufferPointer(rebasing: bytes[span])) & mask
+                    var slot = FNV1a.hash(UnsafeBufferPointer(rebasing: bytes[span])) & mask
                     while slots[slot] >= 0 { slot = (slot + 1) & mask }
                     slots[slot] = index
                 }
@@ -40,7 +40,7 @@ public struct MethodTable<Value> {
         @inlinable
         func index(of name: UnsafeBufferPointer<UInt8>) -> Int? {
             let mask = slots.count - 1
-            var slot = MethodTable.hash(name) & mask
+            var slot = FNV1a.hash(name) & mask
             return bytes.withUnsafeBufferPointer { stored in
                 while true {
                     let index = slots[slot]
@@ -79,13 +79,6 @@ public struct MethodTable<Value> {
         storage = Storage(
             bytes: old.bytes + utf8, spans: old.spans + [old.bytes.count..<old.bytes.count + utf8.count], values: old.values + [value],
             names: old.names + [name])
-    }
-
-    @inlinable
-    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }
 }
 

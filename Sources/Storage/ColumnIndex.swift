@@ -51,12 +51,6 @@ final class ColumnIndex: Sendable {
     private static func hash(_ name: String) -> Int {
         // Over the contiguous bytes: walking `utf8` element by element cost ten times as much.
         var name = name
-        return name.withUTF8 { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes {
-                hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-            }
-            return Int(truncatingIfNeeded: hash ^ (hash >> 32))
-        }
+        return name.withUTF8 { FNV1a.hash($0) }
     }
 }
