@@ -21,7 +21,7 @@
 // REPLY=1 (with LOOPS=1): a worker hands its answer back to the loop, which writes it, as the
 // services' channels are the loop's alone: queued, and the loop woken through an eventfd unless
 // a wake is already pending. UNIX=1: the calls between services go over Unix-domain sockets
-// (clients still reach the gateway over TCP; setting TCP_NODELAY on such a socket fails, unheeded).
+// (clients still reach the gateway over TCP; TCP_NODELAY set on an accepted one fails, unheeded).
 // Usage: bench/transfer-floor.sh [SECONDS] [CONNECTIONS]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -68,22 +68,23 @@ static int full(int fd, void *b, size_t n, int wr) {
     return 0;
 }
 static int use_unix = 0;
-static int over_unix(int port) { return use_unix && port != base_port; }
-static struct sockaddr_un unix_address(int port) {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s/%d.sock", dir, port);
-    return a;
+// Where `port` is served: loopback TCP, or (UNIX=1, a service's port) a socket file in DIR.
+static socklen_t address(int port, struct sockaddr_storage *s) {
+    memset(s, 0, sizeof *s);
+    if (use_unix && port != base_port) {
+        struct sockaddr_un *a = (void *)s; a->sun_family = AF_UNIX;
+        snprintf(a->sun_path, sizeof a->sun_path, "%s/%d.sock", dir, port);
+        return sizeof *a;
+    }
+    struct sockaddr_in *a = (void *)s;
+    *a = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    return sizeof *a;
 }
 static int dial(int port) {
-    if (over_unix(port)) {
-        int fd = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = unix_address(port);
-        for (int i = 0; i < 500; i++) { if (connect(fd, (void *)&a, sizeof a) == 0) break; usleep(10000); }
-        return fd;
-    }
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    for (int i = 0; i < 500; i++) { if (connect(fd, (void *)&a, sizeof a) == 0) break; usleep(10000); }
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_storage a; socklen_t length = address(port, &a);
+    int fd = socket(a.ss_family, SOCK_STREAM, 0), one = 1;
+    for (int i = 0; i < 500; i++) { if (connect(fd, (void *)&a, length) == 0) break; usleep(10000); }
+    if (a.ss_family == AF_INET) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
 }
 static void call(int fd, msg_t *m) { if (full(fd, m, MSG, 1) || full(fd, m, MSG, 0)) die("call"); }
@@ -189,16 +190,10 @@ static void *serve_conn(void *arg) {
     close(c->fd); free(c); return 0;
 }
 static void serve(int port, handler_t h, const char *db, int up0, int up1) {
-    int l, one = 1;
-    if (over_unix(port)) {
-        l = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = unix_address(port);
-        if (bind(l, (void *)&a, sizeof a) || listen(l, 64)) die("listen");
-    } else {
-        l = socket(AF_INET, SOCK_STREAM, 0);
-        setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        if (bind(l, (void *)&a, sizeof a) || listen(l, 64)) die("listen");
-    }
+    struct sockaddr_storage a; socklen_t length = address(port, &a);
+    int l = socket(a.ss_family, SOCK_STREAM, 0), one = 1;
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(l, (void *)&a, length) || listen(l, 64)) die("listen");
     if (use_loops) serve_loop(l, h, db, up0, up1);
     for (;;) {
         int fd = accept(l, 0, 0); if (fd < 0) continue;
@@ -363,7 +358,8 @@ static void serve_loop(int l, handler_t h, const char *db, int up0, int up1) {
                 pthread_mutex_lock(&replies_lock);
                 int from = replies_head, to = replies_tail; replies_head = to; reply_wake_pending = 0;
                 pthread_mutex_unlock(&replies_lock);
-                // Slots taken here are not reused before the next 4,096 answers: the workers wait on these.
+                // Slots read here are free for new answers, but a client waits for its answer before it
+                // asks again, so at most one answer per client is in the ring: none is overwritten.
                 for (int k = from; k < to; k++) send_all(replies[k % 4096].fd, &replies[k % 4096].m);
                 continue;
             }
