@@ -10,9 +10,9 @@ cd "$(dirname "$0")/.."
 source bench/processes.sh
 build="${1:-.build/release}"
 requests="${2:-20000}"
-work=$(mktemp -d)
+work=${KEEP_DIR:-$(mktemp -d)}
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null || true; if [ -z "${KEEP_DIR:-}" ]; then rm -rf "$work"; fi' EXIT
 # valgrind cannot read the toolchain's DWARF 5: count on copies without debug sections.
 for name in identity gateway; do strip --strip-debug -o "$work/$name" "$build/$name"; done
 load="python3 bench/ping_load.py"
