@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// HMAC with the hash functions RFC 6238 (TOTP) names: SHA-1, SHA-256 and SHA-512, through
 /// OpenSSL's one-shot HMAC(). Compare tags with `constantTimeEquals`.
@@ -43,23 +44,26 @@ public enum HMACAlgorithm: String, Sendable, CaseIterable {
 /// the key again on every call (about 2.8 µs a tag here); this copies the ready state instead
 /// (about 0.6 µs). For a service's own key, used on every code or request; a key that changes
 /// per call (a user's TOTP secret) goes through `HMACAlgorithm.authenticate(_:key:)`.
-/// Thread-safe: after init the ready state is only copied, never changed.
+/// The state is set up on the first tag, not when the key is made: the first use of an OpenSSL
+/// algorithm starts its default provider, which keeps about 2 MB of libcrypto resident, and a
+/// service at rest must not pay that (issue 19, idle memory). Thread-safe: once set up, the
+/// state is only copied, never changed.
 public final class HMACKey: @unchecked Sendable {
     public let algorithm: HMACAlgorithm
-    private let ready: OpaquePointer
+    private let key: [UInt8]
+    private let lock = NSLock()
+    /// Guarded by `lock`; nil until the first tag.
+    private var prepared: OpaquePointer?
 
     public init(_ key: [UInt8], algorithm: HMACAlgorithm = .sha256) {
-        guard let ready = withBytes(key, { lk_hmac_prepare(algorithm.rawValue, $0, $1) }) else {
-            fatalOpenSSL("HMAC \(algorithm.rawValue): could not set the key up")
-        }
         self.algorithm = algorithm
-        self.ready = ready
+        self.key = key
     }
 
-    deinit { EVP_MAC_CTX_free(ready) }
+    deinit { if let prepared { EVP_MAC_CTX_free(prepared) } }
 
     public func authenticate(_ message: [UInt8]) -> [UInt8] {
-        guard let context = EVP_MAC_CTX_dup(ready) else { fatalOpenSSL("HMAC \(algorithm.rawValue): EVP_MAC_CTX_dup failed") }
+        guard let context = EVP_MAC_CTX_dup(ready()) else { fatalOpenSSL("HMAC \(algorithm.rawValue): EVP_MAC_CTX_dup failed") }
         defer { EVP_MAC_CTX_free(context) }
         var tag = [UInt8](repeating: 0, count: algorithm.byteCount)
         var length = 0
@@ -67,5 +71,16 @@ public final class HMACKey: @unchecked Sendable {
         let finished = tag.withUnsafeMutableBufferPointer { out in EVP_MAC_final(context, out.baseAddress, &length, out.count) }
         guard updated == 1, finished == 1, length == algorithm.byteCount else { fatalOpenSSL("HMAC \(algorithm.rawValue): HMAC failed") }
         return tag
+    }
+
+    private func ready() -> OpaquePointer {
+        lock.lock()
+        defer { lock.unlock() }
+        if let prepared { return prepared }
+        guard let made = withBytes(key, { lk_hmac_prepare(algorithm.rawValue, $0, $1) }) else {
+            fatalOpenSSL("HMAC \(algorithm.rawValue): could not set the key up")
+        }
+        prepared = made
+        return made
     }
 }
