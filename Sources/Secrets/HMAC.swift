@@ -46,12 +46,13 @@ public enum HMACAlgorithm: String, Sendable, CaseIterable {
 /// per call (a user's TOTP secret) goes through `HMACAlgorithm.authenticate(_:key:)`.
 /// The state is set up on the first tag, not when the key is made: the first use of an OpenSSL
 /// algorithm starts its default provider, which keeps about 2 MB of libcrypto resident, and a
-/// service at rest must not pay that (issue 19, idle memory). Thread-safe: once set up, the
-/// state is only copied, never changed.
+/// service at rest must not pay that (issue 19, idle memory). The raw key is kept only until
+/// then. Thread-safe: once set up, the state is only copied, never changed.
 public final class HMACKey: @unchecked Sendable {
     public let algorithm: HMACAlgorithm
-    private let key: [UInt8]
     private let lock = NSLock()
+    /// Guarded by `lock`: the key's bytes until the first tag, empty after it.
+    private var key: [UInt8]
     /// Guarded by `lock`; nil until the first tag.
     private var prepared: OpaquePointer?
 
@@ -81,6 +82,7 @@ public final class HMACKey: @unchecked Sendable {
             fatalOpenSSL("HMAC \(algorithm.rawValue): could not set the key up")
         }
         prepared = made
+        key = []
         return made
     }
 }
