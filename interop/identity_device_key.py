@@ -161,8 +161,11 @@ def main():
                                                  "challenge": challenge, "signature": stranger.sign(challenge)})
     check("another key's signature answers invalid_credentials", reason(answer)[0] == "invalid_credentials", answer)
 
-    plain = gateway.result("identity.login", {"username": username, "password": password, "device_id": phone.device_id})
-    check("the keyed device now asks for device_key", plain["required_factors"] == ["device_key"], plain)
+    plain = gateway.result("identity.login", {"username": username, "password": password, "device_id": phone.device_id,
+                                              "device_token": login["device_token"]})
+    check("the keyed device, with its device token, now asks for device_key", plain["required_factors"] == ["device_key"], plain)
+    copied = gateway.result("identity.login", {"username": username, "password": password, "device_id": phone.device_id})
+    check("its device id without the token also owes sms", copied["required_factors"] == ["device_key", "sms"], copied)
     challenge = gateway.result("identity.challenge", {"session": plain["session"], "device_id": phone.device_id})["challenge"]
     url_safe_signature = base64.urlsafe_b64encode(base64.b64decode(phone.sign(challenge))).decode().rstrip("=")
     verified = gateway.result("identity.verify_key", {"session": plain["session"], "device_id": phone.device_id,

@@ -41,7 +41,8 @@ def main():
     password = "interop passphrase " + secrets.token_hex(4)
     gateway.result("identity.register", {"username": username, "password": password,
                                          "email": f"{username}@example.com", "phone": "(555) 555-0100"})
-    session = gateway.result("identity.login", {"username": username, "password": password, "device_id": "py-app"})["session"]
+    first = gateway.result("identity.login", {"username": username, "password": password, "device_id": "py-app"})
+    session = first["session"]
     answer = gateway.call("identity.totp_enroll", {"session": session})
     check("enrolling at aal 1 answers step_up_required", reason(answer)[0] == "step_up_required", answer)
     introspected = identity.result("identity.introspect", {"session": session})
@@ -61,8 +62,9 @@ def main():
     activated = gateway.result("identity.totp_activate", {"session": session, "code": totp(secret, now)})
     check("a code computed by python activates the app", activated == {"ok": True}, activated)
 
-    login = gateway.result("identity.login", {"username": username, "password": password, "device_id": "py-app"})
-    check("the next login owes totp", login["required_factors"] == ["totp"], login)
+    login = gateway.result("identity.login", {"username": username, "password": password, "device_id": "py-app",
+                                              "device_token": first["device_token"]})
+    check("the next login on the trusted device owes totp", login["required_factors"] == ["totp"], login)
     code = totp(secret, now + 30)  # the step after the activating one, within one step of skew
     wrong = "000000" if code != "000000" else "111111"
     answer = gateway.call("identity.totp_verify", {"session": login["session"], "code": wrong})

@@ -202,8 +202,11 @@ public enum IdentityMethods {
             ["revoked": .int(Int64(try service.revokeAll(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))))]
         }
         router.register("identity.revoke_devices") { params, context in
-            let revoked = try service.revokeDevices(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
-            return ["keys": .int(Int64(revoked.keys)), "devices": .int(Int64(revoked.devices))]
+            let cleanup = try service.cleanUpAfterReset(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
+            return [
+                "keys": .int(Int64(cleanup.keys)), "device_tokens": .int(Int64(cleanup.deviceTokens)),
+                "removed_factors": .array(cleanup.recentFactors.map { .string($0) }),
+            ]
         }
         router.register("identity.record") { params, context in
             try service.record(

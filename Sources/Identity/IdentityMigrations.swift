@@ -102,6 +102,7 @@ public enum IdentityMigrations {
         Migration(version: 4, name: "client budgets", sql: clientBudgets),
         Migration(version: 5, name: "second factors", sql: secondFactors),
         historyIndexes,
+        deviceTrustByToken,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -114,6 +115,16 @@ public enum IdentityMigrations {
         CREATE INDEX audit_events_by_user_time ON audit_events (user_id, at);
         DROP INDEX sessions_by_user;
         CREATE INDEX sessions_by_user ON sessions (user_id, revoked_at, created_at, session_id);
+        """)
+
+    /// A device is trusted through a device token that paid a factor, never through its bare id:
+    /// each session remembers the token its login was given (or presented), and passing a
+    /// factor trusts that token. Trust kept by device id before this step is not carried over
+    /// (it could be a stranger's copy of the id), so each device pays one factor once more.
+    static let deviceTrustByToken = Migration(version: 7, name: "device trust by token", sql: """
+        ALTER TABLE device_tokens ADD COLUMN trusted_at INTEGER;
+        ALTER TABLE sessions ADD COLUMN device_token_hash BLOB;
+        DROP TABLE devices;
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

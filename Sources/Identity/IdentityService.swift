@@ -139,30 +139,34 @@ public final class IdentityService: Sendable {
         if PasswordHasher.needsRehash(user.passwordHash, current: settings.scrypt) {
             rehash = try PasswordHasher.hash(password, parameters: settings.scrypt)
         }
+        let deviceToken = try settleSuccessfulLogin(reservation, username: username, user: user, deviceID: deviceID, now: now)
         // Only an attempt judged on the account's budget clears it: a device token's success
         // must not hand a guesser fresh free failures.
         var result = try openSession(
             user: user, deviceID: deviceID, aal: 1, clearThrottle: reservation.usesAccountBudget ? username : nil, rehash: rehash,
-            how: "login.succeeded", caller: caller, now: now)
-        result.deviceToken = try settleSuccessfulLogin(reservation, username: username, user: user, deviceID: deviceID, now: now)
+            deviceTokenHash: OpaqueToken.hash(deviceToken), how: "login.succeeded", caller: caller, now: now)
+        result.deviceToken = deviceToken
         return result
     }
 
+    /// `deviceTokenHash`: the device token this login gave the device, whose trust decides
+    /// whether the device owes a factor for being new (nil: a login that gives none).
     func openSession(
-        user: UserRecord, deviceID: String, aal: Int, clearThrottle: String?, rehash: String?, how: String, caller: Caller, now: Int64
+        user: UserRecord, deviceID: String, aal: Int, clearThrottle: String?, rehash: String?, deviceTokenHash: [UInt8]? = nil, how: String,
+        caller: Caller, now: Int64
     ) throws -> LoginResult {
         let token = OpaqueToken.make(prefix: "lks_")
         // `created_at` counts whole seconds: `identity.sessions` breaks its ties with the id,
         // which sorts by creation, so sessions made within one second still list newest first.
         let session = SessionRecord(
             sessionID: SortableIDs.shared.next(prefix: "ses_", randomBytes: 12), userID: user.userID, deviceID: deviceID, aal: aal, aal2At: aal >= 2 ? now : nil,
-            createdAt: now, lastSeenAt: now, expiresAt: now + settings.sessionLifetimeSeconds, revokedAt: nil)
+            createdAt: now, lastSeenAt: now, expiresAt: now + settings.sessionLifetimeSeconds, revokedAt: nil, deviceTokenHash: deviceTokenHash)
         var events = [
             event(user.userID, how, "ok", device: deviceID, caller, now),
             event(user.userID, "session.created", "aal\(aal)", device: deviceID, caller, now),
         ]
         if rehash != nil { events.append(event(user.userID, "password.rehashed", "ok", device: deviceID, caller, now)) }
-        let required = try requiredFactors(userID: user.userID, deviceID: deviceID, aal: aal)
+        let required = try requiredFactors(of: session)
         try store.createSession(
             session, tokenHash: OpaqueToken.hash(token), clearThrottleFor: clearThrottle, rehash: rehash, events: events,
             auditKeepSince: now - settings.auditRetentionSeconds)
@@ -303,12 +307,17 @@ public final class IdentityService: Sendable {
         guard changed else { throw IdentityError.notFound("no such user") }
     }
 
-    /// After a password reset: no device key and no trusted device survives (an attacker's
-    /// enrolled key would otherwise keep logging in at aal 2).
-    public func revokeDevices(userID: String, caller: Caller) throws -> (keys: Int, devices: Int) {
+    /// After a password reset: no device key, no device token and no recently set-up second
+    /// factor survives (an intruder's enrolled key would otherwise keep logging in at aal 2, a
+    /// planted authenticator app or recovery code would still pay the factor, and a token issued
+    /// to the intruder would keep its own login budget through the owner's lock).
+    public func cleanUpAfterReset(userID: String, caller: Caller) throws -> ResetCleanup {
         guard try store.user(id: userID) != nil else { throw IdentityError.notFound("no such user") }
         let now = clock.now()
-        return try store.revokeDevices(userID: userID, now: now, event: event(userID, "devices.revoked", "password_reset", device: nil, caller, now))
+        return try store.cleanUpAfterReset(userID: userID, now: now, recentSince: now - settings.resetRemovesFactorsSetUpWithinSeconds) { cleanup in
+            [event(userID, "devices.revoked", "password_reset", device: nil, caller, now)]
+                + cleanup.recentFactors.map { event(userID, "factor.removed", $0, device: nil, caller, now) }
+        }
     }
 
     public func revokeAll(userID: String, caller: Caller) throws -> Int {

@@ -97,22 +97,33 @@ extension IdentityStore {
         }
     }
 
-    /// After a successful login: the device's token is replaced by a new one (its failures go
-    /// with it), expired tokens of the user are dropped, at most `maximumPerUser` are kept
-    /// (newest first), and, when the login came with a token, the failure streak of clients
-    /// without one ends (`endStreakOf`: the owner got in, so those failures are not consecutive).
+    /// After a successful login, in one transaction: the user's expired tokens are dropped; the
+    /// token the login presented (`replacing`) is swapped for the new one, which inherits its
+    /// trust, while the device's other tokens stay (each is its own secret with its own budget);
+    /// at most `maximumPerUser` are kept, trusted and newest first; and, when the login came with
+    /// a token, the failure streak of clients without one ends (`endStreakOf`: the owner got in,
+    /// so those failures are not consecutive).
     public func issueDeviceToken(
-        hash: [UInt8], userID: String, deviceID: String, now: Int64, expiresAt: Int64, maximumPerUser: Int, endStreakOf username: String?
+        hash: [UInt8], userID: String, deviceID: String, now: Int64, expiresAt: Int64, maximumPerUser: Int, replacing: [UInt8]?,
+        endStreakOf username: String?
     ) throws {
         try database.write { c in
-            _ = try c.run("DELETE FROM device_tokens WHERE user_id = ? AND (device_id = ? OR expires_at <= ?)",
-                          [.text(userID), .text(deviceID), .integer(now)])
-            _ = try c.run("INSERT INTO device_tokens (token_hash, user_id, device_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                          [.blob(hash), .text(userID), .text(deviceID), .integer(now), .integer(expiresAt)])
+            _ = try c.run("DELETE FROM device_tokens WHERE user_id = ? AND expires_at <= ?", [.text(userID), .integer(now)])
+            var trustedAt: Int64?
+            if let replacing {
+                trustedAt = try c.queryOne(
+                    "SELECT trusted_at FROM device_tokens WHERE token_hash = ? AND user_id = ? AND device_id = ?",
+                    [.blob(replacing), .text(userID), .text(deviceID)])?.optionalInt("trusted_at")
+                _ = try c.run("DELETE FROM device_tokens WHERE token_hash = ? AND user_id = ?", [.blob(replacing), .text(userID)])
+            }
+            _ = try c.run(
+                "INSERT INTO device_tokens (token_hash, user_id, device_id, created_at, expires_at, trusted_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [.blob(hash), .text(userID), .text(deviceID), .integer(now), .integer(expiresAt), SQLValue(trustedAt)])
             _ = try c.run(
                 """
                 DELETE FROM device_tokens WHERE user_id = ? AND token_hash NOT IN (
-                    SELECT token_hash FROM device_tokens WHERE user_id = ? ORDER BY token_hash = ? DESC, created_at DESC, token_hash LIMIT ?)
+                    SELECT token_hash FROM device_tokens WHERE user_id = ?
+                    ORDER BY token_hash = ? DESC, trusted_at IS NOT NULL DESC, created_at DESC, token_hash LIMIT ?)
                 """,
                 [.text(userID), .text(userID), .blob(hash), SQLValue(maximumPerUser)])
             if let username { _ = try c.run("UPDATE login_throttle SET consecutive = 0 WHERE username = ?", [.text(username)]) }

@@ -22,6 +22,9 @@ public struct SessionRecord: Sendable, Equatable {
     public var lastSeenAt: Int64
     public var expiresAt: Int64
     public var revokedAt: Int64?
+    /// The hash of the device token this session's login was given or presented: the device is
+    /// trusted while that token is (it paid a factor), never by its `deviceID` alone.
+    public var deviceTokenHash: [UInt8]? = nil
 }
 
 public struct DeviceKeyRecord: Sendable, Equatable {
@@ -151,7 +154,7 @@ public final class IdentityStore: Sendable {
 
     // MARK: Sessions
 
-    /// A successful login: the session, the device seen, the throttle cleared, the events, and
+    /// A successful login: the session, the throttle cleared, the events, and
     /// optionally an upgraded password hash, in one transaction.
     /// Audit events older than `auditKeepSince` are dropped for this user as a side effect (the
     /// trail stays bounded by time without a separate job).
@@ -162,13 +165,13 @@ public final class IdentityStore: Sendable {
         try database.write { c in
             _ = try c.run("DELETE FROM audit_events WHERE user_id = ? AND at < ?", [.text(session.userID), .integer(auditKeepSince)])
             _ = try c.run(
-                "INSERT INTO sessions (session_id, token_hash, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                """
+                INSERT INTO sessions (session_id, token_hash, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at, device_token_hash)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
                 [.text(session.sessionID), .blob(tokenHash), .text(session.userID), .text(session.deviceID), SQLValue(session.aal),
-                 SQLValue(session.aal2At), .integer(session.createdAt), .integer(session.lastSeenAt), .integer(session.expiresAt)])
-            if try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ?", [.text(session.userID), .text(session.deviceID)]) == nil {
-                _ = try c.run("INSERT INTO devices (user_id, device_id, first_seen_at) VALUES (?, ?, ?)",
-                              [.text(session.userID), .text(session.deviceID), .integer(session.createdAt)])
-            }
+                 SQLValue(session.aal2At), .integer(session.createdAt), .integer(session.lastSeenAt), .integer(session.expiresAt),
+                 SQLValue(session.deviceTokenHash)])
             if let username { _ = try c.run("DELETE FROM login_throttle WHERE username = ?", [.text(username)]) }
             if let rehash {
                 _ = try c.run("UPDATE users SET password_hash = ? WHERE user_id = ?", [.text(rehash), .text(session.userID)])
@@ -177,7 +180,7 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    private static let sessionColumns = "session_id, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at, revoked_at"
+    private static let sessionColumns = "session_id, user_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at, revoked_at, device_token_hash"
     private static let sessionByTokenHash = "SELECT \(sessionColumns) FROM sessions WHERE token_hash = ?"
     private static let sessionByID = "SELECT \(sessionColumns) FROM sessions WHERE session_id = ?"
     private static let liveSessionsOfUser = """
@@ -211,7 +214,8 @@ public final class IdentityStore: Sendable {
         SessionRecord(
             sessionID: try row.string("session_id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
             aal: Int(try row.int("aal")), aal2At: try row.optionalInt("aal2_at"), createdAt: try row.int("created_at"),
-            lastSeenAt: try row.int("last_seen_at"), expiresAt: try row.int("expires_at"), revokedAt: try row.optionalInt("revoked_at"))
+            lastSeenAt: try row.int("last_seen_at"), expiresAt: try row.int("expires_at"), revokedAt: try row.optionalInt("revoked_at"),
+            deviceTokenHash: try row.optionalBlob("device_token_hash"))
     }
 
     public func touchSession(id: String, now: Int64) throws {
@@ -243,8 +247,8 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was), trusts its device
-    /// for its user and forgets the user's wrong second-factor codes. Nil when the session is unknown, revoked, past its absolute expiry, or not
+    /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was), trusts the device
+    /// token its login was given (so that device owes no factor for being new) and forgets the user's wrong second-factor codes. Nil when the session is unknown, revoked, past its absolute expiry, or not
     /// seen since `seenSince` (idle).
     public func elevate(sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
         try database.write { c in
@@ -252,11 +256,9 @@ public final class IdentityStore: Sendable {
             var session = try Self.session(row)
             guard session.revokedAt == nil, session.expiresAt > now, session.lastSeenAt > seenSince else { return nil }
             _ = try c.run("UPDATE sessions SET aal = 2, aal2_at = ?, last_seen_at = ? WHERE session_id = ?", [.integer(now), .integer(now), .text(sessionID)])
-            _ = try c.run("UPDATE devices SET trusted_at = ? WHERE user_id = ? AND device_id = ? AND trusted_at IS NULL",
-                          [.integer(now), .text(session.userID), .text(session.deviceID)])
-            if try c.queryOne("SELECT 1 AS present FROM devices WHERE user_id = ? AND device_id = ?", [.text(session.userID), .text(session.deviceID)]) == nil {
-                _ = try c.run("INSERT INTO devices (user_id, device_id, first_seen_at, trusted_at) VALUES (?, ?, ?, ?)",
-                              [.text(session.userID), .text(session.deviceID), .integer(now), .integer(now)])
+            if let tokenHash = session.deviceTokenHash {
+                _ = try c.run("UPDATE device_tokens SET trusted_at = ? WHERE token_hash = ? AND user_id = ? AND trusted_at IS NULL",
+                              [.integer(now), .blob(tokenHash), .text(session.userID)])
             }
             for event in events(session) { try Self.insert(event, c) }
             try Self.clearFactorThrottle(userID: session.userID, c)

@@ -76,15 +76,21 @@ extension IdentityService {
     }
 
     /// A right password: the address's token goes back, and the device gets a fresh device
-    /// token (returned: the client keeps it for its next login).
+    /// token (returned: the client keeps it for its next login). A login that presented a valid
+    /// token rotates that one token, which keeps its trust; any other login adds an untrusted
+    /// token beside the device's others, so a stranger's login never voids the owner's.
     func settleSuccessfulLogin(_ reservation: LoginAttemptReservation, username: String, user: UserRecord, deviceID: String, now: Int64) throws -> String {
-        // The session exists: a refund that fails costs the address one token, never the login.
-        if case .untrusted(let address) = reservation { try? clientBudget.refund(address: address, now: Double(now)) }
+        // A refund that fails costs the address one token, never the login.
+        var replacing: [UInt8]?
+        switch reservation {
+        case .untrusted(let address): try? clientBudget.refund(address: address, now: Double(now))
+        case .deviceToken(let hash): replacing = hash
+        }
         let token = OpaqueToken.make(prefix: Self.deviceTokenPrefix)
         try store.issueDeviceToken(
             hash: OpaqueToken.hash(token), userID: user.userID, deviceID: deviceID, now: now,
             expiresAt: now + settings.deviceTokenLifetimeSeconds, maximumPerUser: settings.maxDeviceTokensPerUser,
-            endStreakOf: reservation.usesAccountBudget ? nil : username)
+            replacing: replacing, endStreakOf: reservation.usesAccountBudget ? nil : username)
         return token
     }
 }

@@ -14,15 +14,19 @@ public struct SessionAssurance: Sendable, Equatable {
 }
 
 extension IdentityService {
-    /// The factors a session at `aal` on `deviceID` still owes, any one of them enough: the
-    /// device's key when it has one, the authenticator app when the user set one up, and SMS
-    /// when the user turned it on or the device is new to the user (never passed a factor).
-    /// A recovery code (`identity.recovery_verify`) is accepted in place of any of them.
-    func requiredFactors(userID: String, deviceID: String, aal: Int) throws -> [String] {
-        guard aal < 2 else { return [] }
-        guard let state = try store.factorState(userID: userID, deviceID: deviceID) else { return [] }
+    /// The factors a session below aal 2 still owes, any one of them enough, in the order the
+    /// app should offer them: the device's `biometry` key when it has one (a `user_presence`
+    /// key cannot pay), the authenticator app when the user set one up, and SMS when the user
+    /// turned it on or the device is not trusted: trust is the session's device token having
+    /// paid a factor before, never the bare device id. A recovery code
+    /// (`identity.recovery_verify`) is accepted in place of any of them.
+    func requiredFactors(of session: SessionRecord) throws -> [String] {
+        guard session.aal < 2 else { return [] }
+        guard let state = try store.factorState(
+            userID: session.userID, deviceID: session.deviceID, deviceTokenHash: session.deviceTokenHash, now: clock.now())
+        else { return [] }
         var required: [String] = []
-        if state.hasActiveKey { required.append("device_key") }
+        if state.hasBiometryKey { required.append("device_key") }
         if state.hasTotp { required.append("totp") }
         if state.smsVerification || !state.deviceTrusted { required.append("sms") }
         return required
@@ -30,7 +34,7 @@ extension IdentityService {
 
     public func assurance(of session: SessionRecord) throws -> SessionAssurance {
         SessionAssurance(
-            requiredFactors: try requiredFactors(userID: session.userID, deviceID: session.deviceID, aal: session.aal),
+            requiredFactors: try requiredFactors(of: session),
             stepUpUntil: session.aal >= 2 ? session.aal2At.map { $0 + settings.stepUpWindowSeconds } : nil)
     }
 

@@ -119,7 +119,7 @@ extension ResetService {
         }
         do throws(RPCError) {
             guard let address = try backgroundIdentity.email(userID: userID, context: context) else { return .done }
-            return send(composer.passwordChanged(to: address), kind: "password_changed", context: context)
+            return send(composer.passwordChanged(to: address, removedFactors: job.removedFactors), kind: "password_changed", context: context)
         } catch {
             log.warning("password changed notice not sent yet", ["error.reason": .string(error.reason ?? "error")])
             return .retry

@@ -21,6 +21,9 @@ public struct ResetJob: Sendable, Equatable {
     public var requestID: String
     /// Tries begun so far, the one under way included.
     public var attempts = 0
+    /// A `passwordChanged` job: the second factors identity removed with the reset (its mail
+    /// lists them), comma-separated.
+    public var removedFactors: [String] = []
 
     public init(kind: Kind, address: String? = nil, userID: String? = nil, client: String?, requestID: String) {
         precondition((kind == .resetLink) == (address != nil) && (kind == .passwordChanged) == (userID != nil))
@@ -66,8 +69,12 @@ extension SQLResetStore {
             guard try c.queryOne("SELECT COUNT(*) AS n FROM reset_jobs")?.int("n") ?? 0 < Int64(maxQueued) else { return .full }
             try Self.record(c, rules, nowMilliseconds: now)
             try c.run(
-                "INSERT INTO reset_jobs (kind, address, user_id, client, request_id, next_attempt_at_ms, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [.text(job.kind.rawValue), SQLValue(job.address), SQLValue(job.userID), SQLValue(job.client), .text(job.requestID), .integer(now), .integer(now)])
+                """
+                INSERT INTO reset_jobs (kind, address, user_id, client, request_id, next_attempt_at_ms, created_at_ms, removed_factors)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.text(job.kind.rawValue), SQLValue(job.address), SQLValue(job.userID), SQLValue(job.client), .text(job.requestID), .integer(now), .integer(now),
+                 .text(job.removedFactors.joined(separator: ","))])
             return .queued
         }
     }
@@ -77,7 +84,7 @@ extension SQLResetStore {
         return try database.write { c in
             guard let row = try c.queryOne(
                 """
-                SELECT job_id, kind, address, user_id, client, request_id, attempts FROM reset_jobs
+                SELECT job_id, kind, address, user_id, client, request_id, attempts, removed_factors FROM reset_jobs
                 WHERE (running = 0 AND next_attempt_at_ms <= ?) OR (running = 1 AND lease_until_ms <= ?)
                 ORDER BY next_attempt_at_ms LIMIT 1
                 """, [.integer(now), .integer(now)])
@@ -88,6 +95,7 @@ extension SQLResetStore {
                 client: try row.optionalString("client"), requestID: try row.string("request_id"))
             job.id = try row.int("job_id")
             job.attempts = Int(try row.int("attempts")) + 1
+            job.removedFactors = try row.string("removed_factors").split(separator: ",").map(String.init)
             try c.run("UPDATE reset_jobs SET running = 1, attempts = ?, lease_until_ms = ? WHERE job_id = ?",
                       [SQLValue(job.attempts), .integer(leaseUntilMilliseconds), .integer(job.id)])
             return job

@@ -127,15 +127,25 @@ public struct ResetMailComposer: Sendable {
         return OutgoingMessage(channel: .email, to: address, subject: "Password reset request for \(productName)", text: text, html: html)
     }
 
-    /// Sent after a completed reset.
-    public func passwordChanged(to address: String) -> OutgoingMessage {
+    /// Sent after a completed reset; names the second factors the reset removed because they
+    /// were set up just before it (`totp`, `recovery_codes`).
+    public func passwordChanged(to address: String, removedFactors: [String] = []) -> OutgoingMessage {
+        let names = ["totp": "the authenticator app", "recovery_codes": "the recovery codes"]
+        let removed = removedFactors.compactMap { names[$0] }
+        let removal = removed.isEmpty ? "" : """
+
+
+            Because they were set up in the last days before the reset, \(removed.joined(separator: " and ")) \
+            of your account \(removed.count == 1 ? "was" : "were") removed too, in case someone else \
+            added them: set them up again in the app if they were yours.
+            """
         let text = """
             Hello,
 
             The password of your \(productName) account was just changed with a reset link. \
             Every device was signed out, every biometric (Face ID / Touch ID) login was turned \
             off, and no device is remembered any more: sign in again with the new password and \
-            a code, then turn biometric login back on in the app.
+            a code, then turn biometric login back on in the app.\(removal)
 
             If you did not do this, reset your password at once from the app and contact us: \
             someone may have access to your e-mail.

@@ -39,6 +39,7 @@ public enum ResetMigrations {
             CREATE INDEX reset_jobs_due ON reset_jobs (running, next_attempt_at_ms);
             """),
         jobLeases,
+        Migration(version: 5, name: "reset job removed factors", sql: "ALTER TABLE reset_jobs ADD COLUMN removed_factors TEXT NOT NULL DEFAULT '';"),
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.

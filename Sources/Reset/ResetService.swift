@@ -168,8 +168,8 @@ public final class ResetService: Sendable {
 
     // MARK: complete
 
-    /// Policy check, atomic claim, new password, every session, device key and trusted device
-    /// ended, audit, notice mail.
+    /// Policy check, atomic claim, new password, every session, device key and device token
+    /// ended with the second factors set up just before, audit, notice mail.
     public func complete(token: String, password: String, context: CallContext) throws(ResetError) {
         let record = try live(token: token)
         guard password.utf8.count <= settings.maxPasswordBytes else {
@@ -194,11 +194,13 @@ public final class ResetService: Sendable {
             log.info("reset token lost the race or ended meanwhile")
             throw .invalidToken
         }
+        var removedFactors: [String] = []
         do throws(RPCError) {
             _ = try identity.call("identity.set_password", credentials, context: context)
             _ = try identity.call("identity.revoke_all", ["user_id": .string(record.userID)], context: context)
-            // A key an attacker enrolled would otherwise keep logging in at aal 2 after the reset.
-            _ = try identity.call("identity.revoke_devices", ["user_id": .string(record.userID)], context: context)
+            // Keys, device tokens and recently set-up factors an intruder may have planted.
+            let cleanup = try identity.call("identity.revoke_devices", ["user_id": .string(record.userID)], context: context)
+            removedFactors = cleanup["removed_factors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         } catch {
             // Nothing is half done for the user: the token works again and a retry redoes both steps.
             try? store.release(tokenID: record.tokenID)
@@ -207,12 +209,13 @@ public final class ResetService: Sendable {
         _ = try? store.supersedeLive(userID: record.userID, nowMilliseconds: nowMilliseconds())
         metrics.increment("reset.completed")
         log.info("password reset completed")
-        afterCompletion(userID: record.userID, context: context)
+        afterCompletion(userID: record.userID, removedFactors: removedFactors, context: context)
     }
 
     /// Audit event and notice mail: queued, done after the answer.
-    private func afterCompletion(userID: String, context: CallContext) {
-        let job = ResetJob(kind: .passwordChanged, userID: userID, client: context.client, requestID: context.requestID)
+    private func afterCompletion(userID: String, removedFactors: [String], context: CallContext) {
+        var job = ResetJob(kind: .passwordChanged, userID: userID, client: context.client, requestID: context.requestID)
+        job.removedFactors = removedFactors
         do throws(RPCError) {
             if try queue(job, rules: [], context: context) == .full { metrics.increment("reset.dropped") }
         } catch {

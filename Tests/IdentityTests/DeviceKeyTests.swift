@@ -83,7 +83,7 @@ final class DeviceKeyTests: IdentityTestCase {
 
     func testBiometryKeyLoginGivesAnAAL2Session() throws {
         let (_, keyID) = try enroll()
-        XCTAssertEqual(try login().requiredFactors, ["device_key"], "the device has a key (and is trusted)")
+        XCTAssertEqual(try appLogin().requiredFactors, ["device_key"], "the device has a key (and is trusted)")
         let result = try keyLogin()
         XCTAssertEqual(result.aal, 2)
         XCTAssertEqual(result.requiredFactors, [])
@@ -167,7 +167,7 @@ final class DeviceKeyTests: IdentityTestCase {
         assertIdentityError(.notFound("this device's key was revoked", detail: "key_revoked")) { try keyLogin() }
         assertReason("not_found") { try service.revokeKey(token: session.session, keyID: keyID, caller: caller) }
         XCTAssertEqual(try service.keys(token: session.session), [])
-        XCTAssertEqual(try login().requiredFactors, [], "no key any more; device still trusted")
+        XCTAssertEqual(try appLogin().requiredFactors, [], "no key any more; device still trusted")
         assertIdentityError(.notFound("this device has no key", detail: "no_key")) { try keyLogin(FakeiPhone(deviceID: "never-seen")) }
         assertIdentityError(.notFound("this device has no key", detail: "no_key")) { try keyLogin(username: "nobody") }
     }

@@ -9,10 +9,6 @@ import XCTest
 /// `device_token`; a later login presenting it for the same user and device is judged on that
 /// token's own budget, never on failures of clients without one.
 final class DeviceTokenTests: IdentityTestCase {
-    private func login(_ username: String = "alice", password: String = IdentityTestCase.password, device: String = "iphone-1", token: String?) throws -> LoginResult {
-        try service.login(username: username, password: password, deviceID: device, deviceToken: token, caller: caller)
-    }
-
     /// The `retry_after` of a login without a token right now (nil: not locked). Costs nothing
     /// while locked; when not locked it is one more wrong guess.
     private func currentLock(_ username: String = "alice") -> Int64? {

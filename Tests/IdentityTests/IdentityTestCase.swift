@@ -75,15 +75,32 @@ class IdentityTestCase: XCTestCase {
         _ = try service.store.database.write { c in try c.run("UPDATE users SET phone = ? WHERE user_id = ?", [.text(phone), .text(userID)]) }
     }
 
-    func login(_ username: String = "alice", password: String = IdentityTestCase.password, device: String = "iphone-1") throws -> LoginResult {
-        try service.login(username: username, password: password, deviceID: device, caller: caller)
+    func login(
+        _ username: String = "alice", password: String = IdentityTestCase.password, device: String = "iphone-1", token: String? = nil,
+        from caller: Caller? = nil
+    ) throws -> LoginResult {
+        try service.login(username: username, password: password, deviceID: device, deviceToken: token, caller: caller ?? self.caller)
     }
 
-    /// Logs in and elevates the session (as verification.check would), returning the result.
+    /// Logs in as the app does (sending the device token it keeps for this user and device, and
+    /// keeping the one the answer gives) and elevates the session, as verification.check would:
+    /// from then on `appLogin` on that device finds it trusted.
     func elevatedLogin(_ username: String = "alice", device: String = "iphone-1") throws -> LoginResult {
-        var result = try login(username, device: device)
+        var result = try appLogin(username, device: device)
         _ = try service.elevate(sessionID: result.sessionID, factor: "sms", caller: caller)
         result.aal = 2
+        return result
+    }
+
+    /// The device tokens the app keeps, by username and device.
+    private var appTokens: [String: String] = [:]
+
+    /// A password login as the app makes it: with the device token it kept from its last login
+    /// on this device, keeping the next one (`login` sends none, as a new install or a stranger).
+    func appLogin(_ username: String = "alice", password: String = IdentityTestCase.password, device: String = "iphone-1") throws -> LoginResult {
+        let key = username + "/" + device
+        let result = try login(username, password: password, device: device, token: appTokens[key])
+        if let next = result.deviceToken { appTokens[key] = next }
         return result
     }
 

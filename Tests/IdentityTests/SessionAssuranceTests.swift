@@ -73,19 +73,19 @@ final class SessionAssuranceTests: IdentityTestCase {
         XCTAssertEqual(error.data?["detail"], "recent_step_up")
     }
 
-    func testRevokingDevicesEndsEveryKeyAndTrust() throws {
+    func testTheResetCleanUpEndsEveryKeyAndTrust() throws {
         let session = try elevatedLogin(device: device.deviceID)
         _ = try service.enrollKey(token: session.session, deviceID: device.deviceID, publicKey: device.publicKeyBase64, protection: "biometry", caller: caller)
-        XCTAssertEqual(try login(device: device.deviceID).requiredFactors, ["device_key"])
+        XCTAssertEqual(try appLogin(device: device.deviceID).requiredFactors, ["device_key"])
         let userID = try service.findByEmail("alice@example.com")
-        let revoked = try service.revokeDevices(userID: userID, caller: caller)
-        XCTAssertEqual(revoked.keys, 1)
-        XCTAssertEqual(revoked.devices, 1)
-        XCTAssertEqual(try login(device: device.deviceID).requiredFactors, ["sms"])
+        let cleanup = try service.cleanUpAfterReset(userID: userID, caller: caller)
+        XCTAssertEqual(cleanup.keys, 1)
+        XCTAssertEqual(cleanup.deviceTokens, 1, "the app's token, rotated at each login")
+        XCTAssertEqual(try appLogin(device: device.deviceID).requiredFactors, ["sms"])
         let challenge = try service.challenge(deviceID: device.deviceID, token: nil, username: "alice").challenge
         assertReason("not_found") {
             try service.keyLogin(username: "alice", deviceID: device.deviceID, challenge: challenge, signature: device.sign(challenge), caller: caller)
         }
-        assertReason("not_found") { try service.revokeDevices(userID: "usr_nobody", caller: caller) }
+        assertReason("not_found") { try service.cleanUpAfterReset(userID: "usr_nobody", caller: caller) }
     }
 }

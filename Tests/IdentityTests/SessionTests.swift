@@ -53,7 +53,8 @@ final class LoginTests: IdentityTestCase {
         let introspected = try service.introspect(token: first.session)
         XCTAssertEqual(introspected.aal, 2)
         XCTAssertEqual(introspected.aal2At, clock.nowSeconds)
-        XCTAssertEqual(try login().requiredFactors, [], "trusted device, SMS verification off")
+        XCTAssertEqual(try login(token: first.deviceToken).requiredFactors, [], "trusted device, SMS verification off")
+        XCTAssertEqual(try login().requiredFactors, ["sms"], "the device id alone is no proof of the device")
         XCTAssertEqual(try login(device: "ipad-2").requiredFactors, ["sms"], "trust is per device")
     }
 
@@ -241,7 +242,7 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
     func testTurningSecurityOffOrChangingTheSitekeyNeedsARecentStepUp() throws {
         _ = try elevatedLogin()
         // A password on the now trusted device, SMS verification off: aal 1 that owes nothing.
-        let weak = try login().session
+        let weak = try appLogin().session
         XCTAssertEqual(try service.preferences(token: weak, smsVerification: nil, sitekey: nil, caller: caller), Preferences(smsVerification: false, sitekey: nil, factors: ["sms"]))
         XCTAssertTrue(try service.preferences(token: weak, smsVerification: true, sitekey: nil, caller: caller).smsVerification)
         // SMS verification is on now: the same session owes it.
@@ -250,7 +251,7 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
         }
         let strong = try elevatedLogin().session
         XCTAssertFalse(try service.preferences(token: strong, smsVerification: false, sitekey: nil, caller: caller).smsVerification)
-        let settled = try login().session
+        let settled = try appLogin().session
         assertIdentityError(.recentStepUpRequired(windowSeconds: 600)) { try service.preferences(token: settled, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }
         clock.advance(seconds: 601)
         assertIdentityError(.recentStepUpRequired(windowSeconds: 600)) { try service.preferences(token: strong, smsVerification: nil, sitekey: .some([0xFF, 0xD8, 0xFF, 0]), caller: caller) }

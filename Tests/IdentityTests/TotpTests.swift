@@ -30,7 +30,7 @@ final class TotpTests: IdentityTestCase {
     }
 
     func testEnrollingNeedsARecentStepUpAndGivesASecretAndItsURIOnce() throws {
-        let weak = try login()
+        let weak = try appLogin()
         assertIdentityError(.factorsOwed(["sms"])) { try service.totpEnroll(token: weak.session, caller: caller) }
         let strong = try elevatedLogin()
         let enrollment = try service.totpEnroll(token: strong.session, caller: caller)
@@ -46,10 +46,10 @@ final class TotpTests: IdentityTestCase {
         let session = try elevatedLogin()
         let enrollment = try service.totpEnroll(token: session.session, caller: caller)
         assertReason("not_found") { try service.totpVerify(token: session.session, code: try appCode(enrollment), caller: caller) }
-        XCTAssertEqual(try login().requiredFactors, [], "a trusted device, no factor on")
+        XCTAssertEqual(try appLogin().requiredFactors, [], "a trusted device, no factor on")
         assertIdentityError(.invalidCode(attemptsLeft: 2)) { try service.totpActivate(token: session.session, code: wrong(try appCode(enrollment)), caller: caller) }
         try service.totpActivate(token: session.session, code: try appCode(enrollment), caller: caller)
-        XCTAssertEqual(try login().requiredFactors, ["totp"])
+        XCTAssertEqual(try appLogin().requiredFactors, ["totp"])
         XCTAssertEqual(try login(device: "ipad-2").requiredFactors, ["totp", "sms"], "any one is enough")
         let preferences = try service.preferences(token: session.session, smsVerification: nil, sitekey: nil, caller: caller)
         XCTAssertEqual(preferences.factors, ["sms", "totp"])
@@ -58,12 +58,12 @@ final class TotpTests: IdentityTestCase {
 
     func testVerifyLiftsTheSessionWithinOneStepOfSkewAndRefusesReplays() throws {
         let (_, enrollment) = try activeApp()
-        let session = try login()
+        let session = try appLogin()
         XCTAssertEqual(session.requiredFactors, ["totp"])
         let late = try appCode(enrollment, at: clock.nowSeconds - 30)
         XCTAssertEqual(try service.totpVerify(token: session.session, code: late, caller: caller), 2)
         XCTAssertEqual(try service.introspect(token: session.session).aal, 2)
-        let other = try login()
+        let other = try appLogin()
         // the same code again, within its window
         assertIdentityError(.invalidCode(attemptsLeft: 2)) {
             try service.totpVerify(token: other.session, code: late, caller: caller)
@@ -80,7 +80,7 @@ final class TotpTests: IdentityTestCase {
 
     func testWrongCodesLockTheFactorAndTheRightCodeWaitsToo() throws {
         let (_, enrollment) = try activeApp()
-        let session = try login()
+        let session = try appLogin()
         for left in [2, 1, 0] {
             assertIdentityError(.invalidCode(attemptsLeft: left)) { try service.totpVerify(token: session.session, code: wrong(try appCode(enrollment)), caller: caller) }
         }
@@ -94,7 +94,7 @@ final class TotpTests: IdentityTestCase {
 
     func testABurstOfTheSameCodePassesOnce() throws {
         let (_, enrollment) = try activeApp()
-        let sessions = try (0..<12).map { _ in try login().session }
+        let sessions = try (0..<12).map { _ in try appLogin().session }
         let code = try appCode(enrollment)
         let passed = Counter()
         let (service, caller) = (self.service!, self.caller)
@@ -114,11 +114,11 @@ final class TotpTests: IdentityTestCase {
         XCTAssertNil(Data(sealed).range(of: Data(secret)), "the raw secret is not stored")
         XCTAssertNil(Data(sealed).range(of: Data(enrollment.secret.utf8)), "nor its Base32")
         let otherKey = try makeService { $0.serverKey = SecureRandom.bytes(32) }
-        XCTAssertThrowsError(try otherKey.totpVerify(token: try login().session, code: try appCode(enrollment), caller: caller)) { error in
+        XCTAssertThrowsError(try otherKey.totpVerify(token: try appLogin().session, code: try appCode(enrollment), caller: caller)) { error in
             XCTAssertFalse(String(describing: error).contains(enrollment.secret))
         }
         try service.totpRemove(token: session.session, caller: caller)
-        XCTAssertEqual(try login().requiredFactors, [])
+        XCTAssertEqual(try appLogin().requiredFactors, [])
         assertReason("not_found") { try service.totpRemove(token: session.session, caller: caller) }
     }
 }
