@@ -65,12 +65,26 @@ extension IdentityService {
     /// Biometric login without the password: a `biometry` key gives an aal 2 session; a
     /// `user_presence` key an aal 1 session (it proves possession, like a password proves knowledge).
     /// The password throttle does not apply: a signature cannot be guessed.
+    /// An unknown user, a device without an active key and a wrong signature get the same
+    /// `invalid_credentials` after the same work: one read of the key, one signature check (on a
+    /// decoy key when there is none) and one write that uses up the challenge.
     public func keyLogin(username rawUsername: String, deviceID rawDevice: String, challenge: String, signature: String, caller: Caller) throws -> LoginResult {
         let deviceID = try Normalization.deviceID(rawDevice)
-        guard let username = try? Normalization.username(rawUsername), let user = try store.user(username: username) else {
-            throw IdentityError.notFound("this device has no key", detail: "no_key")
+        let user = try (try? Normalization.username(rawUsername)).flatMap { try store.user(username: $0) }
+        let userID = user?.userID ?? Self.decoyUserID
+        let stored = try store.latestKey(userID: userID, deviceID: deviceID)
+        let (challengeBytes, der) = try decodeSignedChallenge(challenge, signature)
+        let key = stored?.revokedAt == nil ? stored : nil
+        let publicKey = try key.map { key throws in try parsedKeys.key(x963: key.publicKey) } ?? decoyKey
+        let valid = publicKey.isValidSignature(der: der, for: challengeBytes) && key != nil
+        let now = clock.now()
+        let issued = try store.consumeChallenge(hash: SHA256.hash(challengeBytes), userID: userID, deviceID: deviceID, now: now) { issued in
+            guard Self.isUsable(issued, userID: userID, deviceID: deviceID, now: now), let key else { return nil }
+            let outcome = valid ? "factor.passed" : "factor.failed"
+            return (valid ? key.keyID : nil, [event(userID, outcome, "device_key", device: deviceID, caller, now)])
         }
-        let key = try checkSignedChallenge(userID: user.userID, deviceID: deviceID, challenge: challenge, signature: signature, caller: caller)
+        try Self.checkChallenge(issued, userID: userID, deviceID: deviceID, now: now)
+        guard valid, let user, let key else { throw IdentityError.invalidCredentials("the signature does not verify with this device's key") }
         return try openSession(
             user: user, deviceID: deviceID, aal: key.protection == .biometry ? 2 : 1, clearThrottle: nil, rehash: nil,
             how: "key_login.succeeded", caller: caller, now: clock.now())
@@ -97,19 +111,11 @@ extension IdentityService {
             throw IdentityError.notFound("this device has no key", detail: "no_key")
         }
         guard key.revokedAt == nil else { throw IdentityError.notFound("this device's key was revoked", detail: "key_revoked") }
-        guard let challengeBytes = Base64URL.decode(challenge), challengeBytes.count == Self.challengeByteCount else {
-            throw IdentityError.invalidField("challenge", "challenge must be the base64url string identity.challenge gave")
-        }
-        guard let der = Base64URL.decode(signature), (8...80).contains(der.count) else {
-            throw IdentityError.invalidField("signature", "signature must be a DER ECDSA signature, base64")
-        }
+        let (challengeBytes, der) = try decodeSignedChallenge(challenge, signature)
         let now = clock.now()
-        guard let issued = try store.consumeChallenge(hash: SHA256.hash(challengeBytes), userID: userID, deviceID: deviceID, now: now) else {
-            throw IdentityError.invalidChallenge(detail: "unknown")
-        }
-        guard issued.userID == userID, issued.deviceID == deviceID else { throw IdentityError.invalidChallenge(detail: "foreign") }
-        guard issued.usedAt == nil else { throw IdentityError.invalidChallenge(detail: "used") }
-        guard issued.expiresAt > now else { throw IdentityError.invalidChallenge(detail: "expired") }
+        try Self.checkChallenge(
+            try store.consumeChallenge(hash: SHA256.hash(challengeBytes), userID: userID, deviceID: deviceID, now: now), userID: userID,
+            deviceID: deviceID, now: now)
         let valid = (try? parsedKeys.key(x963: key.publicKey))?.isValidSignature(der: der, for: challengeBytes) ?? false
         guard valid else {
             try store.record([event(userID, "factor.failed", "device_key", device: deviceID, caller, now)])
@@ -117,6 +123,27 @@ extension IdentityService {
         }
         try store.markKeyUsed(keyID: key.keyID, now: now, events: [event(userID, "factor.passed", "device_key", device: deviceID, caller, now)])
         return key
+    }
+
+    private func decodeSignedChallenge(_ challenge: String, _ signature: String) throws -> (challenge: [UInt8], der: [UInt8]) {
+        guard let challengeBytes = Base64URL.decode(challenge), challengeBytes.count == Self.challengeByteCount else {
+            throw IdentityError.invalidField("challenge", "challenge must be the base64url string identity.challenge gave")
+        }
+        guard let der = Base64URL.decode(signature), (8...80).contains(der.count) else {
+            throw IdentityError.invalidField("signature", "signature must be a DER ECDSA signature, base64")
+        }
+        return (challengeBytes, der)
+    }
+
+    private static func isUsable(_ issued: ChallengeRecord, userID: String, deviceID: String, now: Int64) -> Bool {
+        issued.userID == userID && issued.deviceID == deviceID && issued.usedAt == nil && issued.expiresAt > now
+    }
+
+    private static func checkChallenge(_ issued: ChallengeRecord?, userID: String, deviceID: String, now: Int64) throws {
+        guard let issued else { throw IdentityError.invalidChallenge(detail: "unknown") }
+        guard issued.userID == userID, issued.deviceID == deviceID else { throw IdentityError.invalidChallenge(detail: "foreign") }
+        guard issued.usedAt == nil else { throw IdentityError.invalidChallenge(detail: "used") }
+        guard issued.expiresAt > now else { throw IdentityError.invalidChallenge(detail: "expired") }
     }
 
     private func sessionDevice(_ raw: String, _ session: SessionRecord) throws -> String {

@@ -335,7 +335,12 @@ public final class IdentityStore: Sendable {
 
     /// Marks a challenge used and returns it as it was before (nil: unknown). A challenge bound
     /// to another user or device is not consumed (its owner may still use it).
-    public func consumeChallenge(hash: [UInt8], userID: String, deviceID: String, now: Int64) throws -> ChallengeRecord? {
+    /// `settle`, in the same transaction, given the challenge as it was: what to record, and the
+    /// key to mark used (key login decides and audits in the write that uses the challenge up).
+    public func consumeChallenge(
+        hash: [UInt8], userID: String, deviceID: String, now: Int64,
+        settle: (ChallengeRecord) -> (usedKey: String?, events: [PendingEvent])? = { _ in nil }
+    ) throws -> ChallengeRecord? {
         try database.write { c in
             guard let row = try c.queryOne("SELECT user_id, device_id, expires_at, used_at FROM challenges WHERE challenge_hash = ?", [.blob(hash)]) else {
                 return nil
@@ -345,6 +350,12 @@ public final class IdentityStore: Sendable {
                 expiresAt: try row.int("expires_at"), usedAt: try row.optionalInt("used_at"))
             if record.userID == userID, record.deviceID == deviceID, record.usedAt == nil {
                 _ = try c.run("UPDATE challenges SET used_at = ? WHERE challenge_hash = ? AND used_at IS NULL", [.integer(now), .blob(hash)])
+            }
+            if let settled = settle(record) {
+                if let keyID = settled.usedKey {
+                    _ = try c.run("UPDATE device_keys SET last_used_at = ? WHERE key_id = ?", [.integer(now), .text(keyID)])
+                }
+                for event in settled.events { try Self.insert(event, c) }
             }
             return record
         }

@@ -57,7 +57,7 @@ extension IdentityService {
     }
 
     private func checkTotp(session: SessionRecord, code: String, activating: Bool, caller: Caller) throws {
-        guard (6...8).contains(code.utf8.count), code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+        guard code.utf8.count == TotpParameters.standard.digits, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw IdentityError.invalidField("code", "code must be the 6 digits the authenticator app shows")
         }
         let userID = session.userID

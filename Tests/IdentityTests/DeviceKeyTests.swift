@@ -164,12 +164,12 @@ final class DeviceKeyTests: IdentityTestCase {
     func testRevokedAndMissingKeysAreNotFound() throws {
         let (session, keyID) = try enroll()
         try service.revokeKey(token: session.session, keyID: keyID, caller: caller)
-        assertIdentityError(.notFound("this device's key was revoked", detail: "key_revoked")) { try keyLogin() }
+        assertReason("invalid_credentials") { try keyLogin() }
         assertReason("not_found") { try service.revokeKey(token: session.session, keyID: keyID, caller: caller) }
         XCTAssertEqual(try service.keys(token: session.session), [])
         XCTAssertEqual(try appLogin().requiredFactors, [], "no key any more; device still trusted")
-        assertIdentityError(.notFound("this device has no key", detail: "no_key")) { try keyLogin(FakeiPhone(deviceID: "never-seen")) }
-        assertIdentityError(.notFound("this device has no key", detail: "no_key")) { try keyLogin(username: "nobody") }
+        assertReason("invalid_credentials") { try keyLogin(FakeiPhone(deviceID: "never-seen")) }
+        assertReason("invalid_credentials") { try keyLogin(username: "nobody") }
     }
 
     func testReEnrollingReplacesTheDevicesKeyAndTheLimitHolds() throws {
@@ -201,5 +201,32 @@ final class DeviceKeyTests: IdentityTestCase {
         for _ in 0..<6 { _ = try? login(password: "guessing guessing") }
         assertReason("locked") { try login() }
         XCTAssertEqual(try keyLogin().aal, 2)
+    }
+
+    /// Key login tells nothing about which usernames and devices have keys: an unknown user, a
+    /// known user without a key on that device, a revoked key and a wrong signature all get the
+    /// same answer, and each uses up its challenge (the same write).
+    func testKeyLoginAnswersTheSameForUnknownUsersDevicesWithoutKeysAndWrongSignatures() throws {
+        _ = try enroll()
+        let tablet = FakeiPhone(deviceID: "ipad-1")
+        let (tabletSession, revokedID) = try enroll(device: tablet)
+        try service.revokeKey(token: tabletSession.session, keyID: revokedID, caller: caller)
+        let intruder = FakeiPhone(deviceID: "iphone-1")
+        let cases: [(name: String, username: String, device: FakeiPhone)] = [
+            ("unknown user", "nobody", phone), ("no key on this device", "alice", FakeiPhone(deviceID: "never-seen")),
+            ("revoked key", "alice", tablet), ("wrong signature", "alice", intruder),
+        ]
+        var answers: [String: String] = [:]
+        for attempt in cases {
+            let challenge = try service.challenge(deviceID: attempt.device.deviceID, token: nil, username: attempt.username).challenge
+            let error = assertReason("invalid_credentials") {
+                try service.keyLogin(username: attempt.username, deviceID: attempt.device.deviceID, challenge: challenge, signature: attempt.device.sign(challenge), caller: caller)
+            }
+            answers[attempt.name] = error.map { "\($0.code) \($0.message) \(String(describing: $0.data))" }
+            assertIdentityError(.invalidChallenge(detail: "used")) {  // used up either way
+                try service.keyLogin(username: attempt.username, deviceID: attempt.device.deviceID, challenge: challenge, signature: attempt.device.sign(challenge), caller: caller)
+            }
+        }
+        XCTAssertEqual(Set(answers.values).count, 1, "one answer for all: \(answers)")
     }
 }

@@ -83,7 +83,7 @@ final class SessionAssuranceTests: IdentityTestCase {
         XCTAssertEqual(cleanup.deviceTokens, 1, "the app's token, rotated at each login")
         XCTAssertEqual(try appLogin(device: device.deviceID).requiredFactors, ["sms"])
         let challenge = try service.challenge(deviceID: device.deviceID, token: nil, username: "alice").challenge
-        assertReason("not_found") {
+        assertReason("invalid_credentials") {
             try service.keyLogin(username: "alice", deviceID: device.deviceID, challenge: challenge, signature: device.sign(challenge), caller: caller)
         }
         assertReason("not_found") { try service.cleanUpAfterReset(userID: "usr_nobody", caller: caller) }

@@ -121,4 +121,15 @@ final class TotpTests: IdentityTestCase {
         XCTAssertEqual(try appLogin().requiredFactors, [])
         assertReason("not_found") { try service.totpRemove(token: session.session, caller: caller) }
     }
+
+    /// The app shows 6 digits: any other shape is a malformed parameter, refused before the
+    /// code is checked, so it spends none of the user's attempts.
+    func testACodeThatIsNotSixDigitsIsInvalidParamsAndSpendsNoAttempt() throws {
+        let (_, enrollment) = try activeApp()
+        let session = try appLogin()
+        for malformed in ["1234567", "12345678", "12345", "12345a"] {
+            XCTAssertEqual(assertReason("invalid_params") { try service.totpVerify(token: session.session, code: malformed, caller: caller) }?.data?["field"], "code")
+        }
+        assertIdentityError(.invalidCode(attemptsLeft: 2)) { try service.totpVerify(token: session.session, code: wrong(try appCode(enrollment)), caller: caller) }
+    }
 }
