@@ -49,6 +49,7 @@ extension IdentityService {
             createdAt: now, lastUsedAt: nil, revokedAt: nil)
         let caller = caller
         try store.enrollKey(key, limit: settings.maxKeysPerUser, events: [event(session.userID, "key.enrolled", protection.rawValue, device: deviceID, caller, now)])
+        notify(.deviceKeyAdded(protection: protection.rawValue), userID: session.userID, device: deviceID, at: now)
         return key.keyID
     }
 
@@ -96,9 +97,10 @@ extension IdentityService {
 
     /// Revokes one of the user's keys: a sensitive change (recent step-up).
     public func revokeKey(token: String, keyID: String, caller: Caller) throws {
-        try revokeOwn(token: token, caller: caller, audited: ("key.revoked", "ok"), missing: "no such active key of yours") {
+        let session = try revokeOwn(token: token, caller: caller, audited: ("key.revoked", "ok"), missing: "no such active key of yours") {
             userID, now, event in try store.revokeKey(keyID: keyID, userID: userID, now: now, event: event)
         }
+        notify(.deviceKeyRemoved, userID: session.userID, device: session.deviceID, at: clock.now())
     }
 
     // MARK: Checks, in a fixed order

@@ -223,14 +223,16 @@ public final class IdentityService: Sendable {
     /// Revokes one of the session user's own things (a session, a device key): a sensitive change,
     /// so a recent step-up first. `revoke` decides and audits in one statement and says whether
     /// anything of the user's was live; nothing was is `not_found`.
+    @discardableResult
     func revokeOwn(
         token: String, caller: Caller, audited: (event: String, outcome: String), missing: String,
         _ revoke: (_ userID: String, _ now: Int64, _ event: PendingEvent) throws -> Bool
-    ) throws {
+    ) throws -> SessionRecord {
         let session = try recentlySteppedUpSession(token: token)
         let now = clock.now()
         let audit = event(session.userID, audited.event, audited.outcome, device: session.deviceID, caller, now)
         guard try revoke(session.userID, now, audit) else { throw IdentityError.notFound(missing) }
+        return session
     }
 
     /// Reads, and optionally changes, the preferences. Turning SMS verification on needs only a
@@ -352,6 +354,12 @@ public final class IdentityService: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Tells the owner of a factor change, after it is committed (best effort, like every notice).
+    func notify(_ change: FactorChange, userID: String, device: String?, at: Int64) {
+        guard let user = try? store.user(id: userID) else { return }
+        notices.factorChanged(to: user.email, change, device: device, at: at, productName: settings.brand)
+    }
 
     func event(_ userID: String, _ name: String, _ outcome: String, device: String?, _ caller: Caller, _ at: Int64) -> PendingEvent {
         PendingEvent(userID: userID, event: name, outcome: outcome, deviceID: device, client: caller.client, at: at)

@@ -51,7 +51,7 @@ extension IdentityService {
         switch try store.provePhone(userID: userID, phone: phone, now: now, event: event(userID, "phone.proven", "ok", device: nil, caller, now)) {
         case nil: throw IdentityError.notFound("no such user")
         case false?: throw IdentityError.conflict(field: "phone", "the profile's phone is another number now")
-        case true?: return
+        case true?: notify(.phoneProven, userID: userID, device: nil, at: now)
         }
     }
 }

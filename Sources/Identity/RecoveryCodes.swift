@@ -54,6 +54,7 @@ extension IdentityService {
         try store.replaceRecoveryCodes(
             userID: session.userID, hashes: hashes, now: now,
             event: event(session.userID, "recovery_codes.generated", String(codes.count), device: session.deviceID, caller, now))
+        notify(.recoveryCodesGenerated, userID: session.userID, device: session.deviceID, at: now)
         return codes
     }
 

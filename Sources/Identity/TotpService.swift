@@ -39,6 +39,7 @@ extension IdentityService {
     public func totpActivate(token: String, code: String, caller: Caller) throws {
         let session = try recentlySteppedUpSession(token: token)
         try checkTotp(session: session, code: code, activating: true, caller: caller)
+        notify(.authenticatorAdded, userID: session.userID, device: session.deviceID, at: clock.now())
     }
 
     /// A second factor: lifts the session to aal 2, as an SMS code does.
@@ -54,6 +55,7 @@ extension IdentityService {
         guard try store.removeTotp(userID: session.userID, event: event(session.userID, "totp.removed", "ok", device: session.deviceID, caller, now)) else {
             throw IdentityError.notFound("no authenticator app is set up", detail: "no_totp")
         }
+        notify(.authenticatorRemoved, userID: session.userID, device: session.deviceID, at: now)
     }
 
     private func checkTotp(session: SessionRecord, code: String, activating: Bool, caller: Caller) throws {

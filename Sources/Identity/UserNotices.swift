@@ -1,3 +1,5 @@
+import Foundation
+
 /// Tells a user by e-mail about a change to their account, after it is committed. Best effort:
 /// the change never waits for (or fails because of) the mail; the audit event is the record.
 /// The process wires it to the e-mail provider (outbox in development, SMTP in production).
@@ -25,5 +27,64 @@ public struct UserNotices: Sendable {
 
             \(productName)
             """)
+    }
+
+    /// After a change to the user's second factors: what changed, on which device, when, and
+    /// what to do if it was not them. Never a secret.
+    func factorChanged(to address: String, _ change: FactorChange, device: String?, at: Int64, productName: String) {
+        let when = Self.timestamp(at)
+        let place = device.map { " from the device \"\($0)\"" } ?? ""
+        send(address, "\(productName): \(change.summary)", """
+            Hello,
+
+            \(change.sentence) on your \(productName) account\(place) on \(when).
+
+            If this was you, there is nothing to do. If it was not, someone has your password and \
+            one of your second factors: reset your password at once (a reset also removes \
+            factors set up in the last days) and contact us.
+
+            \(productName)
+            """)
+    }
+
+    /// `2026-12-04 18:20 UTC`: the same for every reader, whatever their locale.
+    static func timestamp(_ seconds: Int64) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        func two(_ value: Int?) -> String { let text = String(value ?? 0); return text.count < 2 ? "0" + text : text }
+        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)) UTC"
+    }
+}
+
+/// A change to a user's second factors that the owner is told of by e-mail at once.
+enum FactorChange: Sendable, Equatable {
+    case authenticatorAdded, authenticatorRemoved, recoveryCodesGenerated
+    case deviceKeyAdded(protection: String), deviceKeyRemoved
+    case phoneProven
+
+    var summary: String {
+        switch self {
+        case .authenticatorAdded: "an authenticator app was set up"
+        case .authenticatorRemoved: "an authenticator app was removed"
+        case .recoveryCodesGenerated: "new recovery codes were made"
+        case .deviceKeyAdded: "a device key was added"
+        case .deviceKeyRemoved: "a device key was removed"
+        case .phoneProven: "your phone number was confirmed"
+        }
+    }
+
+    var sentence: String {
+        switch self {
+        case .authenticatorAdded: "An authenticator app was set up as a second factor"
+        case .authenticatorRemoved: "The authenticator app was removed"
+        case .recoveryCodesGenerated: "A new set of recovery codes was made (the old ones no longer work)"
+        case .deviceKeyAdded(let protection):
+            protection == "biometry"
+                ? "A device key for Face ID / Touch ID sign-in was added"
+                : "A device key (passcode allowed) was added"
+        case .deviceKeyRemoved: "A device key was removed"
+        case .phoneProven: "Your phone number was confirmed as a second factor"
+        }
     }
 }

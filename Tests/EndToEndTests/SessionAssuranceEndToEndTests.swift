@@ -149,6 +149,37 @@ final class SessionAssuranceEndToEndTests: StackTestCase {
         XCTAssertTrue(notice.contains("biometric"), notice)
     }
 
+    /// The intruder's sequence: the password and one stolen SMS code on the intruder's phone,
+    /// then an authenticator app and recovery codes planted. The owner is mailed each plant at
+    /// once; after the owner's reset the plants pay nothing and the reset's mail names them.
+    func testAResetRemovesTheFactorsAnIntruderPlantedAndTheOwnerHeardOfEach() throws {
+        let gateway = try gateway()
+        try register(gateway, "ivy")
+        let intruder = try XCTUnwrap(try login(gateway, "ivy", device: "intruder-phone")["session"])
+        try passSMS(gateway, intruder)
+        let enrolled = try gateway.result("identity.totp_enroll", ["session": intruder])
+        let secret = try XCTUnwrap(enrolled["secret"]?.stringValue)
+        XCTAssertEqual(try gateway.result("identity.totp_activate", ["session": intruder, "code": .string(try totp(secret))]), ["ok": true])
+        let codes = try XCTUnwrap(try gateway.result("identity.recovery_codes", ["session": intruder])["codes"]?.arrayValue)
+        for subject in ["an authenticator app was set up", "new recovery codes were made"] {
+            let notice = try waitForMail(to: "ivy@example.com", subjectContaining: subject)
+            XCTAssertTrue(notice["text"]?.stringValue?.contains("intruder-phone") ?? false, "\(notice)")
+        }
+
+        let token = try resetToken(gateway, "ivy@example.com")
+        XCTAssertEqual(try gateway.result("reset.complete", ["token": .string(token), "password": .string(Self.newPassword)]), ["ok": true])
+        let resetMail = try waitForMail(to: "ivy@example.com", subjectContaining: "password was changed")
+        let text = try XCTUnwrap(resetMail["text"]?.stringValue)
+        XCTAssertTrue(text.contains("the authenticator app and the recovery codes"), text)
+
+        let fresh = try login(gateway, "ivy", device: "new-phone", password: Self.newPassword)
+        XCTAssertEqual(fresh["required_factors"], ["sms"], "the planted app is no factor any more")
+        let session = try XCTUnwrap(fresh["session"])
+        assertError(try gateway.call("identity.totp_verify", ["session": session, "code": .string(try totp(secret, offsetSteps: 1))]), "not_found")
+        assertError(try gateway.call("identity.recovery_verify", ["session": session, "code": codes[0]]), "invalid_code")
+        assertError(try gateway.call("identity.activity", ["session": session]), "step_up_required")
+    }
+
     func testAResetPasswordOver1024BytesIsWeakNotUnavailable() throws {
         let gateway = try gateway()
         try register(gateway, "ida")

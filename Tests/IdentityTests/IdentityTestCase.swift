@@ -58,10 +58,12 @@ class IdentityTestCase: XCTestCase {
         return settings
     }
 
-    func makeService(_ adjust: (inout IdentitySettings) -> Void = { _ in }, database: String = "identity") throws -> IdentityService {
+    func makeService(
+        _ adjust: (inout IdentitySettings) -> Void = { _ in }, database: String = "identity", notices: UserNotices = .none
+    ) throws -> IdentityService {
         var settings = Self.fastSettings()
         adjust(&settings)
-        return try IdentityService(store: try openStore(database), settings: settings, clock: clock.identityClock)
+        return try IdentityService(store: try openStore(database), settings: settings, clock: clock.identityClock, notices: notices)
     }
 
     @discardableResult
