@@ -9,7 +9,7 @@ public enum AccountsProcess {
     public static let maxAmountMinor = ConfigOption(
         "max-amount-minor", default: "100000000", help: "largest transfer or deposit, in minor units")
     public static let transferExpirySeconds = ConfigOption(
-        "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long")
+        "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long (30-600 s)")
     public static let groupCommitMax = ConfigOption(
         "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write); SQLite only, PostgreSQL commits each write alone")
     public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
@@ -24,7 +24,12 @@ public enum AccountsProcess {
             throw ConfigurationError("--currency must be three capital letters (ISO 4217)")
         }
         settings.maxAmountMinor = Int64(try configuration.int(maxAmountMinor, range: 1...1_000_000_000_000))
-        settings.transferExpirySeconds = Int64(try configuration.int(transferExpirySeconds, range: 10...86_400))
+        let expiry = AccountsSettings.transferExpiryRange
+        guard let seconds = Int(try configuration.requiredString(transferExpirySeconds)), expiry.contains(seconds) else {
+            throw ConfigurationError(
+                "\(transferExpirySeconds.flag) must be \(expiry.lowerBound)-\(expiry.upperBound) (seconds): the transfer's SMS code lives as long, and verification gives a code that range")
+        }
+        settings.transferExpirySeconds = Int64(seconds)
         settings.brand = configuration.string(brand) ?? settings.brand
         guard TransferSigning.isValidServiceName(settings.brand) else {
             throw ConfigurationError("--brand must be 1-32 bytes without control characters or '=' (it is part of the bytes a device key signs)")
