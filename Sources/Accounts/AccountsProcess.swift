@@ -9,7 +9,7 @@ public enum AccountsProcess {
     public static let maxAmountMinor = ConfigOption(
         "max-amount-minor", default: "100000000", help: "largest transfer or deposit, in minor units")
     public static let transferExpirySeconds = ConfigOption(
-        "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long (30-600 s)")
+        "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long")
     public static let groupCommitMax = ConfigOption(
         "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write); SQLite only, PostgreSQL commits each write alone")
     public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
@@ -27,7 +27,8 @@ public enum AccountsProcess {
         let expiry = AccountsSettings.transferExpiryRange
         guard let seconds = Int(try configuration.requiredString(transferExpirySeconds)), expiry.contains(seconds) else {
             throw ConfigurationError(
-                "\(transferExpirySeconds.flag) must be \(expiry.lowerBound)-\(expiry.upperBound) (seconds): the transfer's SMS code lives as long, and verification gives a code that range")
+                "\(transferExpirySeconds.flag) must be \(expiry.lowerBound)-\(expiry.upperBound) (seconds): a transfer's SMS code "
+                    + "lives as long as the transfer, and verification gives a code a life in that range only")
         }
         settings.transferExpirySeconds = Int64(seconds)
         settings.brand = configuration.string(brand) ?? settings.brand
