@@ -24,7 +24,13 @@ public enum AccountsProcess {
             throw ConfigurationError("--currency must be three capital letters (ISO 4217)")
         }
         settings.maxAmountMinor = Int64(try configuration.int(maxAmountMinor, range: 1...1_000_000_000_000))
-        settings.transferExpirySeconds = Int64(try configuration.int(transferExpirySeconds, range: 10...86_400))
+        let expiry = AccountsSettings.transferExpiryRange
+        guard let seconds = Int(try configuration.requiredString(transferExpirySeconds)), expiry.contains(seconds) else {
+            throw ConfigurationError(
+                "\(transferExpirySeconds.flag) must be \(expiry.lowerBound)-\(expiry.upperBound) (seconds): a transfer's SMS code "
+                    + "lives as long as the transfer, and verification gives a code a life in that range only")
+        }
+        settings.transferExpirySeconds = Int64(seconds)
         settings.brand = configuration.string(brand) ?? settings.brand
         guard TransferSigning.isValidServiceName(settings.brand) else {
             throw ConfigurationError("--brand must be 1-32 bytes without control characters or '=' (it is part of the bytes a device key signs)")

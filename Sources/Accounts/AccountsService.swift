@@ -161,10 +161,11 @@ public final class AccountsService: Sendable {
         }
     }
 
-    /// Starts the code. Verification allows one live code per phone: when the live one belongs
-    /// to this user's own pending transfer, the new transfer supersedes it (that code is
-    /// cancelled and the old transfer can no longer be confirmed); any other live code (a login)
-    /// is answered `concurrent_verification`.
+    /// Starts the code. Verification allows one live transfer code per user and phone (a login
+    /// code never blocks it): when the live one belongs to this user's own pending transfer, the
+    /// new transfer supersedes it (that code is cancelled and the old transfer can no longer be
+    /// confirmed); a code not yet attached to a transfer (another key's, still starting) is
+    /// answered `concurrent_verification`.
     private func startCode(userID: String, provenPhone: String?, payload: [String: JSON], context: CallContext?) throws -> String {
         func start() throws(RPCError) -> String {
             try verification.start(
@@ -251,8 +252,10 @@ public final class AccountsService: Sendable {
         }
     }
 
-    func finish(transferID: String, userID: String) throws -> [AccountBalance] {
-        switch try store.complete(transferID: transferID, userID: userID, now: clock()) {
+    /// Books a pending transfer (`whileKeyAttemptsLeft`: only while its device-key challenge has
+    /// attempts left), or answers what became of it.
+    func finish(transferID: String, userID: String, whileKeyAttemptsLeft: Bool = false) throws -> [AccountBalance] {
+        switch try store.complete(transferID: transferID, userID: userID, now: clock(), whileKeyAttemptsLeft: whileKeyAttemptsLeft) {
         case .done(let balances):
             metrics?.increment("confirms.done")
             return balances
@@ -261,6 +264,7 @@ public final class AccountsService: Sendable {
             throw AccountsError.insufficientFunds
         case .expired: throw AccountsError.expired
         case .notFound: throw AccountsError.notFound
+        case .keyAttemptsSpent: throw AccountsError.tooManyAttempts
         case .notPending(.cancelled): throw AccountsError.conflict("a newer transfer replaced this one")
         case .notPending: throw AccountsError.conflict("this transfer failed; start a new one")
         }

@@ -69,9 +69,10 @@ extension AccountsService {
     }
 
     /// Books the transfer when identity confirms that the session's device key signed its
-    /// bytes. Each signature checked spends one of the transfer's attempts first; a signature
+    /// bytes. Only a signature that does not verify spends one of the transfer's attempts: one
     /// over anything else (another amount, account, transfer or challenge) fails like a wrong
-    /// code. A `done` transfer answers its result again and moves nothing.
+    /// code. Every valid signature of a booked transfer answers its result, also those checked
+    /// at once with the one that booked it; once the attempts are spent nothing books it.
     public func confirmWithDeviceKey(
         userID: String, sessionDeviceID: String, transferID: String, deviceID: String, signature: String, context: CallContext?
     ) throws -> [AccountBalance] {
@@ -87,7 +88,7 @@ extension AccountsService {
         guard challenge.deviceID == deviceID else {
             throw AccountsError.invalidParams(field: "device_id", message: "this transfer waits for another device's signature")
         }
-        guard let attemptsLeft = try store.spendKeyAttempt(transferID: transferID) else { throw AccountsError.tooManyAttempts }
+        guard challenge.attemptsLeft > 0 else { throw AccountsError.tooManyAttempts }
         let message = TransferSigning.bytes(transfer, challenge: challenge.challenge, service: settings.brand)
         let refusal = Result { () throws(RPCError) in
             try deviceKeys.verifySignature(userID: userID, deviceID: deviceID, message: message, signature: signature, context: context)
@@ -95,8 +96,9 @@ extension AccountsService {
         if case .failure(let error) = refusal {
             metrics?.increment("confirms.key_refused")
             guard error.reason == Reason.invalidCredentials.rawValue else { throw error }
+            guard let attemptsLeft = try store.spendKeyAttempt(transferID: transferID) else { throw AccountsError.tooManyAttempts }
             throw AccountsError.invalidSignature(attemptsLeft: attemptsLeft)
         }
-        return try finish(transferID: transferID, userID: userID)
+        return try finish(transferID: transferID, userID: userID, whileKeyAttemptsLeft: true)
     }
 }

@@ -57,8 +57,8 @@ extension SQLLedgerStore {
         }
     }
 
-    /// Spends one signature attempt before the signature is checked (a burst cannot check more
-    /// than the attempts allow). The attempts left after this one; nil when none was left.
+    /// Spends one signature attempt, for a signature that did not verify. The attempts left
+    /// after this one; nil when none was left (wrong signatures at once spend no more).
     public func spendKeyAttempt(transferID: String) throws -> Int? {
         try writer.write { c in
             let changed = try c.run(

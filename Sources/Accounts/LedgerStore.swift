@@ -15,7 +15,8 @@ public protocol LedgerStore: Sendable {
     func markExpired(transferID: String) throws
     func cancel(transferID: String) throws
     func pendingTransfer(userID: String, requestID: String) throws -> Transfer?
-    func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome
+    /// `whileKeyAttemptsLeft`: a device-key transfer books only while its challenge has attempts left.
+    func complete(transferID: String, userID: String, now: Int64, whileKeyAttemptsLeft: Bool) throws -> CompleteOutcome
     func deposit(_ request: NewDeposit) throws -> DepositOutcome
     func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry]
     func audit(maxBreaches: Int) throws -> [Breach]
@@ -62,6 +63,8 @@ public enum CompleteOutcome: Sendable, Equatable {
     case insufficientFunds
     case expired
     case notFound
+    /// Still pending, but wrong signatures spent every attempt of its device-key challenge.
+    case keyAttemptsSpent
     /// Not pending any more (`failed`), so nothing moved.
     case notPending(TransferState)
 }
@@ -308,7 +311,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
     /// The heart of the service: in one transaction, re-check funds, flip the transfer from
     /// pending to done (guarded, so it happens once), move both balances and write the
     /// double-entry pair. Either all of it commits or none of it.
-    public func complete(transferID: String, userID: String, now: Int64) throws -> CompleteOutcome {
+    public func complete(transferID: String, userID: String, now: Int64, whileKeyAttemptsLeft: Bool = false) throws -> CompleteOutcome {
         try writer.write { c in
             guard let transfer = try Self.transfer(c, id: transferID, userID: userID) else { return .notFound }
             switch transfer.state {
@@ -317,6 +320,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
             case .failed, .cancelled: return .notPending(transfer.state)
             case .pending: break
             }
+            if whileKeyAttemptsLeft, (try Self.keyChallenge(c, transferID: transferID)?.attemptsLeft ?? 0) == 0 { return .keyAttemptsSpent }
             if now >= transfer.expiresAt {
                 try c.run("UPDATE transfers SET state = 'expired' WHERE id = ? AND state = 'pending'", [.text(transferID)])
                 return .expired

@@ -27,6 +27,10 @@ public struct AccountsSettings: Sendable {
     public var maxBalanceMinor: Int64 = 1_000_000_000_000_000
     /// A pending transfer (and its code) lives this long.
     public var transferExpirySeconds: Int64 = 300
+    /// What `transferExpirySeconds` may be: the transfer's SMS code lives as long as the
+    /// transfer, and verification gives a code 30-600 s (`code_expiry_s`, NIST SP 800-63B's
+    /// 10-minute ceiling).
+    public static let transferExpiryRange: ClosedRange<Int> = 30...600
     /// A twin (same idempotency key) waits this long for the first request to start the code.
     public var twinWaitMilliseconds: Int64 = 5_000
     /// A reservation whose code has not come after this long belongs to a request that died

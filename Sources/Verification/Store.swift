@@ -37,11 +37,13 @@ public struct StoredRequest: Sendable, Equatable {
 
     public var hasNextStep: Bool { step + 1 < workflow.steps.count }
 
-    /// The one-live-code rule's key: the user and the destination (number, else e-mail address).
-    /// Another user's request to the same number neither blocks this one nor is ever named to it.
+    /// The one-live-code rule's key: the purpose, the user and the destination (number, else
+    /// e-mail address). Another user's request to the same number neither blocks this one nor is
+    /// ever named to it, and a request of another purpose neither: a session that owes its login
+    /// code never blocks the owner's transfer code, nor learns of it.
     public var liveKey: String {
         let destination = number ?? email ?? id
-        return userID.map { "user:\($0) \(destination)" } ?? destination
+        return "\(purpose.rawValue) " + (userID.map { "user:\($0) \(destination)" } ?? destination)
     }
 
     /// Still able to be verified: pending, and either the code is valid or another step will come.

@@ -72,6 +72,7 @@ public enum VerificationSchema {
         headsFromTheLog,
         pendingOnlyIndexes,
         keyedDeliveries,
+        purposeSlots,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -157,5 +158,11 @@ public enum VerificationSchema {
         DROP TABLE deliveries;
         ALTER TABLE deliveries_keyed RENAME TO deliveries;
         CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'queued';
+        """)
+
+    /// The one-live-code rule keys a request by its purpose too (`StoredRequest.liveKey`): the
+    /// pending requests stored before keep their slot under the new key.
+    static let purposeSlots = Migration(version: 8, name: "live codes per purpose", sql: """
+        UPDATE requests SET destination = purpose || ' ' || destination WHERE status = 'pending';
         """)
 }

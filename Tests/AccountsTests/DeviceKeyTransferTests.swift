@@ -3,6 +3,7 @@ import Foundation
 import LineProtocol
 import RPC
 import Secrets
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -11,7 +12,15 @@ import XCTest
 final class FakeDeviceKeys: DeviceKeyPort, @unchecked Sendable {
     private let lock = NSLock()
     private var keys: [String: (key: P256PublicKey, revoked: Bool)] = [:]
-    private(set) var checks = 0
+    private var checkCount = 0
+    /// Holds each check of a signature that verifies, once counted, until the test releases it.
+    var holdValid: Blocker?
+
+    var checks: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return checkCount
+    }
 
     func enroll(_ deviceID: String, _ key: P256PublicKey) {
         lock.lock()
@@ -27,18 +36,20 @@ final class FakeDeviceKeys: DeviceKeyPort, @unchecked Sendable {
 
     func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError) {
         lock.lock()
-        checks += 1
+        checkCount += 1
         let entry = keys[deviceID]
+        let hold = holdValid
         lock.unlock()
         guard let entry else { throw RPCError(.notFound, "this device has no key", extra: ["detail": "no_key"]) }
         guard !entry.revoked else { throw RPCError(.notFound, "this device's key was revoked", extra: ["detail": "key_revoked"]) }
         guard let der = Base64URL.decode(signature), entry.key.isValidSignature(der: der, for: message) else {
             throw RPCError(.invalidCredentials, "the signature does not verify")
         }
+        hold?.hold()
     }
 }
 
-final class DeviceKeyTransferTests: AccountsTestCase {
+class DeviceKeyTransferTests: AccountsTestCase {
     var keys: FakeDeviceKeys!
     let iPhone = P256PrivateKey()
 
@@ -149,20 +160,90 @@ final class DeviceKeyTransferTests: AccountsTestCase {
         assertReason(.conflict) { _ = try keyTransfer(100, key: "k-sms") }
     }
 
-    func testABurstOfConfirmsMovesTheMoneyOnceAndChecksAtMostThreeSignatures() throws {
+    /// Confirms from threads of their own, all in flight at once: each answer as text.
+    private func confirmAtOnce(_ count: Int, _ ticket: KeyTransferTicket, signatures: (Int) -> String) -> SharedList<String> {
+        let answers = SharedList<String>()
+        let service = self.service!
+        let group = DispatchGroup()
+        for index in 0..<count {
+            let signature = signatures(index)
+            group.enter()
+            Thread {
+                do {
+                    let balances = try service.confirmWithDeviceKey(
+                        userID: "u1", sessionDeviceID: "iphone-1", transferID: ticket.ticket.transfer.id, deviceID: "iphone-1",
+                        signature: signature, context: nil)
+                    answers.append("done " + balances.map { String($0.balanceMinor) }.joined(separator: " "))
+                } catch {
+                    answers.append("\(error)")
+                }
+                group.leave()
+            }.start()
+        }
+        // Every confirm is held at its key check or answered: then all go on together.
+        waitUntil("\(count) confirms held or answered") { keys.checks + answers.count >= count }
+        keys.holdValid?.release()
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        return answers
+    }
+
+    func testTwentyConfirmsAtOnceWithTheDevicesSignatureAllAnswerDoneAndMoveTheMoneyOnce() throws {
         let ticket = try keyTransfer()
         let signature = Base64URL.encode(iPhone.signature(for: ticket.sign))
-        let service = self.service!
-        let done = Counter()
-        DispatchQueue.concurrentPerform(iterations: 16) { _ in
-            let booked = try? service.confirmWithDeviceKey(
-                userID: "u1", sessionDeviceID: "iphone-1", transferID: ticket.ticket.transfer.id, deviceID: "iphone-1", signature: signature, context: nil)
-            if booked != nil { done.add() }
-        }
-        XCTAssertGreaterThanOrEqual(done.value, 1)
-        XCTAssertLessThanOrEqual(keys.checks, 3)
+        keys.holdValid = Blocker()
+        let answers = confirmAtOnce(20, ticket) { _ in signature }
+        XCTAssertEqual(answers.all, Array(repeating: "done 7500 2500", count: 20), "a booked transfer is done for every valid signature")
+        XCTAssertEqual(try store.keyChallenge(transferID: ticket.ticket.transfer.id)?.attemptsLeft, 3, "a valid signature is no attempt")
         XCTAssertEqual(try balance("u1", .checking), 7_500)
         XCTAssertEqual(try balance("u1", .saving), 2_500)
         try assertAuditClean()
     }
+
+    func testTwentyWrongSignaturesAtOnceSpendTheThreeAttemptsAndNoMore() throws {
+        let ticket = try keyTransfer()
+        let forged = Base64URL.encode(P256PrivateKey().signature(for: ticket.sign))
+        let answers = confirmAtOnce(20, ticket) { _ in forged }
+        XCTAssertEqual(
+            answers.all.sorted(),
+            (["\(AccountsError.invalidSignature(attemptsLeft: 0))", "\(AccountsError.invalidSignature(attemptsLeft: 1))",
+              "\(AccountsError.invalidSignature(attemptsLeft: 2))"] + Array(repeating: "\(AccountsError.tooManyAttempts)", count: 17)).sorted())
+        let checked = keys.checks
+        assertThrows(.tooManyAttempts) { _ = try confirm(ticket) }
+        XCTAssertEqual(keys.checks, checked, "no signature is checked once the attempts are spent")
+        XCTAssertEqual(try balance("u1", .checking), 10_000)
+    }
+
+    func testAValidSignatureCheckedWhileWrongOnesSpendTheLastAttemptBooksNothing() throws {
+        let ticket = try keyTransfer()
+        keys.holdValid = Blocker()
+        let signature = Base64URL.encode(iPhone.signature(for: ticket.sign))
+        let service = self.service!
+        let answer = ResultBox<Result<[AccountBalance], any Error>>()
+        let thread = Thread {
+            answer.set(Result {
+                try service.confirmWithDeviceKey(
+                    userID: "u1", sessionDeviceID: "iphone-1", transferID: ticket.ticket.transfer.id, deviceID: "iphone-1",
+                    signature: signature, context: nil)
+            })
+        }
+        thread.start()
+        XCTAssertTrue(keys.holdValid!.waitUntilHeld(1))
+        let forged = Array(String(decoding: ticket.sign, as: UTF8.self).replacingOccurrences(of: "amount=2500", with: "amount=25").utf8)
+        for left in [2, 1, 0] {
+            assertThrows(.invalidSignature(attemptsLeft: left)) { _ = try confirm(ticket, signing: forged) }
+        }
+        keys.holdValid!.release()
+        XCTAssertThrowsError(try answer.wait().get()) { error in
+            XCTAssertEqual(error as? AccountsError, .tooManyAttempts, "the transfer failed for good before this booking")
+        }
+        XCTAssertEqual(try balance("u1", .checking), 10_000)
+    }
+}
+
+/// The same device-key transfers on PostgreSQL, where parallel bookings conflict and are retried.
+/// (Linux test discovery lists inherited tests only for a class that declares one of its own.)
+final class DeviceKeyTransferOnPostgresTests: DeviceKeyTransferTests {
+    override class var backend: TestBackend { .postgres }
+
+    func testRunsOnPostgres() { XCTAssertEqual(store.database.dialect, .postgres) }
 }

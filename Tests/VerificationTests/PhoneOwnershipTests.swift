@@ -50,7 +50,8 @@ class PhoneOwnershipTests: VerificationTestCase {
         let stranger = try Self.strangerStart(harness, "u_stranger")
         let owner = try ownerStart(harness, purpose: .transaction)
         XCTAssertNotEqual(stranger, owner)
-        XCTAssertVerificationError(.concurrentVerification(requestID: owner), try ownerStart(harness), "the owner sees only her own request")
+        XCTAssertVerificationError(
+            .concurrentVerification(requestID: owner), try ownerStart(harness, purpose: .transaction), "the owner sees only her own request")
         XCTAssertVerificationError(.concurrentVerification(requestID: stranger), try Self.strangerStart(harness, "u_stranger"))
         // A user-less internal start for the number is its own caller's business.
         XCTAssertNoThrow(try harness.start(number: number))

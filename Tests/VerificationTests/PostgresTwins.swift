@@ -59,3 +59,8 @@ final class DeliveriesMigrationOnPostgresTests: DeliveriesMigrationTests {
     override class var backend: TestBackend { .postgres }
     func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
 }
+
+final class LiveCodeSlotOnPostgresTests: LiveCodeSlotTests {
+    override class var backend: TestBackend { .postgres }
+    func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
+}
