@@ -142,7 +142,10 @@ def check_postgres_mode(override, known):
         fail("postgres: needs a pg_isready health check")
     if not str(postgres["environment"].get("POSTGRES_PASSWORD", "")).startswith("${POSTGRES_PASSWORD:?"):
         fail("postgres: the password must come from compose/.env (${POSTGRES_PASSWORD:?...}), never the file")
-    required_keys = {"identity": "LATCHKEY_IDENTITY_KEY", "verification": "LATCHKEY_VERIFICATION_KEY", "reset": "LATCHKEY_RESET_KEY"}
+    required_keys = {
+        "identity": "LATCHKEY_IDENTITY_KEY", "verification": "LATCHKEY_VERIFICATION_KEY", "reset": "LATCHKEY_RESET_KEY",
+        "accounts": "LATCHKEY_ACCOUNTS_KEY",
+    }
     for name in SQLITE_SERVICES:
         service = services.get(name) or fail(f"docker-compose.postgres.yml: {name} is missing")
         environment = service.get("environment", {})

@@ -87,6 +87,7 @@ def postgres_mode(compose, variables, url):
     variables["LATCHKEY_IDENTITY_KEY"] = secrets.token_hex(32)
     variables["LATCHKEY_RESET_KEY"] = secrets.token_hex(32)
     variables["LATCHKEY_VERIFICATION_KEY"] = secrets.token_hex(32)
+    variables["LATCHKEY_ACCOUNTS_KEY"] = secrets.token_hex(32)
     for name in ("identity", "accounts", "reset"):
         environment = compose["services"][name]["environment"]
         environment["LATCHKEY_DATABASE_URL"] = environment["LATCHKEY_DATABASE_URL"].replace(

@@ -13,7 +13,10 @@ public enum AccountsProcess {
     public static let groupCommitMax = ConfigOption(
         "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write); SQLite only, PostgreSQL commits each write alone")
     public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
-    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, brand]
+    public static let key = ConfigOption(
+        "accounts-key",
+        help: "server key sealing history cursors: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/accounts.key, mode 0600; with --database-url required, the same on every replica)")
+    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, brand, key]
 
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(name: "accounts", defaultPort: 7403, arguments: arguments, environment: environment, extraOptions: options)
@@ -38,6 +41,10 @@ public enum AccountsProcess {
         let database = try host.openDatabase(
             sqliteFile: "accounts.sqlite", sqlite: LedgerSchema.sqlite, postgres: LedgerSchema.postgres,
             sqliteOptions: DatabaseOptions(synchronous: .full))
+        settings.serverKey = try ServerKeyFile.load(
+            path: try host.dataFile("accounts.key"), configured: configuration.string(key), option: "--accounts-key",
+            shared: database.dialect == .postgres, service: "accounts",
+            consequence: "a key file per replica would refuse the history cursors the others issued")
         let store = SQLLedgerStore(database: database, groupCommitMax: try configuration.int(groupCommitMax, range: 1...10_000))
         let verification = RPCVerification(client: try host.client(for: "verification", option: CommonOptions.verification))
         let identity = try host.client(for: "identity", option: CommonOptions.identity)

@@ -49,6 +49,7 @@ public final class AccountsService: Sendable {
     /// Outcome counters (`accounts.metrics` -> `counters`), when the service runs in a host.
     let metrics: Metrics?
     let twins = TwinSignal()
+    let historyCursor: PageCursor
 
     public init(
         store: LedgerStore, verification: VerificationPort, deviceKeys: DeviceKeyPort? = nil, settings: AccountsSettings = .init(),
@@ -60,6 +61,7 @@ public final class AccountsService: Sendable {
         self.verification = verification
         self.settings = settings
         self.clock = clock
+        historyCursor = PageCursor(key: settings.serverKey, method: "accounts.history")
     }
 
     public func balances(userID: String) throws -> [AccountBalance] {
@@ -275,16 +277,12 @@ public final class AccountsService: Sendable {
         guard (1...settings.historyMaxLimit).contains(size) else {
             throw AccountsError.invalidParams(field: "limit", message: "limit must be between 1 and \(settings.historyMaxLimit)")
         }
-        var beforeID: Int64?
-        if let before {
-            guard let id = PageCursor.decode(before) else { throw PageCursor.invalidBefore }
-            beforeID = id
-        }
+        let beforeID = try historyCursor.position(before, owner: userID)
         // One extra row tells whether an older page exists.
         let rows = try store.history(userID: userID, limit: size + 1, beforeLedgerID: beforeID)
         let entries = Array(rows.prefix(size))
-        let next = rows.count > size ? entries.last.map { PageCursor.encode($0.ledgerID) } : nil
-        return HistoryPage(entries: entries, next: next)
+        let last = rows.count > size ? entries.last : nil
+        return HistoryPage(entries: entries, next: last.map { historyCursor.next(after: $0.ledgerID, owner: userID) })
     }
 
     /// Operator/demo funding from the `external` ledger account. Idempotent by key.

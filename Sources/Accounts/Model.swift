@@ -1,5 +1,6 @@
 import LineProtocol
 import RPC
+import Secrets
 
 /// The two accounts every user has. `external` is the ledger's counterpart for money
 /// entering from outside (deposits); it belongs to no user and is never named by clients.
@@ -45,6 +46,9 @@ public struct AccountsSettings: Sendable {
     public var keyConfirmAttempts = 3
     /// The service's name inside the bytes a device key signs (`--brand`).
     public var brand = "Latchkey"
+    /// Accounts' own key (`--accounts-key`, else `<data dir>/accounts.key`): seals history
+    /// cursors. Random per process unless configured (tests).
+    public var serverKey: [UInt8] = SecureRandom.bytes(32)
 
     public init() {}
 }

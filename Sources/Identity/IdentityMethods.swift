@@ -66,10 +66,7 @@ public enum IdentityMethods {
                 token: try params.string("session", maxLength: tokenMaxBytes),
                 limit: Int(try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20),
                 before: try PageCursor.before(params))
-            return [
-                "events": .array(page.events.map(\.json)),
-                "next": page.next.map { .string(PageCursor.encode($0)) } ?? .null,
-            ]
+            return ["events": .array(page.events.map { $0.json(service.activitySeals) }), "next": page.next.map(JSON.string) ?? .null]
         }
     }
 

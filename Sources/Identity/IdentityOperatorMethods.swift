@@ -51,7 +51,7 @@ enum IdentityOperatorMethods {
         router.register("identity.operator_activity") { params, _ in
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20
             let events = try service.operatorActivity(userID: try params.string("user_id", maxLength: idMaxBytes), limit: Int(limit))
-            return ["events": .array(events.map(\.json))]
+            return ["events": .array(events.map { $0.json(service.activitySeals) })]
         }
     }
 

@@ -56,6 +56,7 @@ public final class IdentityService: Sendable {
     /// A key no device holds: `key_login` checks signatures against it when there is no key, so
     /// an unknown user or a device without a key costs the same work as a wrong signature.
     let decoyKey = P256PrivateKey().publicKey
+    let activitySeals: ActivitySeals
 
     public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
 
@@ -67,6 +68,7 @@ public final class IdentityService: Sendable {
         self.settings = settings
         self.clock = clock
         self.metrics = metrics
+        activitySeals = ActivitySeals(serverKey: settings.serverKey)
         if store.sharedByReplicas {
             clientBudget = StoredClientBudget(store: store, name: "login", burst: settings.clientBurst, refillPerMinute: settings.clientRefillPerMinute)
             challengeBudget = StoredClientBudget(
@@ -345,12 +347,15 @@ public final class IdentityService: Sendable {
 
     // MARK: Activity
 
-    public func activity(token: String, limit: Int, before: Int64?) throws -> (events: [AuditEvent], next: Int64?) {
+    /// `before` is the `next` of an earlier page of this user's.
+    public func activity(token: String, limit: Int, before: String?) throws -> (events: [AuditEvent], next: String?) {
         let session = try settledSession(token: token)
+        let position = try activitySeals.cursor.position(before, owner: session.userID)
         let bounded = max(1, min(limit, settings.maxActivityLimit))
-        let events = try store.events(userID: session.userID, limit: bounded + 1, before: before)
+        let events = try store.events(userID: session.userID, limit: bounded + 1, before: position)
         let page = Array(events.prefix(bounded))
-        return (page, events.count > bounded ? page.last?.eventID : nil)
+        let last = events.count > bounded ? page.last : nil
+        return (page, last.map { activitySeals.cursor.next(after: $0.eventID, owner: session.userID) })
     }
 
     // MARK: Helpers

@@ -4,9 +4,9 @@ import LineProtocol
 
 extension AuditEvent {
     /// An entry of `identity.activity` and `identity.operator_activity`.
-    var json: JSON {
+    func json(_ seals: ActivitySeals) -> JSON {
         [
-            "event_id": .int(eventID), "event": .string(self.event), "outcome": .string(self.outcome), "at": .int(self.at),
+            "event_id": .string(seals.eventID(of: self)), "event": .string(self.event), "outcome": .string(self.outcome), "at": .int(self.at),
             "device_id": self.deviceID.map(JSON.string) ?? .null, "client": self.client.map(JSON.string) ?? .null,
         ]
     }

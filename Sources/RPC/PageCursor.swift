@@ -1,31 +1,36 @@
 import LineProtocol
+import Secrets
 
 /// The one cursor of every paginated method: a page's `next` is an opaque string, given back as
-/// `before` to read the next (older) page, and null on the last page. Clients never build or
-/// read one, so what it holds (today the position of the page's last entry) may change.
-public enum PageCursor {
-    static let maxBytes = 32
+/// `before` to read the next (older) page, and null on the last page. It seals the position of
+/// the page's last entry to the user it was issued to (`SequenceSealer`), under the service's
+/// key: it shows nothing of other users' entries, and a number, a guess or another user's
+/// cursor is refused.
+public struct PageCursor: Sendable {
+    private let sealer: SequenceSealer
 
-    public static func encode(_ position: Int64) -> String {
-        precondition(position > 0, "positions start at 1")
-        return String(position)
+    /// `method` keeps one method's cursors from being taken by another's.
+    public init(key: [UInt8], method: String) {
+        sealer = SequenceSealer(key: key, purpose: "page cursor \(method)")
     }
 
-    /// The position a cursor names; nil for anything this service did not issue.
-    public static func decode(_ cursor: String) -> Int64? {
-        guard (1...maxBytes).contains(cursor.utf8.count),
-            cursor.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-            let position = Int64(cursor), position > 0
-        else { return nil }
+    public func next(after position: Int64, owner: String) -> String {
+        sealer.seal(position, owner: owner)
+    }
+
+    /// The position `cursor` names (nil when there is none); anything but a cursor this
+    /// method issued to `owner` is `invalid_params` on `before`.
+    public func position(_ cursor: String?, owner: String) throws(RPCError) -> Int64? {
+        guard let cursor else { return nil }
+        guard let position = sealer.open(cursor, owner: owner) else { throw Self.invalidBefore }
         return position
     }
 
-    /// The position in `params.before`, nil when absent; anything but a cursor this service
-    /// issued (an integer included) is `invalid_params` on `before`.
-    public static func before(_ params: Params) throws(RPCError) -> Int64? {
+    /// `before` as a method's params give it: a string of a cursor's length, else `invalid_params`.
+    public static func before(_ params: Params) throws(RPCError) -> String? {
         guard params.has("before") else { return nil }
-        guard case .string(let cursor)? = params["before"], let position = decode(cursor) else { throw invalidBefore }
-        return position
+        guard case .string(let cursor)? = params["before"], cursor.utf8.count == SequenceSealer.textByteCount else { throw invalidBefore }
+        return cursor
     }
 
     public static let invalidBefore = RPCError.invalidParams("before must be the `next` string of an earlier page", field: "before")

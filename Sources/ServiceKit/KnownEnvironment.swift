@@ -7,7 +7,7 @@ public enum KnownEnvironment {
     /// The options of every executable, as `latchkey options` prints them (an end-to-end test
     /// compares the two: a new option goes here too).
     public static let optionNames: Set<String> = [
-        "LATCHKEY_AASA_APP_IDS", "LATCHKEY_AASA_PATHS", "LATCHKEY_ACCOUNTS", "LATCHKEY_ADDRESS",
+        "LATCHKEY_AASA_APP_IDS", "LATCHKEY_AASA_PATHS", "LATCHKEY_ACCOUNTS", "LATCHKEY_ACCOUNTS_KEY", "LATCHKEY_ADDRESS",
         "LATCHKEY_AUDIT_RETENTION_DAYS", "LATCHKEY_BASE_PORT", "LATCHKEY_BRAND", "LATCHKEY_BREACHED_PASSWORDS",
         "LATCHKEY_CHALLENGE_CLIENT_BURST", "LATCHKEY_CHALLENGE_CLIENT_PER_MINUTE", "LATCHKEY_CONNECTIONS",
         "LATCHKEY_CONNECTIONS_PER_REPLICA", "LATCHKEY_CURRENCY", "LATCHKEY_DATABASE_URL", "LATCHKEY_DATA_DIR",

@@ -24,6 +24,7 @@ final class PostgresReplicaEndToEndTests: StackTestCase {
         options.serviceEnvironment["reset"] = ["LATCHKEY_RESET_KEY": PostgresStartEndToEndTests.resetKey]
         options.serviceEnvironment["identity"] = ["LATCHKEY_IDENTITY_KEY": PostgresStartEndToEndTests.identityKey]
         options.serviceEnvironment["verification"] = ["LATCHKEY_VERIFICATION_KEY": PostgresStartEndToEndTests.identityKey]
+        options.serviceEnvironment["accounts"] = ["LATCHKEY_ACCOUNTS_KEY": PostgresStartEndToEndTests.accountsKey]
     }
 
     override func tearDown() {
@@ -97,6 +98,7 @@ final class PostgresReplicaEndToEndTests: StackTestCase {
 final class PostgresStartEndToEndTests: XCTestCase {
     static let resetKey = String(repeating: "5a", count: 32)
     static let identityKey = String(repeating: "6b", count: 32)
+    static let accountsKey = String(repeating: "7c", count: 32)
     private var database: PostgresTestDatabase?
     private var directory = ""
 
@@ -118,11 +120,12 @@ final class PostgresStartEndToEndTests: XCTestCase {
 
     private func start(
         _ executable: String, url: String, resetKey: String? = PostgresStartEndToEndTests.resetKey,
-        identityKey: String? = PostgresStartEndToEndTests.identityKey
+        identityKey: String? = PostgresStartEndToEndTests.identityKey, accountsKey: String? = PostgresStartEndToEndTests.accountsKey
     ) throws -> ChildProcess {
         var environment = ["LATCHKEY_DATABASE_URL": url, "LATCHKEY_SCRYPT_LOG_N": "10"]
         if executable == "reset", let resetKey { environment["LATCHKEY_RESET_KEY"] = resetKey }
         if executable == "identity", let identityKey { environment["LATCHKEY_IDENTITY_KEY"] = identityKey }
+        if executable == "accounts", let accountsKey { environment["LATCHKEY_ACCOUNTS_KEY"] = accountsKey }
         return try ChildProcess(
             directory: directory, executable: executable,
             arguments: ["--listen", "127.0.0.1:0", "--data-dir", directory + "/" + executable], environment: environment)
@@ -144,6 +147,16 @@ final class PostgresStartEndToEndTests: XCTestCase {
         let lines = errorLines(process)
         XCTAssertEqual(lines.count, 1, "\(lines)")
         XCTAssertTrue(lines.first?.contains("needs the same --identity-key") ?? false, "\(lines)")
+    }
+
+    /// Accounts seals history cursors under its key: a replica with a key file of its own would
+    /// refuse the cursors the others issued, so on PostgreSQL the key must be given and shared.
+    func testAccountsOnPostgreSQLWithoutASharedKeyStopsWithOneLine() throws {
+        let process = try start("accounts", url: try XCTUnwrap(database).url, accountsKey: nil)
+        XCTAssertEqual(process.waitForExit(timeoutSeconds: 20), 2, process.standardError)
+        let lines = errorLines(process)
+        XCTAssertEqual(lines.count, 1, "\(lines)")
+        XCTAssertTrue(lines.first?.contains("needs the same --accounts-key") ?? false, "\(lines)")
     }
 
     func testASchemaNewerThanTheBinaryStopsIdentityAndResetWithOneLine() throws {

@@ -131,7 +131,7 @@ class PostgresStackTestCase: StackTestCase {
         options.environment["LATCHKEY_DATABASE_URL"] = database.url
         // Replicas sharing the database share their service's key (codes, authenticator secrets,
         // address hashes).
-        for variable in ["LATCHKEY_VERIFICATION_KEY", "LATCHKEY_IDENTITY_KEY", "LATCHKEY_RESET_KEY"] {
+        for variable in ["LATCHKEY_VERIFICATION_KEY", "LATCHKEY_IDENTITY_KEY", "LATCHKEY_RESET_KEY", "LATCHKEY_ACCOUNTS_KEY"] {
             options.environment[variable] = Hex.encode(SecureRandom.bytes(32))
         }
         options.replicas = replicas

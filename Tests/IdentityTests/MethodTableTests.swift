@@ -176,7 +176,7 @@ final class MethodTableTests: IdentityTestCase {
         XCTAssertNotNil(login["session"]?.stringValue)
     }
 
-    /// Issue 17: `identity.activity` had an integer cursor and `accounts.history` a string one.
+    /// `identity.activity` had an integer cursor and `accounts.history` a string one.
     func testActivityPagesWithAnOpaqueStringCursor() throws {
         try registerUser("demo")
         let session = try elevatedLogin("demo").session
@@ -184,15 +184,71 @@ final class MethodTableTests: IdentityTestCase {
         let first = try result("identity.activity", ["session": .string(session), "limit": 2])
         let next = try XCTUnwrap(first["next"]?.stringValue, "next is a string")
         let second = try result("identity.activity", ["session": .string(session), "limit": 2, "before": .string(next)])
-        let ids = { (page: JSON) in (page["events"]?.arrayValue ?? []).compactMap { $0["event_id"]?.intValue } }
-        XCTAssertEqual(ids(second).count, 2)
-        XCTAssertLessThan(try XCTUnwrap(ids(second).max()), try XCTUnwrap(ids(first).min()), "the second page is older")
-        for cursor: JSON in [.int(Int64(next)!), "-1", "abc", ""] {
+        XCTAssertEqual(eventIDs(second).count, 2)
+        XCTAssertTrue(Set(eventIDs(first)).isDisjoint(with: eventIDs(second)), "the second page goes on where the first ended")
+        for cursor: JSON in [12, "-1", "abc", ""] {
             guard case .failure(let error) = call("identity.activity", ["session": .string(session), "before": cursor]) else {
                 XCTFail("\(cursor) accepted as a cursor"); continue
             }
             XCTAssertEqual(error.data?["field"], "before", "\(cursor)")
         }
+    }
+
+    /// Event ids and cursors were the audit table's sequence numbers: a user saw them jump with
+    /// other users' events (the platform's volume), and any number was taken as a cursor.
+    func testEventIDsAndCursorsAreSealedToTheirUser() throws {
+        try registerUser("alice")
+        try registerUser("bob", phone: "5555550101")
+        let sessions = [try elevatedLogin("alice").session, try elevatedLogin("bob").session]
+        for _ in 0..<3 {
+            for session in sessions { _ = try result("identity.preferences", ["session": .string(session), "sms_verification": true]) }
+        }
+        let pages = try sessions.map { try result("identity.activity", ["session": .string($0), "limit": 2]) }
+        for (session, page) in zip(sessions, pages) {
+            let ids = eventIDs(page)
+            XCTAssertEqual(ids.count, 2)
+            for id in ids { XCTAssertNil(Int64(id), "event id \(id) is a sequence number") }
+            XCTAssertNil(Int64(try XCTUnwrap(page["next"]?.stringValue)), "the cursor is a sequence number")
+            XCTAssertEqual(eventIDs(try result("identity.activity", ["session": .string(session), "limit": 2])), ids, "an event keeps its id")
+        }
+        let (alice, aliceNext, bobNext) = (sessions[0], try XCTUnwrap(pages[0]["next"]), try XCTUnwrap(pages[1]["next"]))
+        XCTAssertNoThrow(try result("identity.activity", ["session": .string(alice), "before": aliceNext]))
+        let aliceCursor = try XCTUnwrap(aliceNext.stringValue)
+        let tampered = String(aliceCursor.dropLast()) + (aliceCursor.hasSuffix("A") ? "B" : "A")
+        let refused: [JSON] = [bobNext, "999999999", .string(tampered), .string(try XCTUnwrap(eventIDs(pages[0]).last))]
+        for cursor in refused {
+            guard case .failure(let error) = call("identity.activity", ["session": .string(alice), "before": cursor]) else {
+                XCTFail("\(cursor) accepted as alice's cursor"); continue
+            }
+            XCTAssertEqual(error.reason, "invalid_params", "\(cursor)")
+            XCTAssertEqual(error.data?["field"], "before", "\(cursor)")
+        }
+    }
+
+    func testTheActivityPagesTogetherAreTheWholeTrail() throws {
+        try registerUser("demo")
+        try registerUser("other", phone: "5555550101")
+        let session = try elevatedLogin("demo").session
+        let other = try elevatedLogin("other").session
+        for _ in 0..<4 {
+            for each in [session, other] { _ = try result("identity.preferences", ["session": .string(each), "sms_verification": true]) }
+        }
+        let whole = eventIDs(try result("identity.activity", ["session": .string(session), "limit": 100]))
+        XCTAssertGreaterThan(whole.count, 5)
+        for limit in 1...3 {
+            var pages: [String] = []
+            var before: JSON = .null
+            repeat {
+                let page = try result("identity.activity", ["session": .string(session), "limit": .int(Int64(limit)), "before": before])
+                pages += eventIDs(page)
+                before = page["next"] ?? .null
+            } while before != .null && pages.count <= whole.count
+            XCTAssertEqual(pages, whole, "pages of \(limit)")
+        }
+    }
+
+    private func eventIDs(_ page: JSON) -> [String] {
+        (page["events"]?.arrayValue ?? []).map { $0["event_id"]?.stringValue ?? "not a string: \($0["event_id"] ?? .null)" }
     }
 
     /// Issue 17: `created_at` counts seconds and the tie was broken by a random id.

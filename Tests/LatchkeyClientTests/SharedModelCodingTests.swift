@@ -15,6 +15,17 @@ final class SharedModelCodingTests: XCTestCase {
         XCTAssertThrowsError(try JSONDecoder().decode(Factor.self, from: Data("7".utf8)), "a number is not a name")
     }
 
+    /// Event ids are opaque strings, as the server seals them.
+    func testAnActivityEventsIDIsAString() throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        let line = #"{"event_id":"T-8cE7SdkBfOLtfQ_rcxXA","event":"login.succeeded","outcome":"success","at":1795969508,"device_id":null,"client":"127.0.0.1"}"#
+        let event = try decoder.decode(ActivityEvent.self, from: Data(line.utf8))
+        XCTAssertEqual(event.eventID, "T-8cE7SdkBfOLtfQ_rcxXA")
+        XCTAssertEqual(event.at, Date(timeIntervalSince1970: 1_795_969_508))
+        XCTAssertNil(event.deviceID)
+    }
+
     func testEveryServicePingNamesItsServiceAndSendsAnEmptyBody() throws {
         let pings: [any LatchkeyRequest.Type] = [
             LatchkeyClient.Gateway.Ping.self, LatchkeyClient.Identity.Ping.self, LatchkeyClient.Verification.Ping.self,

@@ -75,12 +75,30 @@ final class AcceptedParamsTests: XCTestCase {
 }
 
 final class PageCursorTests: XCTestCase {
-    func testACursorRoundTripsAndAnythingElseIsRefusedOnBefore() throws {
-        XCTAssertEqual(PageCursor.decode(PageCursor.encode(56)), 56)
-        XCTAssertEqual(try PageCursor.before(Params(members: ["before": .string(PageCursor.encode(9))])), 9)
+    private let key = [UInt8](repeating: 7, count: 32)
+
+    func testACursorNamesItsPositionToItsOwnerAndMethodOnly() throws {
+        let history = PageCursor(key: key, method: "accounts.history")
+        let cursor = history.next(after: 56, owner: "usr_a")
+        XCTAssertEqual(try history.position(cursor, owner: "usr_a"), 56)
+        XCTAssertNil(try history.position(nil, owner: "usr_a"))
+        let refusals: [(PageCursor, String)] = [
+            (history, "usr_b"), (PageCursor(key: key, method: "identity.activity"), "usr_a"),
+            (PageCursor(key: [UInt8](repeating: 8, count: 32), method: "accounts.history"), "usr_a"),
+        ]
+        for (reader, owner) in refusals {
+            XCTAssertThrowsError(try reader.position(cursor, owner: owner)) { error in
+                XCTAssertEqual((error as? RPCError)?.data?["field"], "before")
+            }
+        }
+    }
+
+    func testBeforeIsAStringOfACursorsLengthOrRefusedOnBefore() throws {
+        let cursor = PageCursor(key: key, method: "m").next(after: 9, owner: "u")
+        XCTAssertEqual(try PageCursor.before(Params(members: ["before": .string(cursor)])), cursor)
         XCTAssertNil(try PageCursor.before(Params(members: [:])))
         XCTAssertNil(try PageCursor.before(Params(members: ["before": .null])))
-        for bad: JSON in [56, "", "0", "-3", "+3", "abc", " 5", .string(String(repeating: "9", count: 40)), "99999999999999999999"] {
+        for bad: JSON in [56, "", "9", .string(cursor + "A"), .string(String(cursor.dropLast())), .array([.string(cursor)])] {
             XCTAssertThrowsError(try PageCursor.before(Params(members: ["before": bad])), "\(bad)") { error in
                 XCTAssertEqual((error as? RPCError)?.data?["field"], "before")
             }

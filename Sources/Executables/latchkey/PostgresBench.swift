@@ -31,7 +31,7 @@ enum PostgresBench {
         defer { try? PostgresAdmin.execute(url: url, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
         let environment = BenchEnvironment(settings: settings, explicitGateway: nil) { options in
             options.environment[CommonOptions.databaseURL.environmentName] = PostgresAdmin.url(url, database: name)
-            for variable in ["LATCHKEY_IDENTITY_KEY", "LATCHKEY_VERIFICATION_KEY", "LATCHKEY_RESET_KEY"] {
+            for variable in ["LATCHKEY_IDENTITY_KEY", "LATCHKEY_VERIFICATION_KEY", "LATCHKEY_RESET_KEY", "LATCHKEY_ACCOUNTS_KEY"] {
                 options.environment[variable] = Hex.encode(SecureRandom.bytes(32))
             }
             options.replicas = replicas

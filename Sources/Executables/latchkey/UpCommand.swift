@@ -70,8 +70,8 @@ enum UpCommand {
         }
     }
 
-    /// On PostgreSQL every replica of identity, verification and reset must hold the same key
-    /// (authenticator secrets, code hashes, keyed address hashes): one file per key in the stack's data directory, made once
+    /// On PostgreSQL every replica of identity, verification, reset and accounts must hold the
+    /// same key (authenticator secrets, code hashes, keyed address hashes, page cursors): one file per key in the stack's data directory, made once
     /// (0600), handed to every replica, unless the variable is set (empty counts as unset, as it
     /// does for the services: `.env.example` ships the names empty).
     private static func shareServerKeys(unlessSetIn environment: [String: String], with options: inout Stack.Options) throws {
@@ -79,7 +79,7 @@ enum UpCommand {
             atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keys = [
             ("identity", "LATCHKEY_IDENTITY_KEY", "shared-identity.key"), ("verification", "LATCHKEY_VERIFICATION_KEY", "shared-verification.key"),
-            ("reset", "LATCHKEY_RESET_KEY", "shared-reset.key"),
+            ("reset", "LATCHKEY_RESET_KEY", "shared-reset.key"), ("accounts", "LATCHKEY_ACCOUNTS_KEY", "shared-accounts.key"),
         ]
         for (service, variable, file) in keys
         where (environment[variable] ?? "").isEmpty {

@@ -263,8 +263,9 @@ public struct DeviceKeySummary: Codable, Sendable, Equatable {
 
 /// An authentication event of the user's own ("was this you?").
 public struct ActivityEvent: Codable, Sendable, Equatable {
-    /// Orders events; not a cursor (pages take the answer's `next`).
-    public let eventID: Int64
+    /// Names the event, the same in every listing; opaque (it neither orders events nor is a
+    /// cursor: pages take the answer's `next`).
+    public let eventID: String
     public let event: String
     public let outcome: String
     public let at: Date
