@@ -103,6 +103,11 @@ def check_deployable(compose, tls_override, known):
     targets = [str(port.get("target")) if isinstance(port, dict) else str(port).rsplit(":", 1)[-1] for port in gateway.get("ports", [])]
     if "7480" not in targets or "7400" not in targets:
         fail(f"gateway: must publish 7400 and 7480, publishes {targets}")
+    metrics = gateway["environment"].get("LATCHKEY_METRICS_LISTEN", "")
+    if not metrics.endswith(":7485"):
+        fail("gateway: LATCHKEY_METRICS_LISTEN must be set (HOST:7485) so the scraper reaches the operator listener")
+    if "7485" in targets:
+        fail("gateway: the metrics listener (7485) shows replicas and counts: it must not be published")
     for name, service in services.items():
         replicas = int(default_of((service.get("deploy") or {}).get("replicas", 1)))
         for port in service.get("ports", []):

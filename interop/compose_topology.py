@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from email import policy
@@ -159,20 +160,21 @@ def main():
                 if environment.get("LATCHKEY_REPLICA_ID") == "auto":
                     environment["LATCHKEY_REPLICA_ID"] = f"container-{name}-{replica + 1}"
                 environment["LATCHKEY_SCRYPT_LOG_N"] = "10"  # test speed; production keeps 15
-                if "LATCHKEY_HTTP_LISTEN" in environment:
-                    http_port = environment["LATCHKEY_HTTP_LISTEN"].rsplit(":", 1)[1]
-                    environment["LATCHKEY_HTTP_LISTEN"] = f"{address}:{http_port}"
+                for door in ("LATCHKEY_HTTP_LISTEN", "LATCHKEY_METRICS_LISTEN"):
+                    if door in environment:
+                        door_port = environment[door].rsplit(":", 1)[1]
+                        environment[door] = f"{address}:{door_port}"
                 executable = bin_dir / Path(service["entrypoint"][0]).name
                 log = open(work / f"{name}-{replica}.log", "w")
                 processes.append(subprocess.Popen([str(executable)], env=environment, stderr=log, stdout=subprocess.DEVNULL))
                 wait_healthy(service, address, port, bin_dir, work / f"{name}-{replica}.log")
         gateway = (ADDRESSES["gateway"][0], 7400)
-        health = call(gateway, "gateway.health")
         run_flows(gateway, mailbox, work)
         check_http_door(compose)
+        health = check_metrics_listener(compose)
         mode = "docker-compose.yml + docker-compose.postgres.yml" if database else "docker-compose.yml"
         print(f"topology: {len(processes)} processes as in {mode}; login, transfer and reset passed")
-        print(f"topology: gateway.health sees {json.dumps(health)[:300]}")
+        print(f"topology: the metrics listener's health sees {json.dumps(health)[:300]}")
     finally:
         for process in reversed(processes):
             process.send_signal(signal.SIGTERM)
@@ -201,6 +203,27 @@ def check_http_door(compose):
         answer = json.loads(response.read())
     assert answer == {"pong": True} or answer.get("result") == {"pong": True}, answer
     print(f"topology: the HTTP door answers on {ADDRESSES['gateway'][0]}:{port}")
+
+
+def check_metrics_listener(compose):
+    """Figures and replicas on the operator listener the scrape configuration names, none on the public doors."""
+    host = ADDRESSES["gateway"][0]
+    http_port = compose["services"]["gateway"]["environment"]["LATCHKEY_HTTP_LISTEN"].rsplit(":", 1)[1]
+    metrics_port = compose["services"]["gateway"]["environment"]["LATCHKEY_METRICS_LISTEN"].rsplit(":", 1)[1]
+    assert call((host, 7400), "gateway.health") == {"status": "ok"}, "the public line door answers a bare liveness"
+    try:
+        urllib.request.urlopen(f"http://{host}:{http_port}/metrics", timeout=10)
+        raise AssertionError("the public HTTP door serves /metrics")
+    except urllib.error.HTTPError as error:
+        assert error.code == 404, error.code
+    with urllib.request.urlopen(f"http://{host}:{metrics_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    assert 'latchkey_requests_total{method="identity.login"}' in text, text[:500]
+    with urllib.request.urlopen(f"http://{host}:{metrics_port}/healthz", timeout=10) as response:
+        health = json.loads(response.read())
+    assert health["services"]["verification"]["up"] >= 1 and health["services"]["verification"]["replicas"][0]["address"], health
+    print(f"topology: the metrics listener answers on {host}:{metrics_port}; the public doors show no figures")
+    return health
 
 
 def wait_healthy(service, address, port, bin_dir, log_path):

@@ -3,7 +3,7 @@
 # the seed app's password reset, then a login + transfer confirmed with the code from the
 # outbox, then a few hostile requests. Exits non-zero on the first unexpected status.
 #
-#   BASE=http://127.0.0.1:7480 OUTBOX=./.latchkey/outbox.jsonl \
+#   BASE=http://127.0.0.1:7480 METRICS=http://127.0.0.1:7485 OUTBOX=./.latchkey/outbox.jsonl \
 #   LATCHKEY_DEMO_PASSWORD=... interop/run_http_curl.sh
 set -euo pipefail
 # Without BASE, start our own `latchkey up --demo` in a temporary directory, as CI does.
@@ -16,11 +16,12 @@ if [[ -z "${BASE:-}" ]]; then
   trap 'kill -INT $up 2>/dev/null; wait $up 2>/dev/null; rm -rf "$work"' EXIT
   for _ in $(seq 300); do grep -q "demo user" "$work/up.log" 2>/dev/null && break; sleep 0.1; done
   grep -q "demo user: username demo" "$work/up.log" || { cat "$work/up.log" >&2; exit 1; }
-  export BASE=http://127.0.0.1:7480 OUTBOX="$work/.latchkey/outbox.jsonl"
+  export BASE=http://127.0.0.1:7480 METRICS=http://127.0.0.1:7485 OUTBOX="$work/.latchkey/outbox.jsonl"
   bash "$0"
   exit $?
 fi
 BASE=${BASE:-http://127.0.0.1:7480}
+METRICS=${METRICS:-http://127.0.0.1:7485}
 OUTBOX=${OUTBOX:-./.latchkey/outbox.jsonl}
 USER_NAME=${USER_NAME:-demo}
 EMAIL=${EMAIL:-demo@example.com}
@@ -58,8 +59,9 @@ PY
 }
 
 echo "== health, metrics, AASA"
-test "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/healthz")" = 200 && echo "ok   200 /healthz"
-curl -sS "$BASE/metrics" | grep -q '^latchkey_requests_total' && echo "ok   200 /metrics"
+test "$(curl -sS "$BASE/healthz")" = '{"status":"ok"}' && echo "ok   200 /healthz (liveness only)"
+test "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/metrics")" = 404 && echo "ok   404 /metrics on the public door"
+curl -sS "$METRICS/metrics" | grep -q '^latchkey_requests_total' && echo "ok   200 $METRICS/metrics"
 echo "     AASA: $(curl -sS -o /dev/null -w '%{http_code}' "$BASE/.well-known/apple-app-site-association") (404 unless --aasa-app-ids is set)"
 
 echo "== the seed's password reset"

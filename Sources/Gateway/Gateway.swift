@@ -234,17 +234,19 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         case "gateway.ping":
             return .encodedResult(pong)
         case "gateway.health":
-            return .outcome(.success(healthJSON))
-        case "gateway.metrics":
-            var snapshot = metrics.snapshot().objectValue ?? [:]
-            snapshot["sessions_cached"] = .int(Int64(sessions.count))
-            snapshot["rate_buckets"] = .int(Int64(limiter.bucketCount))
-            return .outcome(.success(.object(snapshot)))
+            return .outcome(.success(["status": .string(isServing ? "ok" : "down")]))
         default:
             return .outcome(.failure(.methodNotFound(method)))
         }
     }
 
+    /// True while every configured service has a replica that is up or not yet probed: what the
+    /// public doors may say about health (anyone can learn as much by calling a method).
+    public var isServing: Bool {
+        pools.values.allSatisfy { pool in pool.statuses.contains { $0.state != .down } }
+    }
+
+    /// The operator's view, on the metrics listener only:
     /// `{"status": "ok"|"degraded", "services": {name: {"replicas": [...], "up", "total"}}}`.
     public var healthJSON: JSON {
         var services: [String: JSON] = [:]
@@ -255,6 +257,15 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             if pool.statuses.contains(where: { $0.state == .down }) { degraded = true }
         }
         return ["status": .string(degraded ? "degraded" : "ok"), "services": .object(services)]
+    }
+
+    /// Per-method counts, latencies and error reasons, the event counters and the caches' sizes,
+    /// on the metrics listener only.
+    public var metricsJSON: JSON {
+        var snapshot = metrics.snapshot().objectValue ?? [:]
+        snapshot["sessions_cached"] = .int(Int64(sessions.count))
+        snapshot["rate_buckets"] = .int(Int64(limiter.bucketCount))
+        return .object(snapshot)
     }
 
     // MARK: Sessions

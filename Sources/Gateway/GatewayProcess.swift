@@ -16,12 +16,15 @@ public enum GatewayOptions {
     public static let rateLimits = ConfigOption("rate-limits", help: "per-address token buckets, group=rate_per_s:burst,... (groups: ping observe auth codes reset default; rate 0 = unlimited)")
     public static let tlsCertificate = ConfigOption("tls-cert", help: "PEM certificate chain: serve TLS 1.2+ on the listener")
     public static let tlsKey = ConfigOption("tls-key", help: "PEM private key for --tls-cert")
+    public static let metricsListen = ConfigOption(
+        "metrics-listen",
+        help: "HOST:PORT of the operator's HTTP listener: GET /metrics (Prometheus) and GET /healthz (every replica); unset or `off`: none. Keep it off public networks")
     public static let logSummaryIntervalMilliseconds = ConfigOption(
         "log-summary-interval-ms", default: "10000", help: "write one line of counts of pings, refusals and rate-limited requests this often, instead of a line each")
 
     public static let all: [ConfigOption] = [
         sessionCacheMilliseconds, upstreamTimeoutMilliseconds, healthIntervalMilliseconds, resolveIntervalMilliseconds,
-        connectionsPerReplica, maxConnectionsPerAddress, rateLimits, tlsCertificate, tlsKey, logSummaryIntervalMilliseconds,
+        connectionsPerReplica, maxConnectionsPerAddress, rateLimits, tlsCertificate, tlsKey, logSummaryIntervalMilliseconds, metricsListen,
     ]
 
     public static func settings(_ configuration: Configuration) throws -> GatewaySettings {
@@ -44,7 +47,8 @@ public enum GatewayOptions {
 }
 
 /// Builds the gateway from configuration and serves until SIGTERM: the line listener and the
-/// HTTP/1.1 door (protocol/http.md), both over the same `Gateway` dispatcher and the same TLS context.
+/// HTTP/1.1 door (protocol/http.md), both over the same `Gateway` dispatcher and the same TLS
+/// context, and the operator listener (`OperatorDoor`) when `--metrics-listen` is set.
 public enum GatewayProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(
@@ -73,6 +77,9 @@ public enum GatewayProcess {
         server.makeTransport = transportFactory
         if let http = try HTTPGatewayDoor.listen(host: host, dispatcher: gateway, transportFactory: transportFactory) {
             host.addListener(drain: { http.drain(completion: $0) }, forceClose: { http.forceClose() })
+        }
+        if let operatorListener = try OperatorDoor.listen(host: host, gateway: gateway) {
+            host.addListener(drain: { operatorListener.drain(completion: $0) }, forceClose: { operatorListener.forceClose() })
         }
         let status = ServiceHost.serve(server: server, endpoint: host.listenEndpoint, host: host)
         accessLog.flush(final: true)

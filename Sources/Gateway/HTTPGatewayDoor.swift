@@ -43,7 +43,7 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         case rpc
         case method(String)
         case passwordRequest, passwordValidate, passwordReset
-        case appSiteAssociation, health, metrics, resetPage
+        case appSiteAssociation, health, resetPage
     }
 
     /// The route for a path and the methods it allows; nil for an unknown path.
@@ -55,7 +55,6 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         case "/auth/password/reset": return (.passwordReset, ["POST"])
         case "/.well-known/apple-app-site-association": return (.appSiteAssociation, ["GET", "HEAD"])
         case "/healthz": return (.health, ["GET", "HEAD"])
-        case "/metrics": return (.metrics, ["GET", "HEAD"])
         case settings.resetPagePath: return (.resetPage, ["GET", "HEAD"])
         default: break
         }
@@ -91,16 +90,7 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         case .resetPage:
             reply(Self.resetPage)
         case .health:
-            call("gateway.health", params: [:], request: request, context: context) { reply(Self.healthResponse($0)) }
-        case .metrics:
-            call("gateway.metrics", params: [:], request: request, context: context) { outcome in
-                switch outcome {
-                case .success(let snapshot):
-                    reply(.text(200, PrometheusText.render(snapshot), headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"]))
-                case .failure(let error):
-                    reply(Self.apiResponse(.failure(error)))
-                }
-            }
+            call("gateway.health", params: [:], request: request, context: context) { reply(Self.livenessResponse($0)) }
         case .rpc:
             guard Self.acceptsJSON(request) else { return reply(Self.unsupportedMediaType) }
             handleRPC(request, context: context, reply: reply)
@@ -273,13 +263,12 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         }
     }
 
-    /// `gateway.health`: 200 while every service has a replica up (`ok` or `degraded`), else 503.
-    static func healthResponse(_ outcome: Result<JSON, RPCError>) -> HTTPResponse {
+    /// `/healthz` on the public door: the status alone, whatever the dispatcher answered beside
+    /// it (200 `ok`, else 503 `down`). Replicas and figures are the operator listener's.
+    static func livenessResponse(_ outcome: Result<JSON, RPCError>) -> HTTPResponse {
         guard case .success(let health) = outcome else { return apiResponse(outcome, status: 503) }
-        let status = health["status"]?.stringValue ?? "ok"
-        let serviceDown = (health["services"]?.objectValue ?? [:]).values.contains { $0["up"]?.intValue == 0 }
-        let healthy = status == "ok" || (status == "degraded" && !serviceDown)
-        return .json(healthy ? 200 : 503, health)
+        let serving = health["status"]?.stringValue == "ok"
+        return .json(serving ? 200 : 503, ["status": .string(serving ? "ok" : "down")])
     }
 
     static let unsupportedMediaType = HTTPResponse.error(415, reason: "unsupported_media_type", "send Content-Type: application/json")

@@ -89,11 +89,12 @@ public enum PolicyTable {
     // The one table. Services: gateway (answered locally), identity, verification, accounts, reset.
     public static let methods: [String: MethodPolicy] = [
         "gateway.ping": MethodPolicy("gateway", .open, group: Group.ping, retry: .safe),
+        // Liveness only (`{"status":"ok"}`): replicas, addresses and figures are served on the
+        // operator listener (`--metrics-listen`), never on a public door.
         "gateway.health": MethodPolicy("gateway", .open, group: Group.observe, retry: .safe),
-        "gateway.metrics": MethodPolicy("gateway", .open, group: Group.observe, retry: .safe),
 
         // Inner pings are forwarded (liveness through the hop, and `latchkey bench ping` measures the hop);
-        // inner health and metrics stay private: `gateway.health` summarises them.
+        // inner health and metrics stay private.
         "identity.ping": MethodPolicy("identity", .open, group: Group.ping, retry: .safe),
         "verification.ping": MethodPolicy("verification", .open, group: Group.ping, retry: .safe),
         "accounts.ping": MethodPolicy("accounts", .open, group: Group.ping, retry: .safe),

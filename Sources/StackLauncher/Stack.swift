@@ -11,8 +11,8 @@ public final class Stack: @unchecked Sendable {
         public var dataDirectory: String
         public var host = "127.0.0.1"
         /// The gateway's port; the services follow it (identity +1 ... reset +4, extra
-        /// verification replicas +12, +22, ...) and the HTTP door sits at +80. nil: every process
-        /// on an ephemeral port (tests, bench).
+        /// verification replicas +12, +22, ...), the HTTP door sits at +80 and the operator's
+        /// metrics listener at +85. nil: every process on an ephemeral port (tests, bench).
         public var basePort: Int?
         /// Replicas per service (default 1). With SQLite only verification (and the gateway) may
         /// have more; with `LATCHKEY_DATABASE_URL` in `environment` every service may.
@@ -69,6 +69,7 @@ public final class Stack: @unchecked Sendable {
     public static let defaultBasePort = 7400
     public static let portOffsets = ["gateway": 0, "identity": 1, "verification": 2, "accounts": 3, "reset": 4]
     public static let httpPortOffset = 80
+    public static let metricsPortOffset = 85
     public static let startOrder = ["identity", "verification", "accounts", "reset", "gateway"]
 
     private init(options: Options) throws {
@@ -98,11 +99,18 @@ public final class Stack: @unchecked Sendable {
     public var gateway: Endpoint { endpoint("gateway") }
 
     /// The gateway's HTTP door, read from its `http.listen` log line; nil when it is off.
-    public var httpGateway: Endpoint? {
-        let log = member("gateway").log
-        guard let range = log.range(of: "\"http.listen\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return nil }
+    public var httpGateway: Endpoint? { loggedEndpoint("http.listen", of: member("gateway")) }
+
+    /// A gateway's operator listener (`GET /metrics`, `GET /healthz`), from its `metrics.listen`
+    /// log line; nil when it is off.
+    public func metricsEndpoint(replica: Int = 0) -> Endpoint? { loggedEndpoint("metrics.listen", of: member("gateway", replica: replica)) }
+
+    private func loggedEndpoint(_ field: String, of member: Member) -> Endpoint? {
+        let log = member.log
+        guard let range = log.range(of: "\"\(field)\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return nil }
         return Endpoint(String(log[range.upperBound..<end]))
     }
+
     public var outboxPath: String { (options.dataDirectory as NSString).appendingPathComponent("outbox.jsonl") }
 
     public func member(_ service: String, replica: Int = 0) -> Member {
@@ -131,8 +139,11 @@ public final class Stack: @unchecked Sendable {
         for dependency in ["identity", "verification", "accounts", "reset"] where members.contains(where: { $0.service == dependency }) {
             environment["LATCHKEY_\(dependency.uppercased())"] = replicaList(dependency)
         }
-        if service == "gateway" && environment["LATCHKEY_HTTP_LISTEN"] == nil {
-            environment["LATCHKEY_HTTP_LISTEN"] = "\(options.host):\(options.basePort.map { $0 + Self.httpPortOffset + 10 * index } ?? 0)"
+        if service == "gateway" {
+            for (variable, offset) in [("LATCHKEY_HTTP_LISTEN", Self.httpPortOffset), ("LATCHKEY_METRICS_LISTEN", Self.metricsPortOffset)]
+            where environment[variable] == nil {
+                environment[variable] = "\(options.host):\(options.basePort.map { $0 + offset + 10 * index } ?? 0)"
+            }
         }
         let arguments = ["--listen", "\(options.host):\(port)"]
         let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
@@ -207,13 +218,13 @@ public final class Stack: @unchecked Sendable {
     }
 
     /// Every fixed port a stack on `basePort` uses: each replica of each service, and each
-    /// gateway's HTTP door (replica i of a service is 10 * i above the first).
+    /// gateway's HTTP door and metrics listener (replica i of a service is 10 * i above the first).
     static func fixedPorts(_ options: Options, basePort: Int) -> [Int] {
         var ports: [Int] = []
         for (service, offset) in portOffsets {
             for index in 0..<(options.replicas[service] ?? 1) {
                 ports.append(basePort + offset + 10 * index)
-                if service == "gateway" { ports.append(basePort + httpPortOffset + 10 * index) }
+                if service == "gateway" { ports += [basePort + httpPortOffset + 10 * index, basePort + metricsPortOffset + 10 * index] }
             }
         }
         return ports.sorted()

@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Issue 13.3: the gateway started under a low `RLIMIT_NOFILE`. It caps its connections to what
@@ -65,9 +66,9 @@ final class FileDescriptorLimitEndToEndTests: XCTestCase {
         XCTAssertLessThan(ticksUsed, 30, "the gateway used \(ticksUsed) ticks (of about 100 a second) with a client waiting")
 
         clients.removeLast(10)
-        let served = try waitUntilServed(endpoint)
-        let metrics = try served.result("gateway.metrics")
-        XCTAssertGreaterThan(metrics["counters"]?["net.accept_out_of_descriptors"]?.intValue ?? 0, 0, "counted in metrics")
+        _ = try waitUntilServed(endpoint)
+        let metrics = try OperatorListener.metrics(try loggedMetricsEndpoint(in: log))
+        XCTAssertGreaterThan(metrics.events("net.accept_out_of_descriptors"), 0, "counted in metrics")
         let warnings = log.split(separator: "\n").filter { $0.contains("out of file descriptors") }
         XCTAssertEqual(warnings.count, 1, "one rate-limited warning: \(warnings)")
     }
@@ -89,7 +90,7 @@ final class FileDescriptorLimitEndToEndTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [
             "-c", script, "wrapper", (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("gateway"),
-            "--listen", "127.0.0.1:0", "--http-listen", "off",
+            "--listen", "127.0.0.1:0", "--http-listen", "off", "--metrics-listen", "127.0.0.1:0",
             "--identity", "127.0.0.1:1", "--verification", "127.0.0.1:1", "--accounts", "127.0.0.1:1", "--reset", "127.0.0.1:1",
         ]
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

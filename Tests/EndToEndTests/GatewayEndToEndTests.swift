@@ -36,6 +36,7 @@ final class GatewayEndToEndTests: XCTestCase {
         try launch("gateway", name: "gateway", [
             "--identity", identity, "--verification", verification, "--accounts", accounts, "--reset", reset,
             "--health-interval-ms", "200", "--rate-limits", "auth=0:0,codes=0:0,default=0:0", "--http-listen", "off",
+            "--metrics-listen", "127.0.0.1:0",
         ] + extra)
     }
 
@@ -44,18 +45,19 @@ final class GatewayEndToEndTests: XCTestCase {
         options.verificationReplicas = 2
         let stack = try Stack.start(options)
         self.stack = stack
-        let health = try waitForReplicas(stack.gateway, service: "verification", count: 2)
+        let metricsListener = try XCTUnwrap(stack.metricsEndpoint(), "the stack's gateway has a metrics listener")
+        let health = try waitForReplicas(metricsListener, service: "verification", count: 2)
         let client = try LineClient(stack.gateway)
         XCTAssertEqual(try client.result("gateway.ping"), ["pong": true])
         let replicaIDs = health["services"]?["verification"]?["replicas"]?.arrayValue?.compactMap { $0["replica_id"]?.stringValue }
         XCTAssertEqual(Set(replicaIDs ?? []), ["verification", "verification-2"])
         for service in ["identity", "accounts", "reset"] {
-            _ = try waitForReplicas(stack.gateway, service: service, count: 1)
+            _ = try waitForReplicas(metricsListener, service: service, count: 1)
         }
         let internalMethods = [
             "identity.introspect", "identity.elevate", "identity.revoke_all", "identity.set_password", "identity.user",
             "identity.find_by_email", "identity.check_password", "identity.record", "accounts.audit", "accounts.deposit",
-            "identity.health", "identity.metrics", "verification.metrics", "accounts.health", "reset.health",
+            "identity.health", "identity.metrics", "verification.metrics", "accounts.health", "reset.health", "gateway.metrics",
         ]
         let before = try servedCount(stack.endpoint("identity"), service: "identity", methods: ["unknown", "identity.introspect", "identity.ping"])
         for method in internalMethods {
@@ -96,7 +98,7 @@ final class GatewayEndToEndTests: XCTestCase {
         let gateway = try startGateway(
             identity: identity.endpoint.description, verification: verification.endpoint.description,
             accounts: accounts.endpoint.description, reset: reset.endpoint.description)
-        _ = try waitForReplicas(gateway.endpoint, service: "verification", count: 1)
+        _ = try waitForReplicas(try gateway.metricsEndpoint, service: "verification", count: 1)
         let client = try LineClient(gateway.endpoint)
         let replicas = ["verification": verification.endpoint, "accounts": accounts.endpoint, "reset": reset.endpoint]
         func served(_ method: String) throws -> Int64 {
@@ -142,7 +144,7 @@ final class GatewayEndToEndTests: XCTestCase {
         let gateway = try startGateway(
             identity: identity.endpoint.description, verification: "\(replicaA.endpoint),\(replicaB.endpoint)",
             accounts: "127.0.0.1:1", reset: "127.0.0.1:1")
-        _ = try waitForReplicas(gateway.endpoint, service: "verification", count: 2)
+        _ = try waitForReplicas(try gateway.metricsEndpoint, service: "verification", count: 2)
         let counted = ["unknown", "verification.check", "verification.start"]
         let client = try LineClient(gateway.endpoint)
         let startA = try servedCount(replicaA.endpoint, service: "verification", methods: counted)
@@ -164,7 +166,7 @@ final class GatewayEndToEndTests: XCTestCase {
         let identityB = try launch("identity", name: "id-b", ["--replica-id", "id-b"])
         let gateway = try startGateway(
             identity: "\(identityA.endpoint),\(identityB.endpoint)", verification: "127.0.0.1:1", accounts: "127.0.0.1:1", reset: "127.0.0.1:1")
-        _ = try waitForReplicas(gateway.endpoint, service: "identity", count: 2)
+        _ = try waitForReplicas(try gateway.metricsEndpoint, service: "identity", count: 2)
         let tally = LoadTally()
         let gatewayEndpoint = gateway.endpoint
         let stopAt = Date().addingTimeInterval(3)
@@ -194,7 +196,7 @@ final class GatewayEndToEndTests: XCTestCase {
         XCTAssertEqual(summary.retryableFailed, 0, "every read was answered by a live replica")
         // No `timeout` among them either: a call that waited for the dead replica would be one.
         XCTAssertEqual(summary.writesOther, 0, "writes get an answer or a fast `unavailable`, nothing else")
-        let health = try LineClient(gateway.endpoint).result("gateway.health")
+        let health = try OperatorListener.health(try gateway.metricsEndpoint)
         XCTAssertEqual(health["services"]?["identity"]?["up"]?.intValue, 1)
         XCTAssertEqual(health["status"]?.stringValue, "degraded")
         print("kill -9 under load: \(summary)")
@@ -205,7 +207,7 @@ final class GatewayEndToEndTests: XCTestCase {
         let gateway = try startGateway(
             identity: identity.endpoint.description, verification: "127.0.0.1:1", accounts: "127.0.0.1:1", reset: "127.0.0.1:1",
             extra: ["--service-token", "internal-secret-1"])
-        let health = try waitForReplicas(gateway.endpoint, service: "identity", count: 1)
+        let health = try waitForReplicas(try gateway.metricsEndpoint, service: "identity", count: 1)
         XCTAssertEqual(health["services"]?["identity"]?["replicas"]?.arrayValue?.first?["replica_id"]?.stringValue, "identity")
         XCTAssertEqual(try LineClient(gateway.endpoint).result("identity.ping"), ["pong": true])
         // Straight to the service: without the token, or with a wrong one, nothing is served

@@ -44,6 +44,11 @@ final class LaunchedProcess {
 
     var log: String { readTextFile(logPath) }
 
+    /// A gateway's operator listener, from its `metrics.listen` log line (bound before `listening`).
+    var metricsEndpoint: Endpoint {
+        get throws { try loggedMetricsEndpoint(in: log) }
+    }
+
     func kill(signal: Int32 = SIGKILL) {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
@@ -67,6 +72,14 @@ func readTextFile(_ path: String) -> String {
         bytes.append(contentsOf: chunk[0..<count])
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// The gateway's operator listener named by its `metrics.listen` log line.
+func loggedMetricsEndpoint(in log: String) throws -> Endpoint {
+    guard let range = log.range(of: "\"metrics.listen\":\""), let end = log[range.upperBound...].firstIndex(of: "\""),
+        let endpoint = Endpoint(String(log[range.upperBound..<end]))
+    else { throw GatewayTestError("the gateway has no metrics listener (start it with --metrics-listen 127.0.0.1:0)") }
+    return endpoint
 }
 
 struct GatewayTestError: Error, CustomStringConvertible {
@@ -143,12 +156,12 @@ extension RPCResponse {
     var gatewayError: RPCError? { if case .failure(let value) = outcome { value } else { nil } }
 }
 
-/// Polls `gateway.health` until `service` has `count` replicas up.
-func waitForReplicas(_ gateway: Endpoint, service: String, count: Int, timeoutSeconds: Double = 10) throws -> JSON {
-    let client = try LineClient(gateway)
+/// Polls the gateway's operator health (`GET /healthz` on its metrics listener) until `service`
+/// has `count` replicas up.
+func waitForReplicas(_ metricsListener: Endpoint, service: String, count: Int, timeoutSeconds: Double = 10) throws -> JSON {
     let deadline = Date().addingTimeInterval(timeoutSeconds)
     while Date() < deadline {
-        let health = try client.result("gateway.health")
+        let health = try OperatorListener.health(metricsListener)
         if (health["services"]?[service]?["up"]?.intValue ?? 0) >= Int64(count) { return health }
         usleep(50_000)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import Platform
+import RPC
 import ServiceKit
 import StackLauncher
 import TestSupport
@@ -129,8 +130,6 @@ final class HTTPEndToEndTests: StackTestCase {
 
     func testHostileHTTPAndTheOtherRoutesOnTheRealGateway() throws {
         XCTAssertEqual(try curl([base + "/healthz"]).status, 200)
-        let metrics = try curl([base + "/metrics"])
-        XCTAssertEqual(metrics.status, 200)
         XCTAssertEqual(try curl([base + "/.well-known/apple-app-site-association"]).status, 200)
         let rpc = try post("/rpc", ["jsonrpc": "2.0", "id": 1, "method": "gateway.ping"])
         XCTAssertEqual(rpc.body?["result"]?["pong"], true)
@@ -147,6 +146,29 @@ final class HTTPEndToEndTests: StackTestCase {
             XCTAssertTrue([400, 413, 431].contains(status), "\(request.prefix(50).debugDescription) -> \(status)")
         }
         XCTAssertEqual(try curl([base + "/healthz"]).status, 200, "still serving")
+    }
+
+    /// An outsider on the public doors sees a liveness answer and no figures; the scraper on the
+    /// metrics listener sees every request counted, someone else's confirmation too.
+    func testMetricsAndReplicasAreOnlyOnTheMetricsListener() throws {
+        let health = try curl([base + "/healthz"])
+        XCTAssertEqual(health.status, 200)
+        XCTAssertEqual(health.body, ["status": "ok"])
+        XCTAssertEqual(try curl([base + "/metrics"]).status, 404)
+        let line = try LineClient(stack.gateway)
+        XCTAssertEqual(try line.result("gateway.health"), ["status": "ok"])
+        XCTAssertEqual(try line.call("gateway.metrics").gatewayError?.code, -32601)
+
+        let scraper = "http://\(try XCTUnwrap(stack.metricsEndpoint(), "the stack's gateway has a metrics listener"))"
+        let before = PrometheusSamples(try Curl.run([scraper + "/metrics"]).body)
+        XCTAssertEqual(try post("/v1/accounts/confirm", ["transfer_id": "tr_x", "code": "123456"], bearer: "lks_someone_else").status, 401)
+        let scraped = try Curl.run([scraper + "/metrics"])
+        XCTAssertEqual(scraped.status, 200)
+        XCTAssertTrue(scraped.head.lowercased().contains("content-type: text/plain; version=0.0.4"), scraped.head)
+        let after = PrometheusSamples(scraped.body)
+        XCTAssertEqual(after.requests("accounts.confirm"), before.requests("accounts.confirm") + 1)
+        let replicas = try curl([scraper + "/healthz"]).body?["services"]?["accounts"]?["replicas"]?.arrayValue
+        XCTAssertEqual(replicas?.first?["address"]?.stringValue, stack.endpoint("accounts").description)
     }
 
     private func rawStatus(_ endpoint: Endpoint, _ request: String) throws -> Int {

@@ -32,11 +32,14 @@ final class LatchkeyToolTests: XCTestCase {
             try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
             let output = up.output
             XCTAssertTrue(output.contains("http://127.0.0.1:\(base + 80)"), "the banner lists the HTTP door:\n\(output)")
+            XCTAssertTrue(output.contains("http://127.0.0.1:\(base + 85)/metrics"), "the banner lists the metrics listener:\n\(output)")
             XCTAssertFalse(output.contains("demo user not created"), output)
             XCTAssertTrue(output.contains(run == 1 ? "demo user: username demo" : "demo user already exists"), output)
             let ping = try ToolRun.start(["call", "gateway.ping", "--gateway", "127.0.0.1:\(base)"], directory: directory, label: "ping\(run)")
             XCTAssertEqual(ping.wait(), 0, ping.output)
             XCTAssertTrue(ping.output.contains("\"pong\":true"), ping.output)
+            let scraped = try OperatorListener.metrics(Endpoint(host: "127.0.0.1", port: base + 85))
+            XCTAssertGreaterThanOrEqual(scraped.requests("gateway.ping"), 1, "the ping is counted on the metrics listener")
             let answer = try LineClient(Endpoint(host: "127.0.0.1", port: base + 1)).call("identity.ping")
             XCTAssertNotNil(try? answer.outcome.get(), "identity listens on base + 1")
             // Each run starts five processes: exactly five `listening` lines, not the earlier run's too.
@@ -334,7 +337,7 @@ final class LatchkeyToolTests: XCTestCase {
             // other tests cannot take a port between this check and the stack's start; every
             // port a two-replica stack uses.
             let base = Int.random(in: 10_000...30_000)
-            let ports = [0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 80, 90].map { base + $0 }
+            let ports = [0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 80, 85, 90, 95].map { base + $0 }
             var sockets: [Socket] = []
             defer { sockets.forEach { $0.close() } }
             for port in ports {

@@ -26,7 +26,7 @@ final class MultiLoopEndToEndTests: XCTestCase {
         let address = identity.endpoint.description
         let gateway = try launch("gateway", [
             "--event-loops", "3", "--identity", address, "--verification", address, "--accounts", address, "--reset", address,
-            "--rate-limits", "ping=0:1,default=0:1", "--http-listen", "127.0.0.1:0",
+            "--rate-limits", "ping=0:1,default=0:1", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
         ])
         XCTAssertTrue(gateway.log.contains("\"net.event_loops\":3"), "the gateway runs three loops")
         let connections = 30
@@ -58,9 +58,9 @@ final class MultiLoopEndToEndTests: XCTestCase {
         XCTAssertEqual(failures.all, [])
         // Every loop records into the same figures by slot: each request is counted once, in both processes.
         let perMethod = Int64(connections * perConnection / 2)
-        let gatewayMethods = try LineClient(endpoint).call("gateway.metrics").result?["methods"]
-        XCTAssertEqual(gatewayMethods?["gateway.ping"]?["count"]?.intValue, perMethod)
-        XCTAssertEqual(gatewayMethods?["identity.ping"]?["count"]?.intValue, perMethod)
+        let gatewayMetrics = try OperatorListener.metrics(try gateway.metricsEndpoint)
+        XCTAssertEqual(gatewayMetrics.requests("gateway.ping"), perMethod)
+        XCTAssertEqual(gatewayMetrics.requests("identity.ping"), perMethod)
         let identityMethods = try LineClient(identity.endpoint).call("identity.metrics").result?["methods"]
         XCTAssertEqual(identityMethods?["identity.ping"]?["count"]?.intValue, perMethod)
     }

@@ -1,6 +1,8 @@
 import Foundation
 @testable import Gateway
 import LineProtocol
+import Runtime
+import ServerTestSupport
 @testable import ServiceKit
 import TestSupport
 import XCTest
@@ -37,13 +39,25 @@ final class HTTPCurlTests: XCTestCase {
         XCTAssertEqual(try curl(["\(base)/nowhere"]).status, 404)
         XCTAssertEqual(try curl(["\(base)/healthz"]).status, 200)
         XCTAssertEqual(try curl(["\(base)/.well-known/apple-app-site-association"]).status, 200)
-        let metrics = try curl(["\(base)/metrics"])
-        XCTAssertEqual(metrics.status, 200)
-        XCTAssertTrue(metrics.body.contains("latchkey_requests_total{method=\"gateway.ping\"}"))
+        XCTAssertEqual(try curl(["\(base)/metrics"]).status, 404, "metrics are the operator listener's")
 
         let rpc = try curl(["--data", #"[{"jsonrpc":"2.0","id":1,"method":"gateway.ping"},{"jsonrpc":"2.0","id":2,"method":"t.echo","params":{"x":1}}]"#] + json + ["\(base)/rpc"])
         XCTAssertEqual(rpc.status, 200)
         XCTAssertEqual(try JSONParser.parse(rpc.body).arrayValue?.count, 2)
+    }
+
+    func testCurlScrapesTheOperatorDoor() throws {
+        try XCTSkipUnless(Curl.isInstalled, "curl is not installed")
+        let metrics = Metrics()
+        metrics.record(metrics.slot(for: "accounts.confirm"), microseconds: 900, errorReason: "invalid_code")
+        let server = try HTTPServerOnLoop(handler: OperatorDoor(metrics: { metrics.snapshot() }, health: { ["status": "ok", "services": [:]] }))
+        defer { server.stop() }
+        let scraped = try curl(["http://127.0.0.1:\(server.endpoint.port)/metrics"])
+        XCTAssertEqual(scraped.status, 200)
+        let samples = PrometheusSamples(scraped.body)
+        XCTAssertEqual(samples.value("latchkey_requests_total", ["method": "accounts.confirm"]), 1)
+        XCTAssertEqual(samples.value("latchkey_request_errors_total", ["method": "accounts.confirm", "reason": "invalid_code"]), 1)
+        XCTAssertEqual(try curl(["http://127.0.0.1:\(server.endpoint.port)/healthz"]).status, 200)
     }
 
     func testCurlBigBodyWithExpectContinueAndOversizeBody() throws {

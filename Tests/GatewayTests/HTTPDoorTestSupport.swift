@@ -36,8 +36,6 @@ final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {
             finish(.success(["pong": true]))
         case "gateway.health":
             finish(.success(["status": "ok", "services": ["identity": ["up": 1, "total": 1]]]))
-        case "gateway.metrics":
-            finish(.success(metrics.snapshot()))
         case "t.echo":
             finish(.success(request.params ?? .null))
         case "t.slow":

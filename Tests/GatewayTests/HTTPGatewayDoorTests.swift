@@ -3,6 +3,8 @@ import Foundation
 @testable import HTTP
 import LineProtocol
 @testable import Platform
+import Runtime
+import ServerTestSupport
 @testable import ServiceKit
 import TestSupport
 import XCTest
@@ -199,26 +201,37 @@ final class HTTPGatewayDoorTests: XCTestCase {
         XCTAssertEqual(try other.exchange(RawHTTPClient.get("/.well-known/apple-app-site-association")).status, 404)
     }
 
-    func testHealthAndPrometheusMetrics() throws {
+    func testHealthzIsALivenessAndMetricsAreNotServed() throws {
         let health = try client.exchange(RawHTTPClient.get("/healthz"))
         XCTAssertEqual(health.status, 200)
-        XCTAssertEqual(health.json?["status"], "ok")
-        _ = try post("/v1/t/fail", #"{"reason":"locked"}"#)
-        _ = try post("/v1/gateway/ping", "{}")
-        let metrics = try client.exchange(RawHTTPClient.get("/metrics"))
-        XCTAssertEqual(metrics.status, 200)
-        XCTAssertEqual(metrics.headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
-        XCTAssertTrue(metrics.text.contains("# TYPE latchkey_requests_total counter\n"), metrics.text)
-        XCTAssertTrue(metrics.text.contains("latchkey_requests_total{method=\"gateway.ping\"} 1\n"), metrics.text)
-        XCTAssertTrue(metrics.text.contains("latchkey_request_errors_total{method=\"t.fail\",reason=\"locked\"} 1\n"), metrics.text)
-        XCTAssertTrue(metrics.text.contains("latchkey_request_duration_seconds{method=\"gateway.ping\",quantile=\"0.99\"} 0.000"), metrics.text)
-        XCTAssertTrue(metrics.text.contains("# TYPE latchkey_request_duration_seconds summary\n"), metrics.text)
+        XCTAssertEqual(health.json, ["status": "ok"], "the dispatcher's services are not passed on")
+        XCTAssertEqual(try client.exchange(RawHTTPClient.get("/metrics")).status, 404)
     }
 
-    func testHealthIs503WhenAServiceHasNoReplicaUp() {
-        XCTAssertEqual(HTTPGatewayDoor.healthResponse(.success(["status": "degraded", "services": ["identity": ["up": 0, "total": 2]]])).status, 503)
-        XCTAssertEqual(HTTPGatewayDoor.healthResponse(.success(["status": "degraded", "services": ["identity": ["up": 1, "total": 2]]])).status, 200)
-        XCTAssertEqual(HTTPGatewayDoor.healthResponse(.failure(RPCError(.unavailable, "down"))).status, 503)
+    func testHealthzIs503UnlessTheGatewayServes() {
+        XCTAssertEqual(HTTPGatewayDoor.livenessResponse(.success(["status": "down"])).status, 503)
+        XCTAssertEqual(HTTPGatewayDoor.livenessResponse(.success(["status": "degraded", "services": ["identity": ["up": 0]]])).status, 503)
+        XCTAssertEqual(HTTPGatewayDoor.livenessResponse(.failure(RPCError(.unavailable, "down"))).status, 503)
+        let serving = HTTPGatewayDoor.livenessResponse(.success(["status": "ok", "services": ["identity": ["up": 1]]]))
+        XCTAssertEqual(serving.status, 200)
+        XCTAssertEqual(serving.body, Array(#"{"status":"ok"}"#.utf8))
+    }
+
+    func testTheOperatorDoorServesPrometheusText() throws {
+        let metrics = Metrics()
+        metrics.record(metrics.slot(for: "gateway.ping"), microseconds: 120, errorReason: nil)
+        metrics.record(metrics.slot(for: "t.fail"), microseconds: 120, errorReason: "locked")
+        let server = try HTTPServerOnLoop(handler: OperatorDoor(metrics: { metrics.snapshot() }, health: { ["status": "ok", "services": [:]] }))
+        defer { server.stop() }
+        let response = try RawHTTPClient(server.endpoint).exchange(RawHTTPClient.get("/metrics"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
+        let text = response.text
+        XCTAssertTrue(text.contains("# TYPE latchkey_requests_total counter\n"), text)
+        XCTAssertTrue(text.contains("latchkey_requests_total{method=\"gateway.ping\"} 1\n"), text)
+        XCTAssertTrue(text.contains("latchkey_request_errors_total{method=\"t.fail\",reason=\"locked\"} 1\n"), text)
+        XCTAssertTrue(text.contains("latchkey_request_duration_seconds{method=\"gateway.ping\",quantile=\"0.99\"} 0.000"), text)
+        XCTAssertTrue(text.contains("# TYPE latchkey_request_duration_seconds summary\n"), text)
     }
 
     func testPrometheusLabelValuesAreEscaped() {

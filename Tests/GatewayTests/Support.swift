@@ -1,5 +1,6 @@
 import Foundation
 @testable import Gateway
+import HTTP
 import LineProtocol
 import Platform
 import RPC
@@ -218,11 +219,26 @@ final class GatewayUnderTest {
 
     func client(timeoutMilliseconds: Int = 5000) throws -> TestLineClient { try TestLineClient(port: port, timeoutMilliseconds: timeoutMilliseconds) }
 
+    private var httpServers: [HTTPServer] = []
+
+    /// An HTTP listener on 127.0.0.1:0 on the gateway's loop (the public door or the operator's),
+    /// stopped with the gateway.
+    func serveHTTP(_ handler: HTTPHandler) throws -> Endpoint {
+        let server = HTTPServer(loop: loopThread.loop, handler: handler, logger: Logger(service: "gateway", sink: logSink), replicaID: "gateway")
+        httpServers.append(server)
+        return Endpoint(host: "127.0.0.1", port: try loopThread.sync { try server.listen(on: Endpoint(host: "127.0.0.1", port: 0)).port })
+    }
+
     func shutdown() {
         let server = self.server
+        let httpServers = self.httpServers
         try? loopThread.sync {
             server.drain {}
             server.forceClose()
+            for http in httpServers {
+                http.drain {}
+                http.forceClose()
+            }
         }
         accessLog.flush()
         loopThread.shutdown()

@@ -3,6 +3,7 @@ import LatchkeyClient
 import LineProtocol
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Runs the real stack (gateway with its HTTP door + four services) on ephemeral ports with the
@@ -91,12 +92,10 @@ class ClientStackTestCase: XCTestCase {
         return String(text[try XCTUnwrap(Range(match.range(at: 1), in: text))].filter(\.isNumber))
     }
 
-    /// `gateway.metrics`' count of calls to `method`, and of those answered `reason`.
+    /// The gateway's count of calls to `method`, and of those answered `reason`, from its metrics listener.
     func gatewayCount(_ method: String, reason: String? = nil) throws -> Int {
-        let metrics = try LineClient(stack.gateway).result("gateway.metrics")
-        let entry = metrics["methods"]?[method]
-        let value = if let reason { entry?["errors"]?[reason] } else { entry?["count"] }
-        return Int(value?.intValue ?? 0)
+        let metrics = try OperatorListener.metrics(try XCTUnwrap(stack.metricsEndpoint(), "the stack's gateway has a metrics listener"))
+        return Int(reason.map { metrics.errors(method, reason: $0) } ?? metrics.requests(method))
     }
 }
 

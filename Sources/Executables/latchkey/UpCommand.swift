@@ -8,13 +8,14 @@ import StackLauncher
 import Storage
 
 /// `latchkey up [--demo] [--base-port P] [--postgres URL] [--replicas N]`: the whole stack on
-/// 127.0.0.1:P..P+4 (7400 by default, the HTTP door on P+80) with data in ./.latchkey, this
+/// 127.0.0.1:P..P+4 (7400 by default, the HTTP door on P+80, the gateway's metrics listener on
+/// P+85) with data in ./.latchkey, this
 /// run's logs followed on stderr. A child that dies is reported and the stack stops: nothing is
 /// restarted silently. Ctrl-C / SIGTERM stops every child and exits 0.
 enum UpCommand {
     static let demo = ConfigOption("demo", default: "false", help: "`latchkey up` also creates the seed app's demo user")
     static let demoPassword = ConfigOption("demo-password", help: "the demo user's password (default: generated and printed)")
-    static let basePort = ConfigOption("base-port", default: "7400", help: "`latchkey up`: the gateway's port; identity P+1 ... reset P+4, the HTTP door P+80")
+    static let basePort = ConfigOption("base-port", default: "7400", help: "`latchkey up`: the gateway's port; identity P+1 ... reset P+4, the HTTP door P+80, the metrics listener P+85")
     static let postgres = ConfigOption("postgres", help: "`latchkey up`: run every service on this PostgreSQL database (each in its own schema) instead of SQLite files; `latchkey bench postgres`: the server to measure on")
     static let replicas = ConfigOption("replicas", default: "1", help: "`latchkey up`: replicas per service (1-7); with SQLite only the gateway and verification replicate")
     static let options = [demo, demoPassword, basePort, postgres, replicas]
@@ -32,7 +33,7 @@ enum UpCommand {
             stackOptions.basePort = gateway.port
         }
         if configuration.isSet(basePort) || stackOptions.basePort == nil {
-            stackOptions.basePort = try configuration.int(basePort, range: 1...(65535 - Stack.httpPortOffset))
+            stackOptions.basePort = try configuration.int(basePort, range: 1...(65535 - Stack.metricsPortOffset))
         }
         stackOptions.environment = developmentSendLimits(unlessSetIn: environment)
         try chooseStorageAndReplicas(configuration, environment: environment, into: &stackOptions)
@@ -108,6 +109,9 @@ enum UpCommand {
         print("Latchkey is up. Data in \(storage ?? dataDirectory); messages go to \(stack.outboxPath)")
         for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
         if let http = stack.httpGateway { print("  \("http door".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(http)") }
+        if let metrics = stack.metricsEndpoint() {
+            print("  \("metrics".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(metrics)/metrics and /healthz (operators only)")
+        }
         print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
         print("Development send limits: up to 100 codes per number per 10 minutes (production: see protocol/verification.md).")
         print("Press Ctrl-C to stop the stack.")

@@ -1,7 +1,6 @@
 import Foundation
 
-/// Any JSON value, for the members whose shape belongs to the operator rather than the app
-/// (`gateway.health`'s services, `gateway.metrics`' figures) and for error `data`.
+/// Any JSON value, for error `data`, whose members depend on the reason.
 public enum JSONValue: Codable, Sendable, Hashable {
     case null
     case bool(Bool)

@@ -2,7 +2,7 @@ extension LatchkeyClient {
     /// Every typed call, one per public method: the test holds this list against
     /// `protocol/methods.json`, so a method the table gains without a call here fails it.
     static let requestTypes: [any LatchkeyRequest.Type] = [
-        Gateway.Ping.self, Gateway.Health.self, Gateway.Metrics.self,
+        Gateway.Ping.self, Gateway.Health.self,
         Identity.Ping.self, Identity.Register.self, Identity.Login.self, Identity.Logout.self, Identity.Sessions.self,
         Identity.Revoke.self, Identity.Preferences.self, Identity.Challenge.self, Identity.EnrollKey.self,
         Identity.VerifyKey.self, Identity.KeyLogin.self, Identity.Keys.self, Identity.RevokeKey.self, Identity.Activity.self,
