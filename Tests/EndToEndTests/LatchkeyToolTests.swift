@@ -105,6 +105,66 @@ final class LatchkeyToolTests: XCTestCase {
         XCTAssertEqual(up.interruptAndWait(), 0)
     }
 
+    /// After `up --base-port B`, one setting (`--base-port B` or `LATCHKEY_BASE_PORT=B`) finds the
+    /// stack from every command that talks to it; an explicit address still wins.
+    func testOneBasePortFindsAMovedStackFromEveryCommand() throws {
+        let base = try freeBasePort()
+        let data = directory + "/data"
+        let password = "correct horse battery 9"
+        let up = try ToolRun.start(
+            ["up", "--demo", "--base-port", "\(base)", "--data-dir", data], directory: directory, label: "up",
+            environment: ["LATCHKEY_DEMO_PASSWORD": password])
+        defer { up.interruptAndWait() }
+        try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
+        XCTAssertTrue(up.output.contains("export LATCHKEY_BASE_PORT=\(base)"), "up says how to follow the move:\n\(up.output)")
+        let moved = ["LATCHKEY_BASE_PORT": "\(base)"]
+        let runs: [([String], [String: String])] = [
+            (["call", "gateway.ping", "--base-port", "\(base)"], [:]), (["call", "gateway.ping"], moved),
+            (["sessions", "demo", "--base-port", "\(base)"], [:]), (["activity", "demo"], moved),
+            (["bench", "ping", "--target", "gateway", "--connections", "1", "--seconds", "1"], moved),
+        ]
+        for (arguments, environment) in runs {
+            let run = try ToolRun.start(arguments, directory: directory, label: arguments[0], environment: environment)
+            XCTAssertEqual(run.wait(), 0, "\(arguments) with \(environment): \(run.output)")
+        }
+        for arguments in [["call", "gateway.ping", "--gateway", "127.0.0.1:1"], ["sessions", "demo", "--identity", "127.0.0.1:1"]] {
+            let run = try ToolRun.start(arguments, directory: directory, label: "explicit", environment: moved)
+            XCTAssertEqual(run.wait(), 3, "the explicit address wins over the base port: \(run.output)")
+        }
+        try signInWithTheDemo(password: password, environment: moved, outbox: data + "/outbox.jsonl")
+    }
+
+    /// SignInDemo on the moved stack: its prompt reaches a script waiting for it (stdout is not a
+    /// terminal), which then types the SMS code from the outbox.
+    private func signInWithTheDemo(password: String, environment: [String: String], outbox: String) throws {
+        let printedPath = directory + "/signin-demo.out"
+        _ = FileManager.default.createFile(atPath: printedPath, contents: nil)
+        let demo = Process()
+        demo.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/SignInDemo")
+        demo.arguments = ["--password", password, "--device-id", "base-port-demo"]
+        demo.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let input = Pipe()
+        let printed = try FileHandle(forWritingTo: URL(fileURLWithPath: printedPath))
+        (demo.standardInput, demo.standardOutput, demo.standardError) = (input, printed, printed)
+        try demo.run()
+        try printed.close()
+        defer { if demo.isRunning { demo.terminate() } }
+        waitUntil("SignInDemo's prompt on its output", timeoutSeconds: 20) { readTextFile(printedPath).contains("type it:") }
+        var text = ""
+        waitUntil("the login SMS in the outbox") {
+            let sms = readTextFile(outbox).split(separator: "\n").last { $0.contains("+15555550100") }.map(String.init) ?? ""
+            text = (try? JSONParser.parse(Array(sms.utf8)))?["text"]?.stringValue ?? ""
+            return !text.isEmpty
+        }
+        let code = try XCTUnwrap(text.range(of: #"\b\d{6,10}\b"#, options: .regularExpression).map { String(text[$0]) }, text)
+        input.fileHandleForWriting.write(Data((code + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        demo.waitUntilExit()
+        let printedText = readTextFile(printedPath)
+        XCTAssertEqual(demo.terminationStatus, 0, printedText)
+        XCTAssertTrue(printedText.contains("checking: 5000.00 USD"), printedText)
+    }
+
     func testUpNamesAPortInUseAndExitsNonZero() throws {
         let base = try freeBasePort()
         let squatter = try Socket.listen(on: try XCTUnwrap(SocketAddress.resolve(host: "127.0.0.1", port: base + 1).first))

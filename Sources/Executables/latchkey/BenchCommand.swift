@@ -15,7 +15,7 @@ enum BenchCommand {
     static let target = ConfigOption("target", default: "both", help: "bench ping: gateway, a service name, or both")
     static let address = ConfigOption("address", help: "bench: a running gateway to measure instead of a fresh stack")
     static let json = ConfigOption("json", default: "false", help: "bench: print JSON lines instead of a table")
-    static let options = [connections, inflight, seconds, target, address, json, UpCommand.postgres]
+    static let options = [connections, inflight, seconds, target, address, json, UpCommand.postgres, BasePort.option]
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
@@ -26,7 +26,10 @@ enum BenchCommand {
             inflight: try configuration.int(inflight, range: 1...1000),
             seconds: Double(try configuration.int(seconds, range: 1...3600)),
             asJSON: try configuration.bool(json))
-        let environment = BenchEnvironment(settings: settings, explicitGateway: configuration.isSet(address) ? try configuration.endpoint(address) : nil)
+        let running = configuration.isSet(address) || configuration.isSet(BasePort.option)
+        let gateway = running ? Endpoint(try BasePort.address(of: "gateway", configuration, addressOption: address)) : nil
+        if running && gateway == nil { throw ConfigurationError("\(address.flag) must be HOST:PORT") }
+        let environment = BenchEnvironment(settings: settings, explicitGateway: gateway)
         defer { environment.shutdown() }
         let report = BenchReport(asJSON: settings.asJSON)
         let scenarios = scenario == "all" ? ["ping", "login", "verify", "transfer", "reset"] : [scenario]

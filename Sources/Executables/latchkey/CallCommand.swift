@@ -12,7 +12,7 @@ enum CallCommand {
     static let tlsOption = ConfigOption("tls", default: "false", help: "`latchkey call`: speak TLS to the gateway (its certificate must chain to the system store or --tls-ca and name its host)")
     static let tlsCAOption = ConfigOption(
         "tls-ca", help: "`latchkey call`: PEM certificates trusted instead of the system store (implies --tls); a server presenting one of them itself is trusted under any name, as the compose health check trusts the gateway's own certificate")
-    static let options = [gatewayOption, tlsOption, tlsCAOption]
+    static let options = [gatewayOption, tlsOption, tlsCAOption, BasePort.option]
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
@@ -41,7 +41,7 @@ enum CallCommand {
 
     /// The gateway's address, and a TLS context when `tls://`, `--tls` or `--tls-ca` asks for TLS.
     static func address(_ configuration: Configuration) throws -> (Endpoint, TLSClientContext?) {
-        var text = try configuration.requiredString(gatewayOption)
+        var text = try BasePort.address(of: "gateway", configuration, addressOption: gatewayOption)
         let scheme = "tls://"
         let prefixed = text.lowercased().hasPrefix(scheme)
         if prefixed { text.removeFirst(scheme.count) }

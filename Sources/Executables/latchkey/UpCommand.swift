@@ -14,7 +14,7 @@ import Storage
 enum UpCommand {
     static let demo = ConfigOption("demo", default: "false", help: "`latchkey up` also creates the seed app's demo user")
     static let demoPassword = ConfigOption("demo-password", help: "the demo user's password (default: generated and printed)")
-    static let basePort = ConfigOption("base-port", default: "7400", help: "`latchkey up`: the gateway's port; identity P+1 ... reset P+4, the HTTP door P+80")
+    static let basePort = BasePort.option
     static let postgres = ConfigOption("postgres", help: "`latchkey up`: run every service on this PostgreSQL database (each in its own schema) instead of SQLite files; `latchkey bench postgres`: the server to measure on")
     static let replicas = ConfigOption("replicas", default: "1", help: "`latchkey up`: replicas per service (1-7); with SQLite only the gateway and verification replicate")
     static let options = [demo, demoPassword, basePort, postgres, replicas]
@@ -109,6 +109,9 @@ enum UpCommand {
         for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
         if let http = stack.httpGateway { print("  \("http door".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(http)") }
         print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
+        if stack.gateway.host == "127.0.0.1" && stack.gateway.port != Int(BasePort.option.defaultValue ?? "") {
+            print("The stack moved: export LATCHKEY_BASE_PORT=\(stack.gateway.port) (or pass --base-port \(stack.gateway.port)) so latchkey call, bench, the operator commands and SignInDemo find it.")
+        }
         print("Development send limits: up to 100 codes per number per 10 minutes (production: see protocol/verification.md).")
         print("Press Ctrl-C to stop the stack.")
     }
