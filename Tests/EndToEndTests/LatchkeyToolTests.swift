@@ -34,6 +34,7 @@ final class LatchkeyToolTests: XCTestCase {
             XCTAssertTrue(output.contains("http://127.0.0.1:\(base + 80)"), "the banner lists the HTTP door:\n\(output)")
             XCTAssertFalse(output.contains("demo user not created"), output)
             XCTAssertTrue(output.contains(run == 1 ? "demo user: username demo" : "demo user already exists"), output)
+            if run == 1 { XCTAssertTrue(output.contains("e-mail demo@example.com"), "the reset flow needs the demo address:\n\(output)") }
             let ping = try ToolRun.start(["call", "gateway.ping", "--gateway", "127.0.0.1:\(base)"], directory: directory, label: "ping\(run)")
             XCTAssertEqual(ping.wait(), 0, ping.output)
             XCTAssertTrue(ping.output.contains("\"pong\":true"), ping.output)
@@ -246,6 +247,11 @@ final class LatchkeyToolTests: XCTestCase {
             ["bench", "ping", "--target", "identity", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"],
             directory: directory, label: "bench")
         XCTAssertEqual(bench.wait(), 0, bench.output)
+        #if DEBUG
+        XCTAssertTrue(bench.output.contains("warning: this is a debug build"), "a debug build's figures are flagged:\n\(bench.output)")
+        #else
+        XCTAssertFalse(bench.output.contains("debug build"), bench.output)
+        #endif
         let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
         let cpu = try XCTUnwrap(lines.lazy.compactMap { $0["cpu_us_per_operation"]?.objectValue }.first, bench.output)
         let switches = try XCTUnwrap(lines.lazy.compactMap { $0["context_switches_per_operation"]?.objectValue }.first, bench.output)

@@ -21,6 +21,7 @@ enum BenchCommand {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
         guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long, memory") }
         if scenario == MemoryBench.idleScenario { return MemoryBench.idle() }
+        warnOnDebugBuild()
         let settings = BenchSettings(
             connections: try configuration.int(connections, range: 1...10_000),
             inflight: try configuration.int(inflight, range: 1...1000),
@@ -51,6 +52,14 @@ enum BenchCommand {
             }
         }
         return 0
+    }
+
+    /// A debug build's figures are several times below the release build's: say so before they are read as the product's.
+    private static func warnOnDebugBuild() {
+        #if DEBUG
+        FileHandle.standardError.write(Data(
+            "latchkey bench: warning: this is a debug build; its figures are several times below a release build's (swift run -c release latchkey bench ...)\n".utf8))
+        #endif
     }
 }
 

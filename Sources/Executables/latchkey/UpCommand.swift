@@ -202,6 +202,6 @@ enum DemoUser {
                 "idempotency_key": .string("demo-initial-\(account)"),
             ])
         }
-        print("demo user: username demo, password \(chosen) (5,000.00 checking, 10,000.00 saving)")
+        print("demo user: username demo, password \(chosen), e-mail demo@example.com (the reset flow's address), phone +15555550100 (5,000.00 checking, 10,000.00 saving)")
     }
 }
