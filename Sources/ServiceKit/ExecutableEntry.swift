@@ -36,10 +36,13 @@ public enum Usage {
 
 /// The body of every service executable's `main.swift`: runs `body` with the command line and
 /// environment, prints help to stdout (exit 0) or an error to stderr (exit 2).
-public func runExecutable(_ name: String, _ body: ([String], [String: String]) throws -> Int32) -> Never {
+/// `arguments`: the service's own (`latchkey gateway ARGS` passes what follows its name).
+public func runExecutable(
+    _ name: String, arguments: [String] = Array(CommandLine.arguments.dropFirst()), _ body: ([String], [String: String]) throws -> Int32
+) -> Never {
     TerminationSignals.block()
     do {
-        exit(try body(Array(CommandLine.arguments.dropFirst()), ProcessInfo.processInfo.environment))
+        exit(try body(arguments, ProcessInfo.processInfo.environment))
     } catch let help as HelpRequested {
         print(help.usage, terminator: "")
         exit(0)

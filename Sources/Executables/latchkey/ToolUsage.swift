@@ -11,6 +11,8 @@ enum ToolUsage {
           bench SCENARIO                    measure: ping, login, verify, transfer, reset, all; overload, long, postgres, memory (not in all)
           backup SOURCE.sqlite DEST.sqlite  online backup of a live service database
           options                           every configuration variable, as a Markdown table
+          gateway | identity | verification | accounts | reset [OPTIONS]
+                                            run that service (the same as its own executable or link; SERVICE --help)
 
         operator commands (straight to identity and accounts; --json for JSON; each recorded as operator.*):
           deposit USERNAME ACCOUNT AMOUNT_MINOR   fund checking or saving (idempotent: --idempotency-key)
