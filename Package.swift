@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Platform", "CLinux", "LineProtocol", "TLS"], swiftSettings: strict),
         // JSON-RPC over the line protocol: the server and its connections, the method router and
         // typed params, the non-blocking client between services, and a blocking client for tools.
-        .target(name: "RPC", dependencies: ["Runtime", "Platform", "LineProtocol", "Secrets"], swiftSettings: strict),
+        .target(name: "RPC", dependencies: ["Runtime", "Platform", "LineProtocol", "Secrets", "TLS"], swiftSettings: strict),
         // HTTP/1.1: the server (parser, pipelined connections) and the blocking client the
         // delivery providers use, both over the one TLS layer.
         .target(name: "HTTP", dependencies: ["Runtime", "Platform", "TLS"], swiftSettings: strict),
@@ -117,7 +117,7 @@ let package = Package(
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport"],
+            dependencies: ["StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport", "TLSTestSupport"],
             swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
         .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport"], swiftSettings: strict),

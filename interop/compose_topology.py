@@ -15,8 +15,10 @@ Health is awaited with each service's own compose health check command. Then a l
 transfer confirmed by its SMS code, and a password reset by e-mailed link go through the
 gateway. With --postgres URL it runs the PostgreSQL mode instead: docker-compose.postgres.yml
 on top (its `postgres` service played by the server at URL, in a fresh database), and two
-replicas of identity, accounts and reset besides verification's two.
-Usage: compose_topology.py BIN_DIR [--postgres URL]"""
+replicas of identity, accounts and reset besides verification's two. With --tls it runs
+docker-compose.tls.yml on top: its secrets are a certificate made here for a host name no
+container address is, the gateway's health check is the override's, and both doors answer TLS.
+Usage: compose_topology.py BIN_DIR [--postgres URL | --tls]"""
 import email
 import json
 import os
@@ -25,6 +27,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -100,6 +103,30 @@ def postgres_mode(compose, variables, url):
     return database
 
 
+def tls_mode(compose, work):
+    """docker-compose.tls.yml over the file. Returns where each secret's /run/secrets path lies
+    here, and the certificate (what a client trusts)."""
+    override = yaml.safe_load((ROOT / "compose/docker-compose.tls.yml").read_text())
+    secrets_dir = work / "secrets"
+    secrets_dir.mkdir()
+    certificate, key = secrets_dir / "cert.pem", secrets_dir / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-subj", "/CN=latchkey.example", "-addext", "subjectAltName=DNS:latchkey.example", "-days", "1",
+                    "-keyout", str(key), "-out", str(certificate)], check=True, capture_output=True)
+    made = {"./tls/cert.pem": certificate, "./tls/key.pem": key}
+    paths = {f"/run/secrets/{name}": str(made[secret["file"]]) for name, secret in override["secrets"].items()}
+    gateway, layer = compose["services"]["gateway"], override["services"]["gateway"]
+    gateway["environment"].update(layer.get("environment", {}))
+    gateway["healthcheck"] = {**gateway["healthcheck"], **layer.get("healthcheck", {})}
+    return paths, certificate
+
+
+def place_secrets(value, paths):
+    for secret, path in paths.items():
+        value = value.replace(secret, path)
+    return value
+
+
 class Mailbox:
     def __init__(self):
         self.messages = []
@@ -109,8 +136,9 @@ class Mailbox:
         return "250 OK"
 
 
-def call(address, method, params=None, timeout=10):
-    with socket.create_connection(address, timeout=timeout) as connection:
+def call(address, method, params=None, timeout=10, tls=None):
+    with socket.create_connection(address, timeout=timeout) as raw:
+        connection = tls.wrap_socket(raw, server_hostname="latchkey.example") if tls else raw
         request = {"jsonrpc": "2.0", "id": 1, "method": method}
         if params is not None:
             request["params"] = params
@@ -134,6 +162,7 @@ def main():
     postgres_url = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--postgres" else None
     database = postgres_mode(compose, variables, postgres_url) if postgres_url else None
     work = Path(tempfile.mkdtemp(prefix="latchkey-topology-"))
+    secrets, certificate = tls_mode(compose, work) if sys.argv[2:3] == ["--tls"] else ({}, None)
     mailbox = Mailbox()
     smtp = Controller(mailbox, hostname=ADDRESSES["mailpit"][0], port=1025)
     smtp.start()
@@ -148,7 +177,7 @@ def main():
                     environment[key] = substitute(value, variables)
                 for key in list(environment):
                     if key.startswith("LATCHKEY_"):
-                        environment[key] = map_names(environment[key])
+                        environment[key] = place_secrets(map_names(environment[key]), secrets)
                 port = environment["LATCHKEY_LISTEN"].rsplit(":", 1)[1]
                 environment["LATCHKEY_LISTEN"] = f"{address}:{port}"
                 for mount in service.get("volumes", []):
@@ -167,14 +196,22 @@ def main():
                 executable = bin_dir / Path(service["entrypoint"][0]).name
                 log = open(work / f"{name}-{replica}.log", "w")
                 processes.append(subprocess.Popen([str(executable)], env=environment, stderr=log, stdout=subprocess.DEVNULL))
-                wait_healthy(service, address, port, bin_dir, work / f"{name}-{replica}.log")
+                wait_healthy(service, address, port, bin_dir, work / f"{name}-{replica}.log", secrets)
         gateway = (ADDRESSES["gateway"][0], 7400)
-        run_flows(gateway, mailbox, work)
-        check_http_door(compose)
-        health = check_metrics_listener(compose)
-        mode = "docker-compose.yml + docker-compose.postgres.yml" if database else "docker-compose.yml"
-        print(f"topology: {len(processes)} processes as in {mode}; login, transfer and reset passed")
-        print(f"topology: the metrics listener's health sees {json.dumps(health)[:300]}")
+        if certificate:
+            tls = ssl.create_default_context(cafile=str(certificate))
+            health = call(gateway, "gateway.health", tls=tls)
+            check_http_door(compose, tls)
+            print(f"topology: {len(processes)} processes as in docker-compose.yml + docker-compose.tls.yml; "
+                  "the override's health check and both doors speak TLS")
+            print(f"topology: gateway.health sees {json.dumps(health)[:300]}")
+        else:
+            run_flows(gateway, mailbox, work)
+            check_http_door(compose)
+            health = check_metrics_listener(compose)
+            mode = "docker-compose.yml + docker-compose.postgres.yml" if database else "docker-compose.yml"
+            print(f"topology: {len(processes)} processes as in {mode}; login, transfer and reset passed")
+            print(f"topology: the metrics listener's health sees {json.dumps(health)[:300]}")
     finally:
         for process in reversed(processes):
             process.send_signal(signal.SIGTERM)
@@ -194,12 +231,16 @@ def main():
         else: print(work)
 
 
-def check_http_door(compose):
+def check_http_door(compose, tls=None):
     """The HTTP door listens where the compose file says, on the gateway container's address."""
     port = compose["services"]["gateway"]["environment"]["LATCHKEY_HTTP_LISTEN"].rsplit(":", 1)[1]
-    request = urllib.request.Request(f"http://{ADDRESSES['gateway'][0]}:{port}/v1/gateway/ping", data=b"{}",
-                                     headers={"content-type": "application/json"}, method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
+    address = ADDRESSES["gateway"][0]
+    url = f"https://latchkey.example:{port}/v1/gateway/ping" if tls else f"http://{address}:{port}/v1/gateway/ping"
+    request = urllib.request.Request(url, data=b"{}", headers={"content-type": "application/json"}, method="POST")
+    if tls:  # latchkey.example is the gateway container's name in the certificate: resolve it there
+        original = socket.getaddrinfo
+        socket.getaddrinfo = lambda host, *rest: original(address if host == "latchkey.example" else host, *rest)
+    with urllib.request.urlopen(request, timeout=10, context=tls) as response:
         answer = json.loads(response.read())
     assert answer == {"pong": True} or answer.get("result") == {"pong": True}, answer
     print(f"topology: the HTTP door answers on {ADDRESSES['gateway'][0]}:{port}")
@@ -226,10 +267,10 @@ def check_metrics_listener(compose):
     return health
 
 
-def wait_healthy(service, address, port, bin_dir, log_path):
+def wait_healthy(service, address, port, bin_dir, log_path, secrets):
     """Runs the compose health check (latchkey call <name>.health) against this container's address."""
     command = [str(bin_dir / "latchkey")] + service["healthcheck"]["test"][2:]
-    command = [address + ":" + port if part == f"127.0.0.1:{port}" else part for part in command]
+    command = [place_secrets(part.replace(f"127.0.0.1:{port}", f"{address}:{port}"), secrets) for part in command]
     deadline = time.time() + 20
     while time.time() < deadline:
         if subprocess.run(command, capture_output=True).returncode == 0:

@@ -3,12 +3,15 @@
 // prints the balances.
 //
 //   swift run latchkey up --demo        (prints the demo password; codes go to ./.latchkey/outbox.jsonl)
-//   swift run SignInDemo --url http://127.0.0.1:7480 --password "$LATCHKEY_DEMO_PASSWORD"
+//   swift run SignInDemo --password "$LATCHKEY_DEMO_PASSWORD"
+// A stack moved with `latchkey up --base-port P` is found with --base-port P or LATCHKEY_BASE_PORT=P
+// (the HTTP door on P+80); --url names the door outright and wins.
 import Foundation
 import LatchkeyClient
 
 struct DemoOptions {
-    var url = URL(string: "http://127.0.0.1:7480")!
+    var url: URL?
+    var basePort = ProcessInfo.processInfo.environment["LATCHKEY_BASE_PORT"]
     var username = "demo"
     var password = ProcessInfo.processInfo.environment["LATCHKEY_DEMO_PASSWORD"]
     var deviceID = "signin-demo"
@@ -19,12 +22,21 @@ struct DemoOptions {
             guard let value = remaining.popFirst() else { throw DemoFailure("\(flag) needs a value") }
             switch flag {
             case "--url": url = try URL(string: value).orThrow(DemoFailure("--url: not a URL"))
+            case "--base-port": basePort = value
             case "--username": username = value
             case "--password": password = value
             case "--device-id": deviceID = value
-            default: throw DemoFailure("unknown option \(flag) (use --url, --username, --password, --device-id)")
+            default: throw DemoFailure("unknown option \(flag) (use --url, --base-port, --username, --password, --device-id)")
             }
         }
+    }
+
+    /// The HTTP door: --url, else P+80 of the base port, else 7480.
+    func door() throws -> URL {
+        if let url { return url }
+        guard let basePort else { return URL(string: "http://127.0.0.1:7480")! }
+        guard let port = Int(basePort), (1...65455).contains(port) else { throw DemoFailure("--base-port / LATCHKEY_BASE_PORT: not a port") }
+        return URL(string: "http://127.0.0.1:\(port + 80)")!
     }
 }
 
@@ -49,13 +61,14 @@ func formatted(_ account: Account) -> String {
 
 /// One line typed on stdin, without its surrounding spaces.
 func typedLine() throws -> String {
-    try readLine(strippingNewline: true).orThrow(DemoFailure("no code on stdin")).trimmingCharacters(in: .whitespaces)
+    fflush(nil)  // the prompt must reach a script waiting for it (stdout is a pipe there) before we wait
+    return try readLine(strippingNewline: true).orThrow(DemoFailure("no code on stdin")).trimmingCharacters(in: .whitespaces)
 }
 
 func run() async throws {
     let options = try DemoOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     let password = try options.password.orThrow(DemoFailure("give --password or LATCHKEY_DEMO_PASSWORD"))
-    let client = LatchkeyClient(baseURL: options.url)
+    let client = LatchkeyClient(baseURL: try options.door())
 
     let signedIn = try await client.signIn(username: options.username, password: password, deviceID: options.deviceID)
     if signedIn.requiredFactors.contains(.totp) {

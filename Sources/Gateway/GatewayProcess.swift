@@ -53,7 +53,7 @@ public enum GatewayProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(
             name: "gateway", defaultPort: 7400, arguments: arguments, environment: environment,
-            extraOptions: GatewayOptions.all + HTTPOptions.all)
+            extraOptions: GatewayOptions.all + HTTPOptions.all, keepsData: false)
         let configuration = host.configuration
         let settings = try GatewayOptions.settings(configuration)
         var endpoints: [String: [Endpoint]] = [:]

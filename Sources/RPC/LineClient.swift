@@ -1,5 +1,6 @@
 import LineProtocol
 import Platform
+import TLS
 
 /// A blocking line-protocol client: one request, one answer. For `latchkey call`, tests
 /// and tools; services use the non-blocking `RPCClient`.
@@ -10,8 +11,11 @@ public final class LineClient {
     public var descriptor: Int32 { fd }
     private var framer = LineFramer(maxLineBytes: 64 << 20)
     private var nextID: Int64 = 0
+    /// The TLS session when the server's door speaks TLS (`tls`), nil on a plain connection.
+    private var session: TLSConnection?
 
-    public init(_ endpoint: Endpoint, timeoutMilliseconds: Int = 10_000) throws {
+    /// `tls`: speak TLS, verifying the server as `tls` says, with the endpoint's host as the name.
+    public init(_ endpoint: Endpoint, tls: TLSClientContext? = nil, timeoutMilliseconds: Int = 10_000) throws {
         self.endpoint = endpoint
         guard let address = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port).first else {
             throw SystemError(call: "resolve(\(endpoint))", errno: ENOENT)
@@ -25,9 +29,17 @@ public final class LineClient {
         let status = address.withSockaddr { raw, length in connect(fd, raw, length) }
         // Every stored property is set by now, so a throw runs deinit, which closes the socket.
         if status != 0 { throw SystemError(call: "connect(\(endpoint))", errno: errno) }
+        if let tls {
+            let session = try tls.connection(overSocket: fd, to: PeerName(endpoint.host))
+            self.session = session
+            try session.completeHandshake()
+        }
     }
 
-    deinit { LibC.close(fd) }
+    deinit {
+        session?.shutdown()
+        LibC.close(fd)
+    }
 
     /// Sends one request and waits for its answer.
     public func call(_ method: String, _ params: JSON? = nil) throws -> RPCResponse {
@@ -51,6 +63,12 @@ public final class LineClient {
 
     /// Writes raw bytes as they are (for hostile-input tests).
     public func sendRaw(_ bytes: [UInt8]) throws {
+        if let session {
+            // The closures return a Result rather than throwing: a typed throw through
+            // `withUnsafeBytes` crashes the 6.3 compiler.
+            try bytes.withUnsafeBytes { raw in Result { () throws(TLSError) in try session.writeAll(raw) } }.get()
+            return
+        }
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { LibC.send(fd, $0.baseAddress! + offset, bytes.count - offset, Socket.sendFlags) }
@@ -75,6 +93,10 @@ public final class LineClient {
     /// Waits for input once, into `readBuffer`; answers how many bytes came (0: the server closed).
     private func readOnce() throws -> Int {
         if readBuffer.isEmpty { readBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
+        if let session {
+            let outcome = readBuffer.withUnsafeMutableBytes { raw in Result { () throws(TLSError) in try session.readSome(into: raw) } }
+            return try outcome.get()
+        }
         var count = 0
         repeat {
             count = readBuffer.withUnsafeMutableBytes { LibC.read(fd, $0.baseAddress, $0.count) }
@@ -131,5 +153,8 @@ public final class LineClient {
     private var pendingInput: [UInt8] = []
 
     /// Half-closes: tells the server no more requests will come.
-    public func finishSending() { _ = LibC.shutdown(fd, Int32(SHUT_WR)) }
+    public func finishSending() {
+        session?.shutdown()
+        _ = LibC.shutdown(fd, Int32(SHUT_WR))
+    }
 }

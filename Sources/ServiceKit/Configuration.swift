@@ -62,7 +62,10 @@ public struct Configuration: Sendable {
                 value = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
-            guard let option = known[name] else { throw ConfigurationError("unknown flag --\(name)") }
+            guard let option = known[name] else {
+                let nearest = KnownEnvironment.nearest(to: name, among: Set(known.keys))
+                throw ConfigurationError("unknown flag --\(name)\(nearest.isEmpty ? "" : " (did you mean --\(nearest)?)")")
+            }
             if value == nil {
                 let (separate, consumed) = try Self.separateValue(of: option, next: index < arguments.count ? arguments[index] : nil)
                 value = separate

@@ -21,9 +21,11 @@ public enum Usage {
         if !options.isEmpty {
             lines.append("")
             lines.append("options (each flag can also be set by its environment variable):")
-            let width = min(36, options.map { $0.flag.count + 6 }.max() ?? 0)
-            for option in options {
-                let flag = "\(option.flag) VALUE".padding(toLength: max(width, option.flag.count + 7), withPad: " ", startingAt: 0)
+            // A switch stands alone (`--demo`); every other flag takes a value.
+            let spelled = options.map { $0.isSwitch ? $0.flag : "\($0.flag) VALUE" }
+            let width = min(36, (spelled.map(\.count).max() ?? 0) + 1)
+            for (option, spelling) in zip(options, spelled) {
+                let flag = spelling.padding(toLength: max(width, spelling.count + 1), withPad: " ", startingAt: 0)
                 let defaultText = option.defaultValue.map { " (default: \($0))" } ?? ""
                 lines.append("  \(flag) \(option.environmentName): \(option.help)\(defaultText)")
             }
@@ -34,10 +36,13 @@ public enum Usage {
 
 /// The body of every service executable's `main.swift`: runs `body` with the command line and
 /// environment, prints help to stdout (exit 0) or an error to stderr (exit 2).
-public func runExecutable(_ name: String, _ body: ([String], [String: String]) throws -> Int32) -> Never {
+/// `arguments`: the service's own (`latchkey gateway ARGS` passes what follows its name).
+public func runExecutable(
+    _ name: String, arguments: [String] = Array(CommandLine.arguments.dropFirst()), _ body: ([String], [String: String]) throws -> Int32
+) -> Never {
     TerminationSignals.block()
     do {
-        exit(try body(Array(CommandLine.arguments.dropFirst()), ProcessInfo.processInfo.environment))
+        exit(try body(arguments, ProcessInfo.processInfo.environment))
     } catch let help as HelpRequested {
         print(help.usage, terminator: "")
         exit(0)

@@ -32,7 +32,11 @@ public final class ServiceHost: @unchecked Sendable {
     private var lifeline: LauncherLifeline?
 
     /// Reads flags and `LATCHKEY_*` variables: the common options plus `extraOptions`.
-    public init(name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = []) throws {
+    /// `keepsData`: false for a process without a database (the gateway), which its first log line says.
+    public init(
+        name: String, defaultPort: Int, arguments: [String], environment: [String: String], extraOptions: [ConfigOption] = [],
+        keepsData: Bool = true
+    ) throws {
         try HelpRequested.check(arguments, usage: Usage.text("\(name) [OPTIONS]", options: CommonOptions.all + extraOptions))
         TerminationSignals.block()
         ignoreBrokenPipeSignals()
@@ -54,8 +58,9 @@ public final class ServiceHost: @unchecked Sendable {
         limits = try ServerLimits(configuration)
         drainTimeoutMilliseconds = Int64(try configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
         stopsOnStdinClose = try configuration.bool(CommonOptions.stopOnStdinClose)
+        let workerCount = try configuration.int(CommonOptions.workerThreads, range: 1...512)
         workers = WorkerPool(
-            threadCount: try configuration.int(CommonOptions.workerThreads, range: 1...512),
+            threadCount: workerCount,
             maxQueued: try configuration.int(CommonOptions.workerQueueDepth, range: 1...1_000_000), name: name)
         guard let backend = EventBackendKind(rawValue: configuration.string(CommonOptions.eventBackend) ?? EventBackendKind.platformDefault.rawValue) else {
             throw ConfigurationError("--event-backend must be one of \(EventBackendKind.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -67,6 +72,12 @@ public final class ServiceHost: @unchecked Sendable {
         loop = loopGroup.main
         router = Router(workers: workers, metrics: metrics)
         registerBuiltins()
+        let storage = !keepsData ? "none" : (configuration.string(CommonOptions.databaseURL) ?? "").isEmpty ? "sqlite" : "postgres"
+        // The first line of every process: what it runs on, before anything it does.
+        logger.info("starting", [
+            "version": .string(LatchkeyVersion.current), "event.backend": .string(backend.rawValue),
+            "net.event_loops": .int(Int64(loopGroup.loops.count)), "workers": .int(Int64(workerCount)), "db.backend": .string(storage),
+        ])
     }
 
     /// Replica ids travel inside issued ids, so they are short and plain.

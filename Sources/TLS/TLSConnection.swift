@@ -27,12 +27,15 @@ public final class TLSConnection {
     private var established = false
     /// The last call stopped on EINTR rather than a full buffer or a timeout.
     private(set) var wasInterrupted = false
+    /// A pinning client's certificates (`TLSClientContext`), until its peer has been checked.
+    private var pinnedCertificates: [[UInt8]]?
 
-    init(context: SSLContext, socket fd: Int32, peer: PeerName?) throws(TLSError) {
+    init(context: SSLContext, socket fd: Int32, peer: PeerName?, pinnedCertificates: [[UInt8]]? = nil) throws(TLSError) {
         guard let ssl = SSL_new(context.pointer) else { throw .openSSL(.configuration, "SSL_new failed") }
         self.ssl = ssl
         self.context = context
         self.peer = peer
+        self.pinnedCertificates = pinnedCertificates
         guard SSL_set_fd(ssl, fd) == 1 else { throw .openSSL(.configuration, "SSL_set_fd failed") }
         guard let peer else {
             SSL_set_accept_state(ssl)
@@ -111,9 +114,28 @@ public final class TLSConnection {
     private func perform(_ operation: Operation, _ call: (OpaquePointer) -> Int32) throws(TLSError) -> TLSProgress {
         ERR_clear_error()
         let result = call(ssl)
+        if pinnedCertificates != nil, SSL_is_init_finished(ssl) == 1 { try checkPinnedPeer() }
         guard result > 0 else { return try progress(of: result, in: operation) }
         established = true
         return .done(operation == .handshake ? 0 : Int(result))
+    }
+
+    /// Once the handshake of a pinning client is done, before any plaintext moves: the peer's
+    /// certificate verified (chain and name) or is one of the pinned ones.
+    private func checkPinnedPeer() throws(TLSError) {
+        guard let pinned = pinnedCertificates else { return }
+        let verified = SSL_get_verify_result(ssl)
+        if verified != Int(X509_V_OK) {
+            guard let certificate = SSL_get1_peer_certificate(ssl) else {
+                throw TLSError(.untrustedPeer, "\(peer.map { "\($0)" } ?? "the peer") presented no certificate")
+            }
+            defer { X509_free(certificate) }
+            guard pinned.contains(derBytes(of: certificate)) else {
+                let reason = String(cString: X509_verify_cert_error_string(verified))
+                throw TLSError(.untrustedPeer, "certificate of \(peer.map { "\($0)" } ?? "the peer") not trusted: \(reason)")
+            }
+        }
+        pinnedCertificates = nil
     }
 
     /// Maps a failed handshake, read or write (`result` <= 0) to what it waits for, the clean

@@ -35,6 +35,7 @@ final class LatchkeyToolTests: XCTestCase {
             XCTAssertTrue(output.contains("http://127.0.0.1:\(base + 85)/metrics"), "the banner lists the metrics listener:\n\(output)")
             XCTAssertFalse(output.contains("demo user not created"), output)
             XCTAssertTrue(output.contains(run == 1 ? "demo user: username demo" : "demo user already exists"), output)
+            if run == 1 { XCTAssertTrue(output.contains("e-mail demo@example.com"), "the reset flow needs the demo address:\n\(output)") }
             let ping = try ToolRun.start(["call", "gateway.ping", "--gateway", "127.0.0.1:\(base)"], directory: directory, label: "ping\(run)")
             XCTAssertEqual(ping.wait(), 0, ping.output)
             XCTAssertTrue(ping.output.contains("\"pong\":true"), ping.output)
@@ -106,6 +107,66 @@ final class LatchkeyToolTests: XCTestCase {
         }
         XCTAssertEqual(try database.sql("SELECT COUNT(*) FROM accounts.accounts WHERE name IN ('checking', 'saving')"), "2", "the demo user's accounts live in PostgreSQL")
         XCTAssertEqual(up.interruptAndWait(), 0)
+    }
+
+    /// After `up --base-port B`, one setting (`--base-port B` or `LATCHKEY_BASE_PORT=B`) finds the
+    /// stack from every command that talks to it; an explicit address still wins.
+    func testOneBasePortFindsAMovedStackFromEveryCommand() throws {
+        let base = try freeBasePort()
+        let data = directory + "/data"
+        let password = "correct horse battery 9"
+        let up = try ToolRun.start(
+            ["up", "--demo", "--base-port", "\(base)", "--data-dir", data], directory: directory, label: "up",
+            environment: ["LATCHKEY_DEMO_PASSWORD": password])
+        defer { up.interruptAndWait() }
+        try up.waitForOutput("Press Ctrl-C", timeoutSeconds: 60)
+        XCTAssertTrue(up.output.contains("export LATCHKEY_BASE_PORT=\(base)"), "up says how to follow the move:\n\(up.output)")
+        let moved = ["LATCHKEY_BASE_PORT": "\(base)"]
+        let runs: [([String], [String: String])] = [
+            (["call", "gateway.ping", "--base-port", "\(base)"], [:]), (["call", "gateway.ping"], moved),
+            (["sessions", "demo", "--base-port", "\(base)"], [:]), (["activity", "demo"], moved),
+            (["bench", "ping", "--target", "gateway", "--connections", "1", "--seconds", "1"], moved),
+        ]
+        for (arguments, environment) in runs {
+            let run = try ToolRun.start(arguments, directory: directory, label: arguments[0], environment: environment)
+            XCTAssertEqual(run.wait(), 0, "\(arguments) with \(environment): \(run.output)")
+        }
+        for arguments in [["call", "gateway.ping", "--gateway", "127.0.0.1:1"], ["sessions", "demo", "--identity", "127.0.0.1:1"]] {
+            let run = try ToolRun.start(arguments, directory: directory, label: "explicit", environment: moved)
+            XCTAssertEqual(run.wait(), 3, "the explicit address wins over the base port: \(run.output)")
+        }
+        try signInWithTheDemo(password: password, environment: moved, outbox: data + "/outbox.jsonl")
+    }
+
+    /// SignInDemo on the moved stack: its prompt reaches a script waiting for it (stdout is not a
+    /// terminal), which then types the SMS code from the outbox.
+    private func signInWithTheDemo(password: String, environment: [String: String], outbox: String) throws {
+        let printedPath = directory + "/signin-demo.out"
+        _ = FileManager.default.createFile(atPath: printedPath, contents: nil)
+        let demo = Process()
+        demo.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/SignInDemo")
+        demo.arguments = ["--password", password, "--device-id", "base-port-demo"]
+        demo.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let input = Pipe()
+        let printed = try FileHandle(forWritingTo: URL(fileURLWithPath: printedPath))
+        (demo.standardInput, demo.standardOutput, demo.standardError) = (input, printed, printed)
+        try demo.run()
+        try printed.close()
+        defer { if demo.isRunning { demo.terminate() } }
+        waitUntil("SignInDemo's prompt on its output", timeoutSeconds: 20) { readTextFile(printedPath).contains("type it:") }
+        var text = ""
+        waitUntil("the login SMS in the outbox") {
+            let sms = readTextFile(outbox).split(separator: "\n").last { $0.contains("+15555550100") }.map(String.init) ?? ""
+            text = (try? JSONParser.parse(Array(sms.utf8)))?["text"]?.stringValue ?? ""
+            return !text.isEmpty
+        }
+        let code = try XCTUnwrap(text.range(of: #"\b\d{6,10}\b"#, options: .regularExpression).map { String(text[$0]) }, text)
+        input.fileHandleForWriting.write(Data((code + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        demo.waitUntilExit()
+        let printedText = readTextFile(printedPath)
+        XCTAssertEqual(demo.terminationStatus, 0, printedText)
+        XCTAssertTrue(printedText.contains("checking: 5000.00 USD"), printedText)
     }
 
     func testUpNamesAPortInUseAndExitsNonZero() throws {
@@ -189,6 +250,11 @@ final class LatchkeyToolTests: XCTestCase {
             ["bench", "ping", "--target", "identity", "--connections", "2", "--inflight", "2", "--seconds", "1", "--json", "true"],
             directory: directory, label: "bench")
         XCTAssertEqual(bench.wait(), 0, bench.output)
+        #if DEBUG
+        XCTAssertTrue(bench.output.contains("warning: this is a debug build"), "a debug build's figures are flagged:\n\(bench.output)")
+        #else
+        XCTAssertFalse(bench.output.contains("debug build"), bench.output)
+        #endif
         let lines = bench.output.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
         let cpu = try XCTUnwrap(lines.lazy.compactMap { $0["cpu_us_per_operation"]?.objectValue }.first, bench.output)
         let switches = try XCTUnwrap(lines.lazy.compactMap { $0["context_switches_per_operation"]?.objectValue }.first, bench.output)

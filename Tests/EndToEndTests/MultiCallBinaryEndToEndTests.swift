@@ -3,6 +3,7 @@ import LineProtocol
 import Platform
 import RPC
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Issue 19, goal 4: the release image installs one binary, `latchkey`, with the five service
@@ -50,5 +51,39 @@ final class MultiCallBinaryEndToEndTests: XCTestCase {
         for service in Stack.startOrder.reversed() {
             XCTAssertEqual(stack.terminate(service), 0, "\(service) drains and exits 0 on SIGTERM")
         }
+    }
+
+    /// `latchkey identity ARGS` is the identity service too: it listens, answers, drains on
+    /// SIGTERM with exit status 0, and `latchkey gateway --help` is the gateway's help.
+    func testAServiceNameAsTheToolsFirstArgumentRunsThatService() throws {
+        let tool = (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("latchkey")
+        let help = try runProgram(tool, ["gateway", "--help"])
+        XCTAssertEqual(help.status, 0, help.output)
+        XCTAssertTrue(help.output.hasPrefix("usage: gateway"), help.output)
+
+        let logPath = (directory as NSString).appendingPathComponent("identity.log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let identity = Process()
+        identity.executableURL = URL(fileURLWithPath: tool)
+        identity.arguments = ["identity", "--listen", "127.0.0.1:0", "--data-dir", (directory as NSString).appendingPathComponent("identity")]
+        identity.environment = ProcessInfo.processInfo.environment.merging(["LATCHKEY_SCRYPT_LOG_N": "10"]) { _, new in new }
+        identity.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        identity.standardOutput = FileHandle.nullDevice
+        identity.standardInput = FileHandle.nullDevice
+        try identity.run()
+        defer { if identity.isRunning { identity.terminate() } }
+        var endpoint: Endpoint?
+        waitUntil("latchkey identity listens", timeoutSeconds: 20) {
+            let log = readTextFile(logPath)
+            guard let range = log.range(of: "\"net.listen\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return false }
+            endpoint = Endpoint(String(log[range.upperBound..<end]))
+            return true
+        }
+        let address = try XCTUnwrap(endpoint, readTextFile(logPath))
+        XCTAssertEqual(try LineClient(address).result("identity.ping")["pong"], .bool(true))
+        XCTAssertTrue(readTextFile(logPath).contains("\"service\":\"identity\""), readTextFile(logPath))
+        kill(identity.processIdentifier, SIGTERM)
+        identity.waitUntilExit()
+        XCTAssertEqual(identity.terminationStatus, 0, readTextFile(logPath))
     }
 }

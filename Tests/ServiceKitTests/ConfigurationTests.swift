@@ -21,10 +21,21 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.positional, ["call", "rest"])
     }
 
-    func testUnknownFlagIsRefused() {
-        XCTAssertThrowsError(try Configuration(arguments: ["--nmae", "x"], environment: [:], options: [nameOption])) { error in
-            XCTAssertTrue(String(describing: error).contains("--nmae"))
+    func testUnknownFlagIsRefusedNamingTheNearestKnownOne() {
+        XCTAssertThrowsError(try Configuration(arguments: ["--nmae", "x"], environment: [:], options: [nameOption, port])) { error in
+            XCTAssertTrue(String(describing: error).contains("unknown flag --nmae (did you mean --name?)"), String(describing: error))
         }
+        XCTAssertThrowsError(try Configuration(arguments: ["--port-nubmer=3"], environment: [:], options: [nameOption, port])) { error in
+            XCTAssertTrue(String(describing: error).contains("(did you mean --port-number?)"), String(describing: error))
+        }
+    }
+
+    func testUsageShowsASwitchWithoutAValue() {
+        let demo = ConfigOption("demo", default: "false", help: "a switch")
+        let text = Usage.text("tool", options: [demo, nameOption])
+        XCTAssertTrue(text.contains("  --demo  "), text)
+        XCTAssertFalse(text.contains("--demo VALUE"), text)
+        XCTAssertTrue(text.contains("--name VALUE"), text)
     }
 
     func testAFlagNeverTakesTheNextFlagAsItsValue() {

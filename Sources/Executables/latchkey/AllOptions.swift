@@ -11,7 +11,7 @@ enum AllOptions {
     static var catalog: [ConfigOption] {
         var seen = Set<String>()
         return (CommonOptions.all + GatewayOptions.all + HTTPOptions.all + IdentityOptions.all + DeliveryOptions.all + ProviderFactory.options + VerificationOptions.all + AccountsProcess.options + ResetOptions.all + SMTPOptions.all
-            + [CallCommand.gatewayOption] + UpCommand.options + BenchCommand.options)
+            + CallCommand.options + UpCommand.options + BenchCommand.options)
             .filter { seen.insert($0.name).inserted }
     }
 }

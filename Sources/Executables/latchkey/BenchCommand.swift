@@ -15,18 +15,22 @@ enum BenchCommand {
     static let target = ConfigOption("target", default: "both", help: "bench ping: gateway, a service name, or both")
     static let address = ConfigOption("address", help: "bench: a running gateway to measure instead of a fresh stack")
     static let json = ConfigOption("json", default: "false", help: "bench: print JSON lines instead of a table")
-    static let options = [connections, inflight, seconds, target, address, json, UpCommand.postgres]
+    static let options = [connections, inflight, seconds, target, address, json, UpCommand.postgres, BasePort.option]
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
         guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long, memory") }
         if scenario == MemoryBench.idleScenario { return MemoryBench.idle() }
+        warnOnDebugBuild()
         let settings = BenchSettings(
             connections: try configuration.int(connections, range: 1...10_000),
             inflight: try configuration.int(inflight, range: 1...1000),
             seconds: Double(try configuration.int(seconds, range: 1...3600)),
             asJSON: try configuration.bool(json))
-        let environment = BenchEnvironment(settings: settings, explicitGateway: configuration.isSet(address) ? try configuration.endpoint(address) : nil)
+        let running = configuration.isSet(address) || configuration.isSet(BasePort.option)
+        let gateway = running ? Endpoint(try BasePort.address(of: "gateway", configuration, addressOption: address)) : nil
+        if running && gateway == nil { throw ConfigurationError("\(address.flag) must be HOST:PORT") }
+        let environment = BenchEnvironment(settings: settings, explicitGateway: gateway)
         defer { environment.shutdown() }
         let report = BenchReport(asJSON: settings.asJSON)
         let scenarios = scenario == "all" ? ["ping", "login", "verify", "transfer", "reset"] : [scenario]
@@ -48,6 +52,14 @@ enum BenchCommand {
             }
         }
         return 0
+    }
+
+    /// A debug build's figures are several times below the release build's: say so before they are read as the product's.
+    private static func warnOnDebugBuild() {
+        #if DEBUG
+        FileHandle.standardError.write(Data(
+            "latchkey bench: warning: this is a debug build; its figures are several times below a release build's (swift run -c release latchkey bench ...)\n".utf8))
+        #endif
     }
 }
 

@@ -5,19 +5,27 @@ import ServiceKit
 
 /// How the operator commands reach the services: straight to identity and accounts (their
 /// internal methods, which the gateway never forwards), at the addresses the services
-/// themselves use (`--identity` / `LATCHKEY_IDENTITY`, `--accounts` / `LATCHKEY_ACCOUNTS`),
+/// themselves use (`--identity` / `LATCHKEY_IDENTITY`, `--accounts` / `LATCHKEY_ACCOUNTS`, or
+/// both from `--base-port` / `LATCHKEY_BASE_PORT`),
 /// with the service token in `meta` when one is set (`--service-token` / `LATCHKEY_SERVICE_TOKEN`).
 struct OperatorConnection {
-    static let options = [CommonOptions.identity, CommonOptions.accounts, CommonOptions.serviceToken]
+    static let options = [CommonOptions.identity, CommonOptions.accounts, CommonOptions.serviceToken, BasePort.option]
 
     let identity: [Endpoint]
     let accounts: [Endpoint]
     let serviceToken: String?
 
     init(_ configuration: Configuration) throws(ConfigurationError) {
-        identity = try configuration.endpoints(CommonOptions.identity)
-        accounts = try configuration.endpoints(CommonOptions.accounts)
+        identity = try Self.endpoints(of: "identity", configuration, CommonOptions.identity)
+        accounts = try Self.endpoints(of: "accounts", configuration, CommonOptions.accounts)
         serviceToken = configuration.string(CommonOptions.serviceToken).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func endpoints(of service: String, _ configuration: Configuration, _ option: ConfigOption) throws(ConfigurationError) -> [Endpoint] {
+        guard let endpoints = Endpoint.list(try BasePort.address(of: service, configuration, addressOption: option)) else {
+            throw ConfigurationError("\(option.flag) must be a comma-separated list of HOST:PORT")
+        }
+        return endpoints
     }
 
     /// Calls `method` on the first replica of its service that accepts a connection and returns

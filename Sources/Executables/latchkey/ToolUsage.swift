@@ -11,6 +11,8 @@ enum ToolUsage {
           bench SCENARIO                    measure: ping, login, verify, transfer, reset, all; overload, long, postgres, memory (not in all)
           backup SOURCE.sqlite DEST.sqlite  online backup of a live service database
           options                           every configuration variable, as a Markdown table
+          gateway | identity | verification | accounts | reset [OPTIONS]
+                                            run that service (the same as its own executable or link; SERVICE --help)
 
         operator commands (straight to identity and accounts; --json for JSON; each recorded as operator.*):
           deposit USERNAME ACCOUNT AMOUNT_MINOR   fund checking or saving (idempotent: --idempotency-key)
@@ -21,6 +23,9 @@ enum ToolUsage {
           revoke-key USERNAME KEY_ID
           activity USERNAME [--limit N]     the user's audit events, newest first
 
+        a stack moved with `up --base-port P`: give call, bench and the operator commands --base-port P too,
+        or export LATCHKEY_BASE_PORT=P once for all of them (an explicit address still wins)
+
         exit status: 0 done, 1 an error answer or a failure, 2 a usage error, 3 the stack could not be reached
 
         """
@@ -28,7 +33,7 @@ enum ToolUsage {
     static func of(_ command: String) -> String? {
         switch command {
         case "up": Usage.text("latchkey up [--demo] [--base-port P | --listen HOST:PORT] [--data-dir DIR] [--postgres URL] [--replicas N]", options: UpCommand.options + [CommonOptions.dataDirectory, CommonOptions.listen])
-        case "call": Usage.text("latchkey call METHOD ['{\"json\":\"params\"}'] [--gateway HOST:PORT]", options: [CallCommand.gatewayOption])
+        case "call": Usage.text("latchkey call METHOD ['{\"json\":\"params\"}'] [--gateway [tls://]HOST:PORT | --base-port P] [--tls] [--tls-ca FILE]", options: CallCommand.options)
         case "bench": Usage.text("latchkey bench SCENARIO   (ping, login, verify, transfer, reset, all; overload: logins at 3x scrypt; long: login, verify, transfer on a preloaded history vs empty; postgres --postgres URL: logins with 1 and 2 identity replicas, transfers; memory: idle resident memory of each process and the gateway's per 1,000 idle connections (--connections, default 4000); none of these four in all)", options: BenchCommand.options)
         case "backup": Usage.text("latchkey backup SOURCE.sqlite DEST.sqlite", options: [])
         case "options": Usage.text("latchkey options", options: [])

@@ -15,7 +15,7 @@ import Storage
 enum UpCommand {
     static let demo = ConfigOption("demo", default: "false", help: "`latchkey up` also creates the seed app's demo user")
     static let demoPassword = ConfigOption("demo-password", help: "the demo user's password (default: generated and printed)")
-    static let basePort = ConfigOption("base-port", default: "7400", help: "`latchkey up`: the gateway's port; identity P+1 ... reset P+4, the HTTP door P+80, the metrics listener P+85")
+    static let basePort = BasePort.option
     static let postgres = ConfigOption("postgres", help: "`latchkey up`: run every service on this PostgreSQL database (each in its own schema) instead of SQLite files; `latchkey bench postgres`: the server to measure on")
     static let replicas = ConfigOption("replicas", default: "1", help: "`latchkey up`: replicas per service (1-7); with SQLite only the gateway and verification replicate")
     static let options = [demo, demoPassword, basePort, postgres, replicas]
@@ -113,6 +113,9 @@ enum UpCommand {
             print("  \("metrics".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(metrics)/metrics and /healthz (operators only)")
         }
         print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
+        if stack.gateway.host == "127.0.0.1" && stack.gateway.port != Int(BasePort.option.defaultValue ?? "") {
+            print("The stack moved: export LATCHKEY_BASE_PORT=\(stack.gateway.port) (or pass --base-port \(stack.gateway.port)) so latchkey call, bench, the operator commands and SignInDemo find it.")
+        }
         print("Development send limits: up to 100 codes per number per 10 minutes (production: see protocol/verification.md).")
         print("Press Ctrl-C to stop the stack.")
     }
@@ -203,6 +206,6 @@ enum DemoUser {
                 "idempotency_key": .string("demo-initial-\(account)"),
             ])
         }
-        print("demo user: username demo, password \(chosen) (5,000.00 checking, 10,000.00 saving)")
+        print("demo user: username demo, password \(chosen), e-mail demo@example.com (the reset flow's address), phone +15555550100 (5,000.00 checking, 10,000.00 saving)")
     }
 }

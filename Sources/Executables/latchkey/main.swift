@@ -2,7 +2,8 @@ import Foundation
 import ServiceKit
 
 /// `latchkey up | call | bench | backup | options` and the operator commands
-/// (`OperatorCommands`): the operator's tool. Thin: each command lives in its own file.
+/// (`OperatorCommands`): the operator's tool, and the five services (`latchkey gateway ...`, or
+/// invoked by a service's name: `ServiceByName`). Thin: each command lives in its own file.
 /// Exit status: 0 done, 1 an error answer or a failure, 2 a usage error, 3 the stack could
 /// not be reached.
 ServiceByName.runIfService(invokedAs: CommandLine.arguments[0])
@@ -19,6 +20,7 @@ do {
         exit(0)
     }
     let rest = Array(arguments.dropFirst())
+    ServiceByName.runIfService(command: command, arguments: rest)
     guard let usage = ToolUsage.of(command) else {
         FileHandle.standardError.write(Data("latchkey: unknown command \(command)\n\(ToolUsage.overview)".utf8))
         exit(2)
