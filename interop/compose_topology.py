@@ -316,11 +316,15 @@ def run_flows(gateway, mailbox, work):
     assert balances == {"checking": 45_000, "saving": 5_000}, balances
 
     assert call(gateway, "reset.request", {"email": "topo@example.com"}) == {"ok": True}
+    # The first code proved the phone, which mailed its own notice: wait for the one with the link.
+    def reset_mails():
+        texts = [message.get_body(preferencelist=("plain",)).get_content() for message in mailbox.messages]
+        return [text for text in texts if "token=" in text]
     deadline = time.time() + 10
-    while not mailbox.messages and time.time() < deadline:
+    while not reset_mails() and time.time() < deadline:
         time.sleep(0.05)
-    assert mailbox.messages, "the reset mail reached the SMTP server (Mailpit's place)"
-    text = mailbox.messages[0].get_body(preferencelist=("plain",)).get_content()
+    assert reset_mails(), "the reset mail reached the SMTP server (Mailpit's place)"
+    text = reset_mails()[0]
     token = re.search(r"token=([A-Za-z0-9_%\-]+)", text).group(1).replace("%5F", "_").replace("%2D", "-")
     assert call(gateway, "reset.validate", {"token": token})["valid"] is True
     call(gateway, "reset.complete", {"token": token, "password": "a brand new garden 9"})
