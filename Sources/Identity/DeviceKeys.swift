@@ -76,7 +76,7 @@ extension IdentityService {
         let stored = try store.latestKey(userID: userID, deviceID: deviceID)
         let (challengeBytes, der) = try decodeSignedChallenge(challenge, signature)
         let key = stored?.revokedAt == nil ? stored : nil
-        let publicKey = try key.map { key throws in try parsedKeys.key(x963: key.publicKey) } ?? decoyKey
+        let publicKey = try key.map { key throws in try parsedKeys.key(x963: key.publicKey) } ?? Self.decoyKey
         let valid = publicKey.isValidSignature(der: der, for: challengeBytes) && key != nil
         let now = clock.now()
         let issued = try store.consumeChallenge(hash: SHA256.hash(challengeBytes), userID: userID, deviceID: deviceID, now: now) { issued in

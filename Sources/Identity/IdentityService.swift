@@ -54,8 +54,9 @@ public final class IdentityService: Sendable {
     /// Device keys as OpenSSL holds them, parsed once per key.
     let parsedKeys = ParsedKeyCache()
     /// A key no device holds: `key_login` checks signatures against it when there is no key, so
-    /// an unknown user or a device without a key costs the same work as a wrong signature.
-    let decoyKey = P256PrivateKey().publicKey
+    /// an unknown user or a device without a key costs the same work as a wrong signature. Made
+    /// on first use (a static), so a service at rest has done no elliptic-curve work.
+    static let decoyKey = P256PrivateKey().publicKey
     let activitySeals: ActivitySeals
 
     public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
