@@ -21,15 +21,8 @@ final class FactorsEndToEndTests: StackTestCase {
         return session
     }
 
-    /// The device tokens the app keeps, by username and device: sent on every login.
-    private var deviceTokens: [String: JSON] = [:]
-
     private func login(_ gateway: LineClient, _ username: String, device: String) throws -> JSON {
-        var params: [String: JSON] = ["username": .string(username), "password": .string(Self.password), "device_id": .string(device)]
-        params["device_token"] = deviceTokens[username + "/" + device]
-        let answer = try gateway.result("identity.login", .object(params))
-        deviceTokens[username + "/" + device] = answer["device_token"]
-        return answer
+        try appLogin(gateway, username, password: Self.password, device: device)
     }
 
     func testATransferConfirmedByTheDeviceKeySendsNoSMSAndSurvivesAKill9() throws {

@@ -19,15 +19,8 @@ final class IdentityFlowTests: StackTestCase {
         return try XCTUnwrap(result["user_id"]?.stringValue)
     }
 
-    /// The device tokens the app keeps, by username and device: sent on every login.
-    private var deviceTokens: [String: JSON] = [:]
-
     private func login(_ client: LineClient, _ username: String, device: String) throws -> JSON {
-        var params: [String: JSON] = ["username": .string(username), "password": .string(Self.password), "device_id": .string(device)]
-        params["device_token"] = deviceTokens[username + "/" + device]
-        let answer = try client.result("identity.login", .object(params))
-        deviceTokens[username + "/" + device] = answer["device_token"]
-        return answer
+        try appLogin(client, username, password: Self.password, device: device)
     }
 
     private func challenge(_ client: LineClient, _ params: [String: JSON]) throws -> JSON {

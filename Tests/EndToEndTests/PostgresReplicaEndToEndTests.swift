@@ -114,6 +114,14 @@ final class PostgresStartEndToEndTests: XCTestCase {
     }
 
     /// The lines of stderr that are not structured log lines: what a person reads.
+    /// The process exits with status 2 and one line on stderr holding `text`.
+    private func assertStopsWithOneLine(_ process: ChildProcess, saying text: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(process.waitForExit(timeoutSeconds: 20), 2, process.standardError, file: file, line: line)
+        let lines = errorLines(process)
+        XCTAssertEqual(lines.count, 1, "\(lines)", file: file, line: line)
+        XCTAssertTrue(lines.first?.contains(text) ?? false, "\(lines)", file: file, line: line)
+    }
+
     private func errorLines(_ process: ChildProcess) -> [String] {
         process.standardError.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("{") }
     }
@@ -132,31 +140,19 @@ final class PostgresStartEndToEndTests: XCTestCase {
     }
 
     func testResetOnPostgreSQLWithoutASharedKeyStopsWithOneLine() throws {
-        let process = try start("reset", url: try XCTUnwrap(database).url, resetKey: nil)
-        XCTAssertEqual(process.waitForExit(timeoutSeconds: 20), 2, process.standardError)
-        let lines = errorLines(process)
-        XCTAssertEqual(lines.count, 1, "\(lines)")
-        XCTAssertTrue(lines.first?.contains("needs the same --reset-key") ?? false, "\(lines)")
+        assertStopsWithOneLine(try start("reset", url: try XCTUnwrap(database).url, resetKey: nil), saying: "needs the same --reset-key")
     }
 
     /// Identity seals authenticator secrets under its key: replicas with a key file each could
     /// not open each other's secrets, so on PostgreSQL the key must be given and shared.
     func testIdentityOnPostgreSQLWithoutASharedKeyStopsWithOneLine() throws {
-        let process = try start("identity", url: try XCTUnwrap(database).url, identityKey: nil)
-        XCTAssertEqual(process.waitForExit(timeoutSeconds: 20), 2, process.standardError)
-        let lines = errorLines(process)
-        XCTAssertEqual(lines.count, 1, "\(lines)")
-        XCTAssertTrue(lines.first?.contains("needs the same --identity-key") ?? false, "\(lines)")
+        assertStopsWithOneLine(try start("identity", url: try XCTUnwrap(database).url, identityKey: nil), saying: "needs the same --identity-key")
     }
 
     /// Accounts seals history cursors under its key: a replica with a key file of its own would
     /// refuse the cursors the others issued, so on PostgreSQL the key must be given and shared.
     func testAccountsOnPostgreSQLWithoutASharedKeyStopsWithOneLine() throws {
-        let process = try start("accounts", url: try XCTUnwrap(database).url, accountsKey: nil)
-        XCTAssertEqual(process.waitForExit(timeoutSeconds: 20), 2, process.standardError)
-        let lines = errorLines(process)
-        XCTAssertEqual(lines.count, 1, "\(lines)")
-        XCTAssertTrue(lines.first?.contains("needs the same --accounts-key") ?? false, "\(lines)")
+        assertStopsWithOneLine(try start("accounts", url: try XCTUnwrap(database).url, accountsKey: nil), saying: "needs the same --accounts-key")
     }
 
     func testASchemaNewerThanTheBinaryStopsIdentityAndResetWithOneLine() throws {

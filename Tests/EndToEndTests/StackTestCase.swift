@@ -29,6 +29,20 @@ class StackTestCase: XCTestCase {
 
     func gateway() throws -> LineClient { try LineClient(stack.gateway) }
 
+    /// The device tokens the app keeps, by username and device.
+    private var appDeviceTokens: [String: JSON] = [:]
+
+    /// `identity.login` as the app makes it: with the device token it kept from its last login on
+    /// this device, keeping the one the answer gives (what makes the device trusted once it paid a factor).
+    func appLogin(_ client: LineClient, _ username: String, password: String, device: String) throws -> JSON {
+        let key = username + "/" + device
+        var params: [String: JSON] = ["username": .string(username), "password": .string(password), "device_id": .string(device)]
+        params["device_token"] = appDeviceTokens[key]
+        let answer = try client.result("identity.login", .object(params))
+        appDeviceTokens[key] = answer["device_token"]
+        return answer
+    }
+
     func direct(_ service: String, replica: Int = 0) throws -> LineClient { try LineClient(stack.endpoint(service, replica: replica)) }
 
     /// The messages delivered so far (`outbox.jsonl`), newest last.
