@@ -55,6 +55,8 @@ public final class RPCClient: @unchecked Sendable {
     private var outOfRotation: Set<SocketAddress> = []
     private var rotationGeneration: UInt64 = 0
     private var nextCallID: Int64 = 0
+    /// Taken off the loop when the client is let go, so the loop keeps no weak reference to it.
+    private var deadlineTimer: RepeatingTimerHandle?
 
     /// `resolved`: the endpoints' addresses when the caller resolved them already (a gateway
     /// resolves once for the clients of all its loops); nil resolves here (blocks: DNS).
@@ -71,12 +73,13 @@ public final class RPCClient: @unchecked Sendable {
         self.logger = logger
         let addresses = resolved ?? Self.resolve(endpoints)
         loop.execute { [self] in self.replaceTargets(addresses) }
-        loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
+        deadlineTimer = loop.scheduleRepeating(everyMilliseconds: 50) { [weak self] in self?.checkDeadlines() }
     }
 
     /// A client let go retires its connections: each closes once its calls are answered. They
     /// hold their target, and their channels hold them, until they close.
     deinit {
+        deadlineTimer?.cancel()
         // No other reference is left, so nothing on the loop reads `targets` while this does.
         let targets = Retiring(targets)
         loop.execute { targets.retire() }

@@ -56,6 +56,10 @@ public final class ConnectionAcceptor<Connection: ServedConnection>: @unchecked 
     private var drainCompletion: (() -> Void)?  // main loop
     /// One per loop of the group, in the group's order; each touched on its own loop only.
     private let shards: [LoopShard<Connection>]
+    /// The listener's retry and the shards' ticks, from `listen` until stopped. They keep the
+    /// acceptor and its shards alive while it serves (its listener holds it unowned); a weak
+    /// reference instead would give both a side table that every retain on the accept path pays for.
+    private var timers: [RepeatingTimerHandle] = []  // main loop
 
     /// Admitted connections (handed to a loop, perhaps not yet set up there) and their count
     /// per client address, for every loop at once.
@@ -111,9 +115,9 @@ public final class ConnectionAcceptor<Connection: ServedConnection>: @unchecked 
                 "fd.soft_limit": .int(Int64(shortfall.softLimit)), "fd.hard_limit": .int(Int64(shortfall.hardLimit)),
             ])
         }
-        loop.scheduleRepeating(everyMilliseconds: 100) { [weak self] in self?.listener?.resume() }
+        timers.append(loop.scheduleRepeating(everyMilliseconds: 100) { [self] in self.listener?.resume() })
         for shard in shards {
-            shard.loop.scheduleRepeating(everyMilliseconds: 100) { [weak shard] in shard?.tick() }
+            timers.append(shard.loop.scheduleRepeating(everyMilliseconds: 100) { shard.tick() })
         }
         return socket.localAddress ?? address
     }
@@ -249,6 +253,8 @@ public final class ConnectionAcceptor<Connection: ServedConnection>: @unchecked 
     private func finishDrainIfDone() {
         guard state == .draining, connectionCount == 0, let completion = drainCompletion else { return }
         state = .stopped
+        for timer in timers { timer.cancel() }
+        timers.removeAll()
         drainCompletion = nil
         completion()
     }

@@ -31,6 +31,7 @@ public final class EventLoop: @unchecked Sendable {
     private static let wakeToken: UInt64 = 0
     private var timers: [RepeatingTimer] = []
     private let taskLock = NSLock()
+    private var nextTimerID: UInt64 = 0  // under taskLock: timers are scheduled from any thread
     private var tasks: [() -> Void] = []
     private var wakePending = false
     private var stopRequested = false
@@ -54,6 +55,7 @@ public final class EventLoop: @unchecked Sendable {
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     private struct RepeatingTimer {
+        let id: UInt64
         let intervalMilliseconds: Int64
         var nextMilliseconds: Int64
         let action: () -> Void
@@ -134,16 +136,42 @@ public final class EventLoop: @unchecked Sendable {
         backend.remove(fd)
     }
 
-    /// Runs `action` on the loop thread every `intervalMilliseconds`, first after one interval.
-    public func scheduleRepeating(everyMilliseconds intervalMilliseconds: Int64, _ action: @escaping () -> Void) {
+    /// Runs `action` on the loop thread every `intervalMilliseconds`, first after one interval,
+    /// until the returned timer is cancelled or the loop stops. Safe from any thread.
+    @discardableResult
+    public func scheduleRepeating(everyMilliseconds intervalMilliseconds: Int64, _ action: @escaping () -> Void) -> RepeatingTimerHandle {
         precondition(intervalMilliseconds > 0)
+        let id = taskLock.withLock {
+            nextTimerID += 1
+            return nextTimerID
+        }
         let timer = RepeatingTimer(
-            intervalMilliseconds: intervalMilliseconds,
+            id: id, intervalMilliseconds: intervalMilliseconds,
             nextMilliseconds: MonotonicClock.nowMilliseconds() + intervalMilliseconds, action: action)
         if isInLoopThread {
-            timers.append(timer)
+            add(timer)
         } else {
-            nonisolatedExecute { self.timers.append(timer) }
+            nonisolatedExecute { self.add(timer) }
+        }
+        return RepeatingTimerHandle(loop: self, id: id)
+    }
+
+    /// Keeps `timers` in id order (ids from other threads may arrive out of order), which
+    /// `runDueTimers` relies on.
+    private func add(_ timer: RepeatingTimer) {
+        timers.insert(timer, at: timers.firstIndex { $0.id > timer.id } ?? timers.count)
+    }
+
+    /// Takes a timer off the loop, and with it its action and what the action holds. A timer
+    /// scheduled from another thread may not be on the loop yet; its task to add it is queued
+    /// already, so a removal queued behind it finds it.
+    fileprivate func cancelTimer(_ id: UInt64) {
+        if isInLoopThread {
+            let count = timers.count
+            timers.removeAll { $0.id == id }
+            if timers.count == count { nonisolatedExecute { self.timers.removeAll { $0.id == id } } }
+        } else {
+            nonisolatedExecute { self.timers.removeAll { $0.id == id } }
         }
     }
 
@@ -237,9 +265,27 @@ public final class EventLoop: @unchecked Sendable {
     private func runDueTimers() {
         let now = MonotonicClock.nowMilliseconds()
         stepStarted = now
-        for index in timers.indices where timers[index].nextMilliseconds <= now {
+        // Timers are kept in id order, so after an action, which may cancel its own timer or
+        // others, the walk goes on after its id.
+        var index = 0
+        while index < timers.count {
+            guard timers[index].nextMilliseconds <= now else {
+                index += 1
+                continue
+            }
+            let id = timers[index].id
             timers[index].nextMilliseconds = now + timers[index].intervalMilliseconds
             timers[index].action()
+            index = timers.firstIndex { $0.id > id } ?? timers.count
         }
     }
+}
+
+/// A repeating timer on its loop. Safe from any thread; cancelling twice, or after the loop
+/// stopped, does nothing.
+public struct RepeatingTimerHandle: Sendable {
+    fileprivate let loop: EventLoop
+    fileprivate let id: UInt64
+
+    public func cancel() { loop.cancelTimer(id) }
 }
