@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Layers, bottom-up: C shims -> Platform/Secrets/Storage/LineProtocol -> TLS -> Runtime -> RPC/HTTP
-// -> ServiceKit (the service host) -> Delivery -> one library per service -> thin executables.
+// -> ServiceKit (the service host) -> Delivery -> one library per service -> one executable, `latchkey`,
+// which is the tool and, by its first argument or the name it is invoked by, each of the five services.
 // The wire contract is in protocol/.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
@@ -12,11 +13,6 @@ let package = Package(
     // adds the package for the LatchkeyClient product alone and never builds the server's C libraries.
     platforms: [.macOS(.v12), .iOS(.v15)],
     products: [
-        .executable(name: "gateway", targets: ["GatewayMain"]),
-        .executable(name: "identity", targets: ["IdentityMain"]),
-        .executable(name: "verification", targets: ["VerificationMain"]),
-        .executable(name: "accounts", targets: ["AccountsMain"]),
-        .executable(name: "reset", targets: ["ResetMain"]),
         .executable(name: "latchkey", targets: ["LatchkeyMain"]),
         // What an iOS app adds: Foundation only (FoundationNetworking on Linux), no C libraries.
         .library(name: "LatchkeyClient", targets: ["LatchkeyClient"]),
@@ -67,18 +63,10 @@ let package = Package(
         // The whole stack as child processes, for `latchkey up`, the benches and end-to-end tests.
         .target(name: "StackLauncher", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "CLinux"], swiftSettings: strict),
 
-        // Thin executables.
-        .executableTarget(name: "GatewayMain", dependencies: ["Gateway"], path: "Sources/Executables/gateway", swiftSettings: strict),
-        .executableTarget(name: "IdentityMain", dependencies: ["Identity"], path: "Sources/Executables/identity", swiftSettings: strict),
-        .executableTarget(name: "VerificationMain", dependencies: ["Verification"], path: "Sources/Executables/verification", swiftSettings: strict),
-        .executableTarget(name: "AccountsMain", dependencies: ["Accounts"], path: "Sources/Executables/accounts", swiftSettings: strict),
-        .executableTarget(name: "ResetMain", dependencies: ["Reset"], path: "Sources/Executables/reset", swiftSettings: strict),
         .executableTarget(
             name: "LatchkeyMain",
-            // The five executables are dependencies too: `swift run latchkey up` builds what it launches.
             dependencies: [
                 "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway",
-                "GatewayMain", "IdentityMain", "VerificationMain", "AccountsMain", "ResetMain",
             ],
             path: "Sources/Executables/latchkey", swiftSettings: strict),
         // A consumer of the client's public surface only (no @testable): signs in the demo user, prints balances.

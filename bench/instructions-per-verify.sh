@@ -16,7 +16,8 @@ pid=""
 # KEEP_DIR=DIR keeps the callgrind output there, for callgrind_annotate.
 trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; fi; if [ -z "${KEEP_DIR:-}" ]; then rm -rf "$work"; fi' EXIT
 # valgrind cannot read the toolchain's DWARF 5: count on a copy without debug sections.
-strip --strip-debug -o "$work/verification" "$build/verification"
+strip --strip-debug -o "$work/latchkey" "$build/latchkey"
+ln -s latchkey "$work/verification"
 port=$(random_port)
 lift_verification_send_limits
 # exec: the background job's pid is valgrind's own, for callgrind_control and kill.

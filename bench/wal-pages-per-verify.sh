@@ -19,7 +19,7 @@ pid=""
 trap 'if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 port=$(random_port)
 lift_verification_send_limits
-"$build/verification" --listen "127.0.0.1:$port" --data-dir "$work/data" 2>"$work/verify.log" &
+"$build/latchkey" verification --listen "127.0.0.1:$port" --data-dir "$work/data" 2>"$work/verify.log" &
 pid=$!
 wait_for_port "$port"
 python3 bench/verify_load.py "$port" "$work/data/outbox.jsonl" 100 4 0 >/dev/null

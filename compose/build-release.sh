@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The release build the image ships, in one place so `docker build` and a local measurement
 # (`latchkey bench memory`, BENCHMARKS.md) run the same binaries. From the repository root:
-#   bash compose/build-release.sh OUT_DIR     # latchkey, and gateway, identity, verification, accounts, reset linked to it
+#   bash compose/build-release.sh OUT_DIR [SYMBOLS_DIR]
+# OUT_DIR gets latchkey (stripped) and gateway, identity, verification, accounts, reset linked to
+# it; SYMBOLS_DIR (default OUT_DIR.symbols) gets latchkey.debug, its symbols for crash reports
+# (`gdb`, `addr2line -e`, `llvm-symbolizer` find them by the binary's debug link and build id).
+# It prints the executable's size and what the image's final stage adds, and fails when the
+# stripped executable is larger than its budget.
 #
 # - --static-swift-stdlib: the Swift runtime and Foundation linked in, only what is used. Idle
 #   resident memory per service falls by about 6 MB against the shared libraries (issue 19).
@@ -16,7 +21,11 @@
 #   runtime resident: the stack's summed PSS went from 31 MB (shared libraries) to 71 MB.
 # - --product: the test-support targets (XCTest) have no static runtime to build against.
 set -euo pipefail
-out="${1:?usage: compose/build-release.sh OUT_DIR}"
+out="${1:?usage: compose/build-release.sh OUT_DIR [SYMBOLS_DIR]}"
+symbols="${2:-$out.symbols}"
+# The budget for the stripped executable: today's size plus room for the issues ahead. Most of it
+# is Foundation's ICU (its data alone is about 30 MB), which `import Foundation` links in.
+budget_bytes=$((64 * 1024 * 1024))
 scratch="${LATCHKEY_RELEASE_SCRATCH:-.build-release-static}"
 archive=$("$(dirname "$(command -v swift)")/clang" -print-file-name=libstdc++.a)
 if [ ! -f "$archive" ]; then
@@ -30,8 +39,11 @@ flags=(-c release --static-swift-stdlib --scratch-path "$scratch" -Xswiftc -L -X
   -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
 swift build "${flags[@]}" --product latchkey
 bin=$(swift build "${flags[@]}" --show-bin-path)
-mkdir -p "$out"
-cp "$bin/latchkey" "$out/latchkey"
+mkdir -p "$out" "$symbols"
+objcopy --only-keep-debug "$bin/latchkey" "$symbols/latchkey.debug"
+chmod 0644 "$symbols/latchkey.debug"
+objcopy --strip-all --add-gnu-debuglink="$symbols/latchkey.debug" "$bin/latchkey" "$out/latchkey"
 for service in gateway identity verification accounts reset; do
   ln -sfn latchkey "$out/$service"
 done
+bash "$(dirname "$0")/image-size.sh" "$out" "$bin/latchkey" "$symbols/latchkey.debug" "$budget_bytes"

@@ -155,13 +155,24 @@ def call(address, method, params=None, timeout=10, tls=None):
     return answer["result"]
 
 
+def install_like_the_image(build_dir, work):
+    """The image's /usr/local/bin: `latchkey` and each service's name linked to it
+    (compose/build-release.sh), so every entrypoint runs the one binary by its argv[0]."""
+    installed = work / "bin"
+    installed.mkdir()
+    (installed / "latchkey").symlink_to(build_dir / "latchkey")
+    for service in START_ORDER:
+        (installed / service).symlink_to("latchkey")
+    return installed
+
+
 def main():
-    bin_dir = Path(sys.argv[1]).resolve()
     compose = yaml.safe_load((ROOT / "compose/docker-compose.yml").read_text())
     variables = env_example()
     postgres_url = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--postgres" else None
     database = postgres_mode(compose, variables, postgres_url) if postgres_url else None
     work = Path(tempfile.mkdtemp(prefix="latchkey-topology-"))
+    bin_dir = install_like_the_image(Path(sys.argv[1]).resolve(), work)
     secrets, certificate = tls_mode(compose, work) if sys.argv[2:3] == ["--tls"] else ({}, None)
     mailbox = Mailbox()
     smtp = Controller(mailbox, hostname=ADDRESSES["mailpit"][0], port=1025)

@@ -16,13 +16,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-"$bin/identity" --listen "127.0.0.1:$identity_port" --data-dir "$work" --scrypt-log-n 10 2>"$work/identity.log" &
+"$bin/latchkey" identity --listen "127.0.0.1:$identity_port" --data-dir "$work" --scrypt-log-n 10 2>"$work/identity.log" &
 pids+=($!)
 # Accounts never calls verification for a device-key transfer: its address is never dialled.
-"$bin/accounts" --listen "127.0.0.1:$accounts_port" --data-dir "$work" --identity "127.0.0.1:$identity_port" \
+"$bin/latchkey" accounts --listen "127.0.0.1:$accounts_port" --data-dir "$work" --identity "127.0.0.1:$identity_port" \
   --verification "127.0.0.1:9" 2>"$work/accounts.log" &
 pids+=($!)
-"$bin/gateway" --listen "127.0.0.1:$gateway_port" --identity "127.0.0.1:$identity_port" \
+"$bin/latchkey" gateway --listen "127.0.0.1:$gateway_port" --identity "127.0.0.1:$identity_port" \
   --accounts "127.0.0.1:$accounts_port" 2>"$work/gateway.log" &
 pids+=($!)
 for _ in $(seq 1 100); do

@@ -34,11 +34,11 @@ public enum Usage {
     }
 }
 
-/// The body of every service executable's `main.swift`: runs `body` with the command line and
-/// environment, prints help to stdout (exit 0) or an error to stderr (exit 2).
-/// `arguments`: the service's own (`latchkey gateway ARGS` passes what follows its name).
+/// A service's whole process: runs `body` with the service's own arguments (what follows
+/// `latchkey gateway`, or all of them when invoked by the service's name) and the environment,
+/// prints help to stdout (exit 0) or an error to stderr (exit 2).
 public func runExecutable(
-    _ name: String, arguments: [String] = Array(CommandLine.arguments.dropFirst()), _ body: ([String], [String: String]) throws -> Int32
+    _ name: String, arguments: [String], _ body: ([String], [String: String]) throws -> Int32
 ) -> Never {
     TerminationSignals.block()
     do {

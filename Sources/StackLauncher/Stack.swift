@@ -6,7 +6,7 @@ import Platform
 /// Used by `latchkey up`, `latchkey bench` and the end-to-end tests.
 public final class Stack: @unchecked Sendable {
     public struct Options: Sendable {
-        /// Where the executables are (the directory of `latchkey` or of the test bundle).
+        /// The directory of the `latchkey` executable (beside the test bundle in a build).
         public var binDirectory: String
         public var dataDirectory: String
         public var host = "127.0.0.1"
@@ -65,6 +65,8 @@ public final class Stack: @unchecked Sendable {
     public private(set) var members: [Member] = []
     /// Every child's standard input: the stack ends with the process that started it.
     private let lifeline: Lifeline
+    /// Where each process is started from: a link named after its service (`makeServiceLinks`).
+    private let serviceLinks: String
 
     public static let defaultBasePort = 7400
     public static let portOffsets = ["gateway": 0, "identity": 1, "verification": 2, "accounts": 3, "reset": 4]
@@ -74,6 +76,10 @@ public final class Stack: @unchecked Sendable {
 
     private init(options: Options) throws {
         self.options = options
+        // The services' databases and the outbox live here: owner-only, like a service makes it.
+        try FileManager.default.createDirectory(
+            atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        serviceLinks = try Self.makeServiceLinks(binDirectory: options.binDirectory, dataDirectory: options.dataDirectory)
         lifeline = try Lifeline()
     }
 
@@ -81,9 +87,6 @@ public final class Stack: @unchecked Sendable {
     public static func start(_ options: Options) throws -> Stack {
         let stack = try Stack(options: options)
         do {
-            // The services' databases and the outbox live here: owner-only, like a service makes it.
-            try FileManager.default.createDirectory(
-                atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             if let basePort = options.basePort { try checkPortsFree(host: options.host, ports: fixedPorts(options, basePort: basePort)) }
             for service in startOrder {
                 let replicas = options.replicas[service] ?? 1
@@ -160,7 +163,7 @@ public final class Stack: @unchecked Sendable {
 
     private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String, fileSizeLimitKilobytes: Int?) throws -> Process {
         let process = Process()
-        let executable = (options.binDirectory as NSString).appendingPathComponent(service)
+        let executable = (serviceLinks as NSString).appendingPathComponent(service)
         if let limit = fileSizeLimitKilobytes {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // POSIX sh counts `ulimit -f` in 512-byte blocks (dash, and bash in POSIX mode).
@@ -315,13 +318,13 @@ public final class Stack: @unchecked Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The directory holding the executables next to the running binary (or test bundle).
+    /// The directory of `latchkey` next to the running binary (or test bundle).
     public static func siblingBinaryDirectory() -> String {
         var path = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         // A test bundle runs as `.../debug/LatchkeyPackageTests.xctest`; executables sit beside it.
         while path.pathComponents.count > 1 {
             path.deleteLastPathComponent()
-            if FileManager.default.isExecutableFile(atPath: path.appendingPathComponent("gateway").path) { return path.path }
+            if FileManager.default.isExecutableFile(atPath: path.appendingPathComponent("latchkey").path) { return path.path }
         }
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
     }

@@ -142,7 +142,7 @@ final class AccountsProcessUnderTest {
         let process = Process()
         // `ACCOUNTS_TEST_BINARY` runs another build (say, release) of the executable under the same tests.
         let binary = ProcessInfo.processInfo.environment["ACCOUNTS_TEST_BINARY"]
-            ?? (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("accounts")
+            ?? executablePath("accounts")
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
             "--listen", "127.0.0.1:\(endpoint.port)", "--data-dir", dataDirectory,

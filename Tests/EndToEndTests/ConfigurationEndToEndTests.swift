@@ -105,7 +105,7 @@ final class ChildProcess {
         self.executable = executable
         logPath = "\(directory)/\(executable)-\(UUID().uuidString.prefix(6)).stderr"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "\(Stack.siblingBinaryDirectory())/\(executable)")
+        process.executableURL = URL(fileURLWithPath: executablePath(executable))
         process.arguments = arguments
         process.environment = environment
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

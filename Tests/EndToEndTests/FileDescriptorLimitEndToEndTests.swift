@@ -89,7 +89,7 @@ final class FileDescriptorLimitEndToEndTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [
-            "-c", script, "wrapper", (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("gateway"),
+            "-c", script, "wrapper", executablePath("gateway"),
             "--listen", "127.0.0.1:0", "--http-listen", "off", "--metrics-listen", "127.0.0.1:0",
             "--identity", "127.0.0.1:1", "--verification", "127.0.0.1:1", "--accounts", "127.0.0.1:1", "--reset", "127.0.0.1:1",
         ]

@@ -19,7 +19,7 @@ final class LaunchedProcess {
         logPath = (directory as NSString).appendingPathComponent("\(name).log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process = Process()
-        process.executableURL = URL(fileURLWithPath: (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent(executable))
+        process.executableURL = URL(fileURLWithPath: executablePath(executable))
         process.arguments = ["--listen", "127.0.0.1:0", "--data-dir", (directory as NSString).appendingPathComponent(name)] + arguments
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice

@@ -430,7 +430,7 @@ private final class ToolRun {
         let run = ToolRun(outputPath: "\(directory)/\(label)-\(UUID().uuidString.prefix(6)).out")
         _ = FileManager.default.createFile(atPath: run.outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: run.outputPath))
-        run.process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/" + executable)
+        run.process.executableURL = URL(fileURLWithPath: executablePath(executable))
         run.process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["LATCHKEY_SCRYPT_LOG_N"] = "10"

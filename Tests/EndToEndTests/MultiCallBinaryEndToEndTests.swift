@@ -6,10 +6,10 @@ import StackLauncher
 import TestSupport
 import XCTest
 
-/// Issue 19, goal 4: the release image installs one binary, `latchkey`, with the five service
-/// names linked to it, so the five processes share its pages. Invoked by a service's name it
-/// must be that service in every way the stack relies on: it listens, answers, calls the other
-/// services, and drains on SIGTERM with exit status 0.
+/// The project builds one binary, `latchkey`; the five service names are links to it, so the
+/// five processes share its pages. `Stack` (like the image) starts every service through a link
+/// named after it. Invoked by that name the binary must be that service in every way the stack
+/// relies on: it listens, answers, calls the other services, and drains on SIGTERM with exit status 0.
 final class MultiCallBinaryEndToEndTests: XCTestCase {
     private var directory: String!
     private var stack: Stack?
@@ -23,21 +23,23 @@ final class MultiCallBinaryEndToEndTests: XCTestCase {
     }
 
     func testServiceNamesLinkedToTheToolRunTheWholeStack() throws {
-        let installed = (directory as NSString).appendingPathComponent("bin")
+        // An installed copy: a directory that holds `latchkey` and nothing else.
+        let installed = (directory as NSString).appendingPathComponent("install")
         try FileManager.default.createDirectory(atPath: installed, withIntermediateDirectories: true)
         let tool = (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("latchkey")
         try FileManager.default.createSymbolicLink(atPath: (installed as NSString).appendingPathComponent("latchkey"), withDestinationPath: tool)
-        for service in Stack.startOrder {
-            try FileManager.default.createSymbolicLink(atPath: (installed as NSString).appendingPathComponent(service), withDestinationPath: "latchkey")
-        }
         var options = Stack.Options(binDirectory: installed, dataDirectory: (directory as NSString).appendingPathComponent("data"))
         options.environment["LATCHKEY_SCRYPT_LOG_N"] = "10"
         let stack = try Stack.start(options)
         self.stack = stack
 
         for member in stack.members {
-            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(member.process.processIdentifier)/exe")
+            let pid = member.process.processIdentifier
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
             XCTAssertEqual(URL(fileURLWithPath: executable).resolvingSymlinksInPath().path, URL(fileURLWithPath: tool).resolvingSymlinksInPath().path, "\(member.service) runs the one binary")
+            let argv0 = readTextFile("/proc/\(pid)/cmdline").split(separator: "\0").first.map(String.init) ?? ""
+            XCTAssertEqual(URL(fileURLWithPath: argv0).lastPathComponent, member.service, "\(member.service) is started by its own name")
+            XCTAssertNotNil(try? FileManager.default.destinationOfSymbolicLink(atPath: argv0), "\(argv0) is a link")
         }
         // A flow that crosses services: register and log in through the gateway (gateway -> identity).
         let gateway = try LineClient(stack.gateway)

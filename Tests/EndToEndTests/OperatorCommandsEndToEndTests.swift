@@ -316,7 +316,7 @@ private final class OperatorRun {
         _ = FileManager.default.createFile(atPath: run.errorPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: run.outputPath))
         let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: run.errorPath))
-        run.process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/" + arguments[0])
+        run.process.executableURL = URL(fileURLWithPath: executablePath(arguments[0]))
         run.process.arguments = Array(arguments.dropFirst())
         run.process.environment = environment
         run.process.standardOutput = output

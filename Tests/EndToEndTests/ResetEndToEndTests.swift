@@ -44,7 +44,7 @@ class ResetProcessTestCase: XCTestCase {
 
     func startReset(_ extra: [String: String] = [:]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/reset")
+        process.executableURL = URL(fileURLWithPath: executablePath("reset"))
         process.arguments = ["--listen", "127.0.0.1:0"]
         var environment = ProcessInfo.processInfo.environment
         environment["LATCHKEY_DATA_DIR"] = directory
@@ -204,7 +204,7 @@ final class ResetEndToEndTests: ResetProcessTestCase {
 
     func testBadConfigurationStopsAtStart() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/reset")
+        process.executableURL = URL(fileURLWithPath: executablePath("reset"))
         process.arguments = ["--listen", "127.0.0.1:0", "--data-dir", directory, "--reset-link-template", "https://no-placeholder.example/"]
         let errors = Pipe()
         process.standardError = errors

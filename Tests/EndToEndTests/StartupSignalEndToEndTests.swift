@@ -17,7 +17,7 @@ final class StartupSignalEndToEndTests: XCTestCase {
             let logPath = directory + "/log"
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: Stack.siblingBinaryDirectory() + "/" + executable)
+            process.executableURL = URL(fileURLWithPath: executablePath(executable))
             process.arguments = ["--listen", "127.0.0.1:0", "--data-dir", directory]
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
             environment["LATCHKEY_HTTP_LISTEN"] = executable == "gateway" ? "127.0.0.1:0" : nil

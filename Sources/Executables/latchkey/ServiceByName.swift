@@ -5,12 +5,11 @@ import Reset
 import ServiceKit
 import Verification
 
-/// The release image installs one binary, `latchkey`, and links the five service names to it
-/// (compose/build-release.sh): invoked as `identity` (or as `latchkey identity`), it is the
-/// identity service, exactly as the `identity` executable (same entry, same `runExecutable`). One file for all five processes
-/// lets them share its pages: statically linked, five separate executables each kept their own
-/// copy of the Swift runtime and Foundation resident (issue 19: the stack's PSS went from 31 to
-/// 71 MB), one file keeps it once.
+/// The project builds one executable, `latchkey`, and the five service names are links to it
+/// (compose/build-release.sh, and the links `Stack` makes): invoked as `identity`, or as
+/// `latchkey identity`, it is the identity service. One file for all five processes lets them
+/// share its pages: five static executables each kept their own copy of the Swift runtime and
+/// Foundation resident (the stack's summed PSS went from 31 to 71 MB); one file keeps it once.
 enum ServiceByName {
     static let names: Set<String> = ["gateway", "identity", "verification", "accounts", "reset"]
 

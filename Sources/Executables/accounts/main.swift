@@ -1,4 +1,0 @@
-import Accounts
-import ServiceKit
-
-runExecutable("accounts") { arguments, environment in try AccountsProcess.run(arguments: arguments, environment: environment) }

@@ -1,4 +1,0 @@
-import Identity
-import ServiceKit
-
-runExecutable("identity") { arguments, environment in try IdentityProcess.run(arguments: arguments, environment: environment) }

@@ -1,4 +1,0 @@
-import Verification
-import ServiceKit
-
-runExecutable("verification") { arguments, environment in try VerificationProcess.run(arguments: arguments, environment: environment) }
