@@ -8,7 +8,7 @@
 set -euo pipefail
 out="$1" unstripped="$2" symbols="$3" budget="$4"
 dockerfile="$(dirname "$0")/Dockerfile"
-mb() { awk -v bytes="$1" 'BEGIN { printf "%.1f MB", bytes / 1048576 }'; }
+mb() { awk -v bytes="$1" 'BEGIN { printf "%.1f MB", bytes / 1000000 }'; }
 
 executable=$(stat -c %s "$out/latchkey")
 copied=$(du -sb "$out" | cut -f1)

@@ -218,6 +218,7 @@ def main():
             print(f"topology: gateway.health sees {json.dumps(health)[:300]}")
         else:
             run_flows(gateway, mailbox, work)
+            check_image_healthcheck(bin_dir)
             check_http_door(compose)
             health = check_metrics_listener(compose)
             mode = "docker-compose.yml + docker-compose.postgres.yml" if database else "docker-compose.yml"
@@ -302,6 +303,21 @@ def sms_code(work, request_id):
                     return re.search(r"\b(\d{6,10})\b", message["text"]).group(1)
         time.sleep(0.05)
     raise RuntimeError(f"no SMS for {request_id}")
+
+
+def check_image_healthcheck(bin_dir):
+    """The Dockerfile's own HEALTHCHECK (for its default entrypoint, the gateway) passes against
+    the gateway, as it would inside the gateway's container."""
+    text = (ROOT / "compose/Dockerfile").read_text().replace("\\\n", " ")
+    match = re.search(r"^HEALTHCHECK .*?CMD (\[.*\])$", text, re.MULTILINE)
+    if not match:
+        raise RuntimeError("compose/Dockerfile has no exec-form HEALTHCHECK")
+    command = json.loads(match.group(1))
+    command = [str(bin_dir / Path(command[0]).name)] + [part.replace("127.0.0.1:7400", f"{ADDRESSES['gateway'][0]}:7400")
+                                                        for part in command[1:]]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"the image's HEALTHCHECK failed ({result.returncode}): {result.stdout}{result.stderr}")
 
 
 def run_flows(gateway, mailbox, work):

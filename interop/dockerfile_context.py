@@ -4,9 +4,8 @@ stage's context (its own COPY lines, read from the Dockerfile, with .dockerignor
 an empty directory, runs the stage's build command there, and checks that every file the final
 stage copies out of it and its ENTRYPOINT exist. A Dockerfile that forgets a path the package
 needs fails here as it would fail `docker build`.
-Usage: dockerfile_context.py [--debug-build]
-  --debug-build: instead of the stage's own release build (minutes on 2 cores), a debug
-  `swift build --product latchkey` in the laid-out context, which needs every path too."""
+The stage's own build (compose/build-release.sh) also fails when the binary outgrows its budget.
+Usage: dockerfile_context.py   (KEEP=1 keeps the laid-out directory)"""
 import fnmatch
 import os
 import shlex
@@ -88,7 +87,6 @@ def copy_into(context, sources, destination, workdir, patterns):
 
 
 def main():
-    debug = "--debug-build" in sys.argv[1:]
     text = DOCKERFILE.read_text()
     all_stages = stages(text)
     build_name, final_name = list(all_stages)[0], list(all_stages)[-1]
@@ -110,28 +108,28 @@ def main():
                 command = rest  # the packages it installs are CI's own (.ci/run installs them)
         if command is None:
             fail(f"stage {build_name} runs no build command")
-        # The stage's absolute paths (its WORKDIR, /out) live under the laid-out root.
+        # The stage's absolute paths (its WORKDIR, /out, /symbols) live under the laid-out root.
         source_dir = root / workdir.lstrip("/")
         out_dir = root / "out"
-        command = command.replace(" /out", f" {out_dir}")
-        if debug:
-            command = "swift build --product latchkey"
+        command = command.replace(" /out", f" {out_dir}").replace(" /symbols", f" {root / 'symbols'}")
         started = time.monotonic()
         print(f"dockerfile context: {copies} COPY lines laid out in {source_dir}; running: {command}", flush=True)
         status = subprocess.run(["bash", "-c", command], cwd=source_dir).returncode
         if status != 0:
             fail(f"the build stage's command failed in its own context (exit status {status})")
-        if not debug:
-            for keyword, rest in final:
+        for stage in [name for name in all_stages if name != build_name]:
+            for keyword, rest in all_stages[stage]:
                 words = shlex.split(rest)
                 if keyword == "COPY" and f"--from={build_name}" in words:
                     for source in [word for word in words if not word.startswith("--")][:-1]:
                         if not (root / source.lstrip("/")).exists():
-                            fail(f"the final stage copies {source}, which the build stage does not make")
-                if keyword == "ENTRYPOINT":
-                    entry = Path(shlex.split(rest.strip("[]").replace(",", " "))[0]).name
-                    if not (out_dir / entry).exists():
-                        fail(f"the ENTRYPOINT {entry} is not among what the build stage makes")
+                            fail(f"stage {stage} copies {source}, which the build stage does not make")
+        for keyword, rest in final:
+            if keyword in ("ENTRYPOINT", "HEALTHCHECK"):
+                form = rest[rest.index("["):] if "[" in rest else rest
+                entry = Path(shlex.split(form.strip("[]").replace(",", " "))[0]).name
+                if not (out_dir / entry).exists():
+                    fail(f"the {keyword} runs {entry}, which is not among what the build stage makes")
         print(f"dockerfile context: the build stage builds in its own context ({time.monotonic() - started:.0f} s)")
     finally:
         if os.environ.get("KEEP") is None:
