@@ -30,7 +30,7 @@ let package = Package(
         // addresses, clocks, threads, descriptor limits; where Linux and Darwin differ, it branches.
         .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "LineProtocol", swiftSettings: strict),
-        .target(name: "Secrets", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "Secrets", dependencies: ["COpenSSL", "Platform"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["Platform", "CSQLite", "CPostgres"], swiftSettings: strict),
         // One TLS layer (OpenSSL) for the gateway's doors and every client: contexts, sessions, peer verification.
         .target(name: "TLS", dependencies: ["Platform", "COpenSSL", "Secrets"], swiftSettings: strict),

@@ -54,6 +54,7 @@ echo "build-release: the final stage adds $(mb $((copied + added_kb * 1024))): t
 [ ${#in_base[@]} -eq 0 ] || echo "build-release: already in the base image: ${in_base[*]}"
 [ ${#unknown[@]} -eq 0 ] || echo "build-release: not installed here, so not measured: ${!unknown[*]}"
 if [ "$executable" -gt "$budget" ]; then
-  echo "build-release: latchkey is $(mb "$executable") stripped, over its budget of $(mb "$budget") (compose/build-release.sh)" >&2
+  echo "build-release: latchkey is $(mb "$executable") stripped, over its budget of $(mb "$budget") (compose/build-release.sh;" \
+    "a server module that imports Foundation instead of FoundationEssentials adds about 44 MB)" >&2
   exit 1
 fi

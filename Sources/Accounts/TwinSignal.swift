@@ -1,9 +1,10 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// Wakes twins (requests with the same idempotency key) waiting for the first one to attach its
 /// code. In-process only: a twin on another replica notices on its next look (the wait is bounded).
 final class TwinSignal: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var generation: UInt64 = 0
 
     /// The current generation: read it before looking, pass it to `wait` after.

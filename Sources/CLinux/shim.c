@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <pthread.h>
 
 const uint32_t LK_EPOLL_IN = EPOLLIN;
 const uint32_t LK_EPOLL_OUT = EPOLLOUT;
@@ -18,6 +19,8 @@ const uint32_t LK_EPOLL_RDHUP = EPOLLRDHUP;
 int lk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 int lk_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 int lk_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
+
+int lk_name_this_thread(const char *name) { return pthread_setname_np(pthread_self(), name); }
 
 int lk_accept(int fd, struct sockaddr *address, unsigned int *length) {
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Runtime
 
@@ -24,7 +24,7 @@ public final class DeliveryWorkers: @unchecked Sendable {
     /// The threads themselves, for the exit path's log line.
     public var threads: WorkerPool { pool }
     private let workerCount: Int
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var active = 0
     /// Set by `wake()`: some worker must look at the queue (again) before it ends.
     private var wakeRequested = false
@@ -99,7 +99,7 @@ public final class DeliveryWorkers: @unchecked Sendable {
 /// Tells whoever drains a queue that something was just queued (the process wakes its
 /// `DeliveryWorkers`; unit tests run the queue at once on the calling thread).
 public final class DeliveryWakeup: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var handler: (@Sendable () -> Void)?
 
     public init() {}

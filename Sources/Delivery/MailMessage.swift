@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Secrets
 
@@ -113,7 +113,7 @@ public struct MailMessage: Sendable {
     /// Quoted-printable (RFC 2045 §6.7) of UTF-8 text: line breaks become CRLF, `=`, controls,
     /// non-ASCII and trailing blanks are escaped, lines soft-broken to at most 76 characters.
     public static func quotedPrintable(_ text: String) -> [String] {
-        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let normalized = text.replacing("\r\n", with: "\n").replacingScalar("\r", with: "\n")
         var out: [String] = []
         for line in normalized.split(separator: "\n", omittingEmptySubsequences: false) {
             let bytes = Array(line.utf8)
@@ -149,18 +149,18 @@ public struct MailMessage: Sendable {
     /// An unstructured header value: as is when plain ASCII, else RFC 2047 encoded-words
     /// (`=?UTF-8?B?...?=`, each at most 75 characters, split on character boundaries).
     static func unstructured(_ value: String) -> String {
-        let clean = value.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+        let clean = value.replacingScalar("\r", with: " ").replacingScalar("\n", with: " ")
         if clean.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7f }) && !clean.contains("=?") { return clean }
         return encodedWords(clean).joined(separator: " ")
     }
 
     /// A display name: a quoted string when ASCII, encoded-words otherwise.
     static func phrase(_ value: String) -> String {
-        let clean = value.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+        let clean = value.replacingScalar("\r", with: " ").replacingScalar("\n", with: " ")
         if clean.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7f }) {
             let atext = clean.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains(Character($0)) || " !#$%&'*+-/=?^_`{|}~".unicodeScalars.contains($0) }
             if atext && !clean.contains("=?") { return clean }
-            return "\"" + clean.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            return "\"" + clean.replacingScalar("\\", with: "\\\\").replacingScalar("\"", with: "\\\"") + "\""
         }
         return encodedWords(clean).joined(separator: " ")
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Runtime
@@ -12,12 +12,12 @@ public final class OutboxProvider: DeliveryProvider, @unchecked Sendable {
     public let name = "outbox"
     public let path: String
     private let logger: Logger
-    private let lock = NSLock()
+    private let lock = Lock()
 
     public init(path: String, logger: Logger) throws {
         self.path = path
         self.logger = logger
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.deletingLastPathComponent
         if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
     }
 
@@ -61,6 +61,6 @@ public enum DeliveryOptions {
     public static func outboxPath(_ configuration: Configuration) -> String {
         if let path = configuration.string(outbox), !path.isEmpty { return path }
         let directory = configuration.string(CommonOptions.dataDirectory) ?? "./.latchkey"
-        return (directory as NSString).appendingPathComponent("outbox.jsonl")
+        return directory.appendingPathComponent("outbox.jsonl")
     }
 }

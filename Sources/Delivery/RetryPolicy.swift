@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Retries with exponential back-off: waits `initialBackoffMilliseconds`, then twice that, ...
 /// Transient failures only (network, timeouts, 408, 429, 5xx); a permanent one stops at once.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTP
 import LineProtocol
 import Platform

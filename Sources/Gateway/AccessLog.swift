@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Runtime
@@ -15,7 +15,7 @@ import Runtime
 public final class AccessLog: @unchecked Sendable {
     public typealias Sink = @Sendable ([UInt8]) -> Void
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var buffer: [UInt8] = []
     private let prefix: [UInt8]
     private let summaryPrefix: [UInt8]
@@ -159,13 +159,9 @@ public final class AccessLog: @unchecked Sendable {
     private func appendTimestamp(milliseconds: Int64) {
         let second = milliseconds / 1000
         if second != cachedSecond {
-            var seconds = time_t(second)
-            var parts = tm()
-            gmtime_r(&seconds, &parts)
             cachedSecond = second
-            cachedSecondText = Array(String(
-                format: "%04d-%02d-%02dT%02d:%02d:%02d.", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)).utf8)
+            // `2026-11-29T16:25:19.` of `2026-11-29T16:25:19.000Z`
+            cachedSecondText = Array(LogTimestamp.format(unixMilliseconds: second * 1000).utf8.dropLast(4))
         }
         buffer.append(contentsOf: cachedSecondText)
         let fraction = Int(milliseconds % 1000)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import RPC
@@ -90,7 +90,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     // MARK: Doors
 
-    private let contextLock = NSLock()
+    private let contextLock = Lock()
     private var contextCounter: UInt64 = 0
     private let contextIDs = RequestIDIssuer(prefix: "gw-\(Hex8.random())-", connection: nil, client: nil)
 
@@ -270,7 +270,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     // MARK: Sessions
 
-    private let introspectionLock = NSLock()
+    private let introspectionLock = Lock()
     /// Introspections in flight, by token hash: concurrent requests with one token share one call.
     private var introspectionWaiters: [[UInt8]: [@Sendable (Result<SessionInfo, RPCError>) -> Void]] = [:]
 

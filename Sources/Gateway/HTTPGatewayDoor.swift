@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import HTTP
 import LineProtocol
+import Platform
 import RPC
 
 /// The gateway's HTTP/1.1 door: maps routes onto any `RPCDispatcher` (the gateway's), so HTTP
@@ -327,7 +328,7 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
 /// Gathers a batch's answers from any thread; produces the encoded array (or `[]` bytes empty
 /// for all-notifications) when the last entry finishes.
 private final class BatchState: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var remaining: Int
     private var collector: BatchCollector
     private var line: [UInt8]?

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Rate and burst of one method group: `rate_per_s` tokens a second, up to `burst` saved.
@@ -30,7 +30,7 @@ public enum RateLimits {
     public static func parse(_ text: String, over base: [String: RateLimit] = defaults) -> [String: RateLimit]? {
         var limits = base
         for part in text.split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
+            let pieces = part.split(separator: "=", maxSplits: 1).map { String($0).trimmingWhitespace() }
             guard pieces.count == 2, base[pieces[0]] != nil else { return nil }
             let numbers = pieces[1].split(separator: ":").map { Double($0) }
             guard numbers.count == 2, let rate = numbers[0], let burst = numbers[1], rate >= 0, burst >= 0, rate == 0 || burst >= 1 else {
@@ -56,7 +56,7 @@ public final class RateLimiter: @unchecked Sendable {
 
     public let limits: [String: RateLimit]
     public let maxBuckets: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     private var buckets: [Key: Bucket] = [:]
 
     public init(limits: [String: RateLimit], maxBuckets: Int = 200_000) {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import RPC
@@ -47,7 +47,7 @@ public final class ServicePool: @unchecked Sendable {
     private let clients: [RPCClient]
     private let healthTimeoutMilliseconds: Int64
     private let logger: Logger
-    private let lock = NSLock()
+    private let lock = Lock()
     private var replicas: [SocketAddress: ReplicaStatus] = [:]
     private var order: [SocketAddress] = []
     /// Recomputed on every state change and handed to every loop's client, which skips these

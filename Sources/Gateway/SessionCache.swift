@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Secrets
@@ -14,7 +14,7 @@ public final class SessionCache: @unchecked Sendable {
 
     public let ttlMilliseconds: Int64
     public let maxEntries: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries: [[UInt8]: Entry] = [:]
 
     public init(ttlMilliseconds: Int64, maxEntries: Int = 100_000) {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Secrets
 import TLS
@@ -79,7 +79,7 @@ struct HTTPResponseReader {
         var headers: [(String, String)] = []
         for line in lines.dropFirst() where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { throw HTTPError("malformed header line") }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace()))
         }
         let response = HTTPClient.Response(status: status, headers: headers, body: [])
         guard expectBody, status >= 200, status != 204, status != 304 else { return response }
@@ -149,7 +149,7 @@ struct HTTPResponseReader {
         var body: [UInt8] = []
         while true {
             let line = try readLine()
-            let sizeText = (line.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
+            let sizeText = (line.split(separator: ";").first.map(String.init) ?? "").trimmingWhitespace()
             guard let size = Int(sizeText, radix: 16), size >= 0, body.count + size <= maxBytes else { throw HTTPError("bad chunk size") }
             if size == 0 {
                 while try !readLine().isEmpty {}

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Runtime
@@ -257,7 +257,7 @@ enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    private static let lock = NSLock()
+    private static let lock = Lock()
     nonisolated(unsafe) private static var cached: (seconds: Int64, text: String) = (0, "")
 
     /// The current date, formatted at most once a second.

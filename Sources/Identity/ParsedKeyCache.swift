@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 import Secrets
 
 /// Device keys parsed once. Building and checking a P-256 point from its bytes cost about 100 µs
@@ -9,7 +10,7 @@ import Secrets
 /// over when full. Thread-safe.
 final class ParsedKeyCache: @unchecked Sendable {
     let capacity: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`.
     private var keys: [[UInt8]: P256PublicKey] = [:]
     private var parseCount = 0

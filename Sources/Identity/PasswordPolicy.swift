@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Password rules in the spirit of NIST SP 800-63B: length, no composition rules, and refusal of
 /// passwords that are easy to guess for this user (contain the username or e-mail), trivial
@@ -44,7 +44,7 @@ public struct PasswordPolicy: Sendable {
     /// Passwords are compared and hashed in Unicode NFKC (SP 800-63B 5.1.1.2), so the same
     /// password typed on keyboards that compose characters differently is the same password.
     public static func normalize(_ password: String) -> String {
-        password.precomposedStringWithCompatibilityMapping
+        NFKC.normalize(password)
     }
 
     /// Throws `weakPassword` naming the first rule that fails (on the NFKC form). `username` and `email` are the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// A budget of wrong passwords, kept per normalised username for clients without a device
 /// token (whether or not the name exists, so a lock reveals nothing) and per device token for
@@ -145,7 +146,7 @@ public final class ClientLoginBudget: ClientBudget, @unchecked Sendable {
     public let bucket: TokenBucket
     public let maximumAddresses: Int
     private var buckets: [String: TokenBucket.State] = [:]
-    private let lock = NSLock()
+    private let lock = Lock()
 
     public init(burst: Int = 20, refillPerMinute: Int = 10, maximumAddresses: Int = 100_000) {
         precondition(maximumAddresses >= 1)

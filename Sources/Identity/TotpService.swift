@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Secrets
 
 /// What `identity.totp_enroll` gives, once: the secret in Base32 and the URI a QR code carries.
@@ -95,9 +95,7 @@ extension IdentityService {
     /// `otpauth://totp/<issuer>:<account>?secret=...&issuer=...&algorithm=SHA1&digits=6&period=30`
     /// (the Key Uri Format authenticator apps read from a QR code).
     static func otpauthURI(secret: String, issuer: String, account: String, _ parameters: TotpParameters) -> String {
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
-        return "otpauth://totp/\(encode(issuer)):\(encode(account))?secret=\(secret)&issuer=\(encode(issuer))"
+        "otpauth://totp/\(issuer.percentEncoded):\(account.percentEncoded)?secret=\(secret)&issuer=\(issuer.percentEncoded)"
             + "&algorithm=\(parameters.algorithm.rawValue)&digits=\(parameters.digits)&period=\(parameters.periodSeconds)"
     }
 }

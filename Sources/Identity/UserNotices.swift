@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Runtime
 
 /// Tells a user by e-mail about a change to their account, after it is committed. Best effort:
 /// the change never waits for (or fails because of) the mail; the audit event is the record.
@@ -49,11 +50,9 @@ public struct UserNotices: Sendable {
 
     /// `2026-12-04 18:20 UTC`: the same for every reader, whatever their locale.
     static func timestamp(_ seconds: Int64) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-        func two(_ value: Int?) -> String { let text = String(value ?? 0); return text.count < 2 ? "0" + text : text }
-        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)) UTC"
+        // `2026-12-04T18:20:05.000Z` to the minute.
+        let stamp = LogTimestamp.format(unixMilliseconds: seconds * 1000)
+        return stamp.prefix(10) + " " + stamp.dropFirst(11).prefix(5) + " UTC"
     }
 }
 

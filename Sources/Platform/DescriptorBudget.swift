@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Darwin)
 import Darwin
 #else
@@ -21,7 +21,7 @@ public final class DescriptorBudget: @unchecked Sendable {
         public let hardLimit: Int
     }
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var declaredConnections = 0
     private var openConnections = 0
     private var softLimit = Int.max

@@ -1,11 +1,13 @@
-import Foundation
+import CLinux
+import FoundationEssentials
 #if canImport(Darwin)
 import Darwin
 #else
 import Glibc
 #endif
 
-/// A POSIX thread that can be joined. Foundation's `Thread` is detached: a process cannot
+/// A POSIX thread that can be joined. Foundation's `Thread` (which the server cannot use: it
+/// builds on FoundationEssentials) is detached: a process cannot
 /// wait for one to end, so `exit` ran the C library's and OpenSSL's at-exit cleanup while
 /// such threads were still ending (and running OpenSSL's per-thread destructor): a double
 /// free or a use after free. Every thread a Latchkey process starts is one of these and is
@@ -24,7 +26,8 @@ public final class JoinableThread: @unchecked Sendable {
         var handle = pthread_t()
         let result = pthread_create(&handle, &attributes, { argument in
             let start = Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue()
-            Thread.current.name = start.name  // names this POSIX thread (for debuggers and `top -H`)
+            // Names this POSIX thread for debuggers and `top -H`; the kernel takes at most 15 bytes.
+            _ = lk_name_this_thread(String(decoding: start.name.utf8.prefix(15), as: UTF8.self))
             start.body()
             return nil
         }, Unmanaged.passRetained(start).toOpaque())

@@ -5,7 +5,7 @@
 #elseif canImport(Glibc)
 @_exported import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// The C library's calls that types above Platform shadow with methods of the same name
 /// (`close`, `read`, `write`, `connect`...): `LibC.close(fd)` names the C call on Linux and on
@@ -35,7 +35,7 @@ public enum LibC {
 }
 
 private final class LockedCount: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var count = 0
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }

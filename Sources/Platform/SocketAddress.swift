@@ -2,6 +2,7 @@
 import Darwin
 #else
 import Glibc
+import Platform
 #endif
 
 /// An IPv4 or IPv6 address and port, resolved and ready for `bind`/`connect`.
@@ -122,7 +123,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init?(_ text: String) {
-        let trimmed = text.trimmingCharactersInWhitespace()
+        let trimmed = text.trimmingWhitespace()
         guard let colon = trimmed.lastIndex(of: ":") else { return nil }
         var host = String(trimmed[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -132,19 +133,10 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// A comma-separated replica list; nil when any member is malformed.
     public static func list(_ text: String) -> [Endpoint]? {
-        let parts = text.split(separator: ",").map(String.init).filter { !$0.trimmingCharactersInWhitespace().isEmpty }
+        let parts = text.split(separator: ",").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
         let endpoints = parts.compactMap(Endpoint.init)
         return endpoints.count == parts.count && !endpoints.isEmpty ? endpoints : nil
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
-}
-
-extension String {
-    func trimmingCharactersInWhitespace() -> String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
-        return String(scalars)
-    }
 }

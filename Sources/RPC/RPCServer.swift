@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Runtime
@@ -36,7 +36,7 @@ public final class RPCServer: @unchecked Sendable {
     }
     /// Numbers the connections; each numbers its own requests, so ids need no lock per request.
     private var connectionsNumbered: UInt64 = 0
-    private let counterLock = NSLock()
+    private let counterLock = Lock()
 
     private var acceptor: ConnectionAcceptor<RPCConnection>!
     /// Wraps each accepted socket (for example in TLS). Set before `listen`; nil means plain TCP.

@@ -28,26 +28,7 @@ public struct LinkTemplate: Sendable, Equatable {
     /// tokens are unreserved characters already, so this changes nothing for ours, but the
     /// template never receives raw reserved characters).
     public func link(token: String) -> String {
-        template.replacingOccurrences(of: Self.placeholder, with: Self.percentEncode(token))
-    }
-
-    static func percentEncode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            let scalar = Unicode.Scalar(byte)
-            if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || "-._~".unicodeScalars.contains(scalar) {
-                out.unicodeScalars.append(scalar)
-            } else {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return out
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        template.replacing(Self.placeholder, with: token.percentEncoded)
     }
 }
 

@@ -1,5 +1,5 @@
 import Delivery
-import Foundation
+import FoundationEssentials
 import Platform
 import Runtime
 import ServiceKit
@@ -16,7 +16,7 @@ public enum ResetOptions {
             throw ConfigurationError("--public-url must be an https:// origin such as https://bank.example.com")
         }
         let firstPath = (configuration.string(HTTPOptions.aasaPaths) ?? "/reset*").split(separator: ",").first.map(String.init) ?? "/reset*"
-        let path = String(firstPath.trimmingCharacters(in: .whitespaces).prefix { $0 != "*" && $0 != "?" })
+        let path = String(firstPath.trimmingWhitespace().prefix { $0 != "*" && $0 != "?" })
         let base = origin.hasSuffix("/") ? String(origin.dropLast()) : origin
         return "\(base)\(path)?token={token}"
     }

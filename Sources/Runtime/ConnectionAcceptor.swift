@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// The lifecycle every server shares: `idle -> listening -> draining -> stopped`.
@@ -63,7 +63,7 @@ public final class ConnectionAcceptor<Connection: ServedConnection>: @unchecked 
 
     /// Admitted connections (handed to a loop, perhaps not yet set up there) and their count
     /// per client address, for every loop at once.
-    private let admissionLock = NSLock()
+    private let admissionLock = Lock()
     private var admittedCount = 0
     private var admittedPerAddress: [String: Int] = [:]
 
@@ -265,7 +265,7 @@ public final class ConnectionAcceptor<Connection: ServedConnection>: @unchecked 
 final class LoopShard<Connection: ServedConnection>: @unchecked Sendable {
     let loop: EventLoop
     var connections: [Int32: Connection] = [:]
-    private let snapshotLock = NSLock()
+    private let snapshotLock = Lock()
     private var inflightSnapshot = 0
 
     init(loop: EventLoop) { self.loop = loop }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Interest in a descriptor, and what the operating system says is ready.

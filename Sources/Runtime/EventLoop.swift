@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Readiness of a registered file descriptor, as the loop reports it.
@@ -30,7 +30,7 @@ public final class EventLoop: @unchecked Sendable {
     private var nextToken: UInt64 = 1
     private static let wakeToken: UInt64 = 0
     private var timers: [RepeatingTimer] = []
-    private let taskLock = NSLock()
+    private let taskLock = Lock()
     private var nextTimerID: UInt64 = 0  // under taskLock: timers are scheduled from any thread
     private var tasks: [() -> Void] = []
     private var wakePending = false
@@ -63,7 +63,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// This loop's number in the process (0, 1, 2... in creation order): picks its `PerLoop` part.
     public let number: Int
-    private static let numbering = NSLock()
+    private static let numbering = Lock()
     nonisolated(unsafe) private static var loopsCreated = 0
 
     public init(backend kind: EventBackendKind = .processDefault) throws(SystemError) {

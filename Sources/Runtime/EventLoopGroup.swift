@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// The event loops of one process (`--event-loops N`). Loop 0, `main`, runs on the thread that
@@ -10,7 +10,7 @@ public final class EventLoopGroup: @unchecked Sendable {
     public let loops: [EventLoop]
     public var main: EventLoop { loops[0] }
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var nextIndex = 0  // guarded by lock
     private var threads: [JoinableThread] = []  // touched by the serving thread only
 

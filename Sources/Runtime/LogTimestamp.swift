@@ -1,10 +1,10 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
-/// A log line's `ts`: UTC to the millisecond, `2026-12-01T00:35:13.304Z`. Written digit by digit:
-/// `String(format:)` went through Foundation's locale machinery, a measurable share of every
-/// log line on the request path.
-enum LogTimestamp {
-    static func format(unixMilliseconds milliseconds: Int64) -> String {
+/// A log line's `ts` (and the access log's): UTC to the millisecond, `2026-12-01T00:35:13.304Z`,
+/// written digit by digit.
+public enum LogTimestamp {
+    public static func format(unixMilliseconds milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds.dividedFloor(by: 1000))
         var parts = tm()
         gmtime_r(&seconds, &parts)

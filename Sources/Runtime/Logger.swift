@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 
@@ -78,7 +78,7 @@ public struct Logger: Sendable {
 
 /// Where log lines go: stderr by default; tests can capture them to check no secret leaks.
 public final class LogSink: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private let fd: Int32?
     private var captured: [[UInt8]] = []
 

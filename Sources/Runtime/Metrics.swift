@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 
@@ -65,7 +65,7 @@ public final class Metrics: @unchecked Sendable {
         fileprivate let index: Int
     }
 
-    private let lock = NSLock()
+    private let lock = Lock()
     /// Recorded on every request, from every loop at once: one part per loop (see `PerLoop`),
     /// each holding its figures by slot.
     private let methods = PerLoop([MethodFigures]())

@@ -1,10 +1,11 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// Names numbered in the order they are first asked for, the same number for the same name:
 /// what a figure recorded on every request is kept under, so recording it indexes an array
 /// instead of hashing a name. Asked once per name (when a route is built); thread-safe.
 public final class NamedSlots: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var names: [String] = []
     private var numbers: [String: Int] = [:]
 

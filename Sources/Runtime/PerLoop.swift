@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// State that every request updates (metrics, summary counts), split into parts: each event
 /// loop updates the part of its own number under that part's lock, which no other loop takes,
@@ -8,7 +9,7 @@ import Foundation
 public final class PerLoop<Value>: @unchecked Sendable {
     @usableFromInline
     final class Part {
-        @usableFromInline let lock = NSLock()
+        @usableFromInline let lock = Lock()
         // Only ever touched under `lock` (which cannot be taken twice): release builds skip
         // Swift's run-time exclusivity check on it, debug builds keep it.
         #if !DEBUG

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// A fixed set of joinable threads for blocking work (SQLite, scrypt, calls to other services),
@@ -35,7 +35,7 @@ public final class WorkerPool: @unchecked Sendable {
     /// of load within a few dozen runs).
     private static let averageWeightDivisor: Int64 = 8
 
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var queue: [Job] = []
     private var queueHead = 0
     private let maxQueued: Int

@@ -1,5 +1,6 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// HMAC with the hash functions RFC 6238 (TOTP) names: SHA-1, SHA-256 and SHA-512, through
 /// OpenSSL's one-shot HMAC(). Compare tags with `constantTimeEquals`.
@@ -50,7 +51,7 @@ public enum HMACAlgorithm: String, Sendable, CaseIterable {
 /// then. Thread-safe: once set up, the state is only copied, never changed.
 public final class HMACKey: @unchecked Sendable {
     public let algorithm: HMACAlgorithm
-    private let lock = NSLock()
+    private let lock = Lock()
     /// Guarded by `lock`: the key's bytes until the first tag, empty after it.
     private var key: [UInt8]
     /// Guarded by `lock`; nil until the first tag.

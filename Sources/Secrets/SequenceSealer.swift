@@ -1,5 +1,6 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// Turns a database sequence number into an opaque name that only its owner's requests accept
 /// back: one AES-256 block (a pseudo-random permutation) over `sequence (8, big-endian) ||
@@ -14,7 +15,7 @@ public final class SequenceSealer: @unchecked Sendable {
     public static let textByteCount = 22
     private static let tagByteCount = 8
     private let purpose: String
-    private let lock = NSLock()
+    private let lock = Lock()
     /// Guarded by `lock`: the service key until the first use, empty after it.
     private var key: [UInt8]
     /// Guarded by `lock`; nil until the first use.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// Ids that sort by creation: a prefix, 14 lowercase hex digits of a microsecond clock that never
 /// repeats or goes back within a process, then random bytes (base64url). Hex digits sort alike
@@ -11,7 +12,7 @@ import Foundation
 public final class SortableIDs: @unchecked Sendable {
     public static let shared = SortableIDs()
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var lastMicroseconds: Int64 = 0
 
     /// 14 lowercase hex digits of the clock, each later than the last this process gave.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Thrown when `--help` (or `-h`) is on the command line: the caller prints `usage` to stdout
@@ -25,7 +25,7 @@ public enum Usage {
             let spelled = options.map { $0.isSwitch ? $0.flag : "\($0.flag) VALUE" }
             let width = min(36, (spelled.map(\.count).max() ?? 0) + 1)
             for (option, spelling) in zip(options, spelled) {
-                let flag = spelling.padding(toLength: max(width, spelling.count + 1), withPad: " ", startingAt: 0)
+                let flag = spelling + String(repeating: " ", count: max(width, spelling.count + 1) - spelling.count)
                 let defaultText = option.defaultValue.map { " (default: \($0))" } ?? ""
                 lines.append("  \(flag) \(option.environmentName): \(option.help)\(defaultText)")
             }
@@ -47,7 +47,7 @@ public func runExecutable(
         print(help.usage, terminator: "")
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+        StandardError.write("\(name): \(error)\n")
         exit(2)
     }
 }

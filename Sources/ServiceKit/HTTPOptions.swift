@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Options of the gateway's HTTP/1.1 door. Declared once, like `CommonOptions`, so the
@@ -38,6 +38,6 @@ public enum HTTPOptions {
     }
 
     public static func list(_ configuration: Configuration, _ option: ConfigOption) -> [String] {
-        (configuration.string(option) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) }.filter { !$0.isEmpty }
+        (configuration.string(option) ?? "").split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 }

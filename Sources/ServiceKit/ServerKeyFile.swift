@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Secrets
 
@@ -22,7 +22,7 @@ public enum ServerKeyFile {
             return try parse(configured, option: option)
         }
         if let existing = FileManager.default.contents(atPath: path) {
-            return try parse(String(decoding: existing, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), option: option)
+            return try parse(String(decoding: existing, as: UTF8.self).trimmingWhitespace(), option: option)
         }
         var key = SecureRandom.bytes(32)
         defer { secureWipe(&key) }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import RPC
@@ -113,7 +113,7 @@ public final class ServiceHost: @unchecked Sendable {
             try FileManager.default.createDirectory(
                 atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        return (dataDirectory as NSString).appendingPathComponent(fileName)
+        return dataDirectory.appendingPathComponent(fileName)
     }
 
     private var warnedAboutDataDirectory = false

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 #if !canImport(Darwin)
 import CLinux
@@ -11,7 +11,7 @@ import CLinux
 /// run with `LATCHKEY_STOP_ON_STDIN_CLOSE`, reads end of file and drains as on SIGTERM.
 final class Lifeline: @unchecked Sendable {
     /// Given to each child as its standard input.
-    let childEnd: FileHandle
+    let childEnd: Int32
     private let launcherEnd: Int32
 
     /// The variable that makes a child watch its standard input.
@@ -26,9 +26,12 @@ final class Lifeline: @unchecked Sendable {
         guard pipe(&ends) == 0 else { throw SystemError(call: "pipe", errno: errno) }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         #endif
-        childEnd = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+        childEnd = ends[0]
         launcherEnd = ends[1]
     }
 
-    deinit { close(launcherEnd) }
+    deinit {
+        close(childEnd)
+        close(launcherEnd)
+    }
 }

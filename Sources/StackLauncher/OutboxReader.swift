@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import LineProtocol
 import Platform
 
@@ -16,7 +18,7 @@ public final class OutboxReader: @unchecked Sendable {
     private static let stopCheckMilliseconds: Int32 = 100
 
     private let path: String
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`.
     private var codes: [String: String] = [:]
     /// The bench threads waiting for a code, by request id.
@@ -24,7 +26,7 @@ public final class OutboxReader: @unchecked Sendable {
     private var stopping = false
     private var failure: String?
     // The follower's own.
-    private var handle: FileHandle?
+    private var descriptor: Int32 = -1
     private var partial: [UInt8] = []
     private var follower: JoinableThread?
 
@@ -40,10 +42,10 @@ public final class OutboxReader: @unchecked Sendable {
             close(watch)
             throw OutboxError(message: "cannot watch the outbox (errno \(errno))")
         }
-        handle = FileHandle(forReadingAtPath: path)
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
         // Only what is appended from now on: every code a bench waits for is sent after its reader
         // starts, and an earlier row's messages on the same stack are nobody's.
-        handle?.seekToEndOfFile()
+        if descriptor >= 0 { lseek(descriptor, 0, SEEK_END) }
         follower = JoinableThread(name: "outbox-reader") { [self] in follow(watch: watch) }
     }
 
@@ -54,7 +56,8 @@ public final class OutboxReader: @unchecked Sendable {
         lock.unlock()
         follower?.join()
         follower = nil
-        try? handle?.close()
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
     }
 
     /// The code sent for `requestID`, waiting for the message up to `timeoutSeconds`.
@@ -103,13 +106,16 @@ public final class OutboxReader: @unchecked Sendable {
     }
 
     private func readNewLines() {
-        guard let handle else { return }
-        // `availableData` gives at most one buffer's worth: read on until nothing more came, or
-        // a burst larger than that would wait for the next message to be read.
-        var appended = Data()
-        while case let chunk = handle.availableData, !chunk.isEmpty { appended += chunk }
-        guard !appended.isEmpty else { return }
-        partial += appended
+        guard descriptor >= 0 else { return }
+        // Read on until nothing more came, or a burst larger than one buffer would wait for
+        // the next message to be read.
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var appendedAny = false
+        while case let count = buffer.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }), count > 0 {
+            partial += buffer[..<count]
+            appendedAny = true
+        }
+        guard appendedAny else { return }
         var found: [(String, String)] = []
         var start = 0
         while let newline = partial[start...].firstIndex(of: UInt8(ascii: "\n")) {

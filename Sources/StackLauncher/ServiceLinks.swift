@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 extension Stack {
     /// The directory of the links each process is started through: `identity`, `gateway`, ...
@@ -9,10 +10,10 @@ extension Stack {
         guard FileManager.default.isExecutableFile(atPath: tool) else {
             throw StackStartError("no latchkey executable at \(tool)")
         }
-        let links = (dataDirectory as NSString).appendingPathComponent("bin")
+        let links = dataDirectory.appendingPathComponent("bin")
         try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for service in startOrder {
-            let link = (links as NSString).appendingPathComponent(service)
+            let link = links.appendingPathComponent(service)
             try? FileManager.default.removeItem(atPath: link)
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: tool)
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Platform
 
 /// The whole Latchkey stack as real child processes: identity, verification (one or more
@@ -38,7 +39,7 @@ public final class Stack: @unchecked Sendable {
         public let service: String
         public let replicaID: String
         public fileprivate(set) var endpoint: Endpoint
-        public fileprivate(set) var process: Process
+        public fileprivate(set) var process: ChildProcess
         let arguments: [String]
         let environment: [String: String]
         public let logPath: String
@@ -46,7 +47,7 @@ public final class Stack: @unchecked Sendable {
         /// same (appended) file are not this stack's.
         public let logStartOffset: Int
 
-        init(service: String, replicaID: String, endpoint: Endpoint, process: Process, arguments: [String], environment: [String: String], logPath: String, logStartOffset: Int) {
+        init(service: String, replicaID: String, endpoint: Endpoint, process: ChildProcess, arguments: [String], environment: [String: String], logPath: String, logStartOffset: Int) {
             self.service = service
             self.replicaID = replicaID
             self.endpoint = endpoint
@@ -110,11 +111,11 @@ public final class Stack: @unchecked Sendable {
 
     private func loggedEndpoint(_ field: String, of member: Member) -> Endpoint? {
         let log = member.log
-        guard let range = log.range(of: "\"\(field)\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return nil }
+        guard let range = log.firstRange(of: "\"\(field)\":\""), let end = log[range.upperBound...].firstIndex(of: "\"") else { return nil }
         return Endpoint(String(log[range.upperBound..<end]))
     }
 
-    public var outboxPath: String { (options.dataDirectory as NSString).appendingPathComponent("outbox.jsonl") }
+    public var outboxPath: String { options.dataDirectory.appendingPathComponent("outbox.jsonl") }
 
     public func member(_ service: String, replica: Int = 0) -> Member {
         members.filter { $0.service == service }[replica]
@@ -131,7 +132,7 @@ public final class Stack: @unchecked Sendable {
         let replicaID = index == 0 ? service : "\(service)-\(index + 1)"
         let port = options.basePort.map { $0 + Self.portOffsets[service]! + 10 * index } ?? 0
         var dataDirectory = options.dataDirectory
-        if index > 0 { dataDirectory = (dataDirectory as NSString).appendingPathComponent(replicaID) }
+        if index > 0 { dataDirectory = dataDirectory.appendingPathComponent(replicaID) }
         var environment = ProcessInfo.processInfo.environment
         environment.merge(options.environment) { _, new in new }
         environment.merge(options.serviceEnvironment[service] ?? [:]) { _, new in new }
@@ -149,7 +150,7 @@ public final class Stack: @unchecked Sendable {
             }
         }
         let arguments = ["--listen", "\(options.host):\(port)"]
-        let logPath = (options.dataDirectory as NSString).appendingPathComponent("\(replicaID).log")
+        let logPath = options.dataDirectory.appendingPathComponent("\(replicaID).log")
         let logStartOffset = fileSize(atPath: logPath)
         let process = try spawn(
             service: service, arguments: arguments, environment: environment, logPath: logPath,
@@ -161,31 +162,26 @@ public final class Stack: @unchecked Sendable {
             logStartOffset: logStartOffset))
     }
 
-    private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String, fileSizeLimitKilobytes: Int?) throws -> Process {
-        let process = Process()
-        let executable = (serviceLinks as NSString).appendingPathComponent(service)
+    private func spawn(service: String, arguments: [String], environment: [String: String], logPath: String, fileSizeLimitKilobytes: Int?) throws -> ChildProcess {
+        let executable = serviceLinks.appendingPathComponent(service)
+        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard log >= 0 else { throw SystemError(call: "open \(logPath)", errno: errno) }
+        defer { close(log) }
+        let streams = (input: ChildProcess.Stream.descriptor(lifeline.childEnd), output: ChildProcess.Stream.null, error: ChildProcess.Stream.descriptor(log))
         if let limit = fileSizeLimitKilobytes {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // POSIX sh counts `ulimit -f` in 512-byte blocks (dash, and bash in POSIX mode).
-            process.arguments = ["-c", "ulimit -f \(limit * 2) && exec \"$0\" \"$@\"", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            return try ChildProcess(
+                executable: "/bin/sh", arguments: ["-c", "ulimit -f \(limit * 2) && exec \"$0\" \"$@\"", executable] + arguments,
+                environment: environment, standardInput: streams.input, standardOutput: streams.output, standardError: streams.error)
         }
-        process.environment = environment
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = lifeline.childEnd
-        try process.run()
-        return process
+        return try ChildProcess(
+            executable: executable, arguments: arguments, environment: environment,
+            standardInput: streams.input, standardOutput: streams.output, standardError: streams.error)
     }
 
     /// Reads what the process logged in this run until its `listening` line gives the bound
     /// address. An error line or an exit before it fails the start, naming a port in use.
-    private func waitForListening(process: Process, logPath: String, logStartOffset: Int, service: String, timeoutSeconds: Double = 20) throws -> Endpoint {
+    private func waitForListening(process: ChildProcess, logPath: String, logStartOffset: Int, service: String, timeoutSeconds: Double = 20) throws -> Endpoint {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while Date() < deadline {
             let log = Stack.readFile(logPath, from: logStartOffset)
@@ -204,7 +200,7 @@ public final class Stack: @unchecked Sendable {
     /// The address of the `"msg":"listening"` line (never of an error line that also names `net.listen`).
     static func listeningEndpoint(in log: String) -> Endpoint? {
         for line in log.split(separator: "\n") where line.contains("\"msg\":\"listening\"") {
-            guard let range = line.range(of: "\"net.listen\":\""),
+            guard let range = line.firstRange(of: "\"net.listen\":\""),
                   let end = line[range.upperBound...].firstIndex(of: "\"") else { continue }
             return Endpoint(String(line[range.upperBound..<end]))
         }
@@ -214,7 +210,7 @@ public final class Stack: @unchecked Sendable {
     /// The port of a failed bind ("bind(127.0.0.1:7401) failed: Address already in use") in a log.
     static func portInUse(in log: String) -> Int? {
         for line in log.split(separator: "\n") where line.contains("(errno \(EADDRINUSE))") {
-            guard let bind = line.range(of: "bind("), let close = line[bind.upperBound...].firstIndex(of: ")") else { continue }
+            guard let bind = line.firstRange(of: "bind("), let close = line[bind.upperBound...].firstIndex(of: ")") else { continue }
             return Endpoint(String(line[bind.upperBound..<close]))?.port
         }
         return nil
@@ -304,10 +300,15 @@ public final class Stack: @unchecked Sendable {
 
     /// A (small) file as text from `offset` on, with plain read(2): Foundation's file readers leak on Linux.
     public static func readFile(_ path: String, from offset: Int = 0) -> String {
+        String(decoding: readBytes(path, from: offset), as: UTF8.self)
+    }
+
+    /// The file's bytes from `offset` to its end; none when it cannot be read.
+    public static func readBytes(_ path: String, from offset: Int = 0) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "" }
+        guard fd >= 0 else { return [] }
         defer { close(fd) }
-        if offset > 0 && lseek(fd, off_t(offset), SEEK_SET) < 0 { return "" }
+        if offset > 0 && lseek(fd, off_t(offset), SEEK_SET) < 0 { return [] }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -315,7 +316,7 @@ public final class Stack: @unchecked Sendable {
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// The directory of `latchkey` next to the running binary (or test bundle).

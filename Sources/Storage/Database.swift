@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 import Platform
 
 public enum Synchronous: String, Sendable {
@@ -46,9 +46,9 @@ public final class Database: SQLDatabase, @unchecked Sendable {
     // Invariant: `writer` is touched only while `writeLock` is held; a reader only while it is
     // checked out of `idleReaders` (guarded by `readersAvailable`).
     private let writer: SQLiteConnection
-    private let writeLock = NSLock()
+    private let writeLock = Lock()
     private var idleReaders: [SQLiteConnection]
-    private let readersAvailable = NSCondition()
+    private let readersAvailable = Condition()
 
     public init(path: String, options: DatabaseOptions = .init(), migrations: [Migration]) throws(StorageError) {
         precondition(options.readerCount >= 1, "DatabaseOptions.readerCount must be at least 1")
@@ -255,7 +255,7 @@ public enum CommitProbe {
     /// ran at 5,500-8,700/s on the same disk, which held the flows to too low a ceiling.
     public static func measure(directory: String, count: Int, synchronous: Synchronous) throws -> Measurement {
         precondition(count > 0, "count must be positive")
-        let path = (directory as NSString).appendingPathComponent("commit-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).sqlite")
+        let path = directory.appendingPathComponent("commit-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).sqlite")
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) } }
         let db = try Database(
             path: path, options: DatabaseOptions(synchronous: synchronous, readerCount: 1),

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Platform
 
 /// Group commit: write jobs from many threads share one transaction, so one fsync
 /// (`synchronous=FULL`) covers a whole batch. Leader/follower, no thread of its own: a caller
@@ -27,7 +29,7 @@ public final class GroupCommitter: @unchecked Sendable {
 
     public let database: any SQLDatabase
     public let maxBatch: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`.
     private var queue: [Job] = []
     private var leaderActive = false

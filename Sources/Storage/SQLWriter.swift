@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// How a store's write transactions reach its database. SQLite: a `GroupCommitter`, many writes
 /// sharing one transaction and one fsync. PostgreSQL (or grouping turned off): `TransactionPerWrite`,
@@ -31,7 +32,7 @@ extension GroupCommitter: SQLWriter {}
 
 public final class TransactionPerWrite: SQLWriter, @unchecked Sendable {
     public let database: any SQLDatabase
-    private let lock = NSLock()
+    private let lock = Lock()
     private var count = 0  // guarded by `lock`
 
     public init(database: any SQLDatabase) { self.database = database }

@@ -1,4 +1,5 @@
 import CSQLite
+import Platform
 
 /// Storage failures. Messages come from SQLite's own text (constraint names, table.column,
 /// SQL syntax), never from bound values, so they are safe to log.
@@ -74,7 +75,7 @@ extension StorageError {
 
     /// "UNIQUE constraint failed: users.email" -> "users.email"; SQLite names columns, not values.
     static func constraintSubject(_ message: String) -> String {
-        if let r = message.range(of: "constraint failed: ") { return String(message[r.upperBound...]) }
+        if let r = message.firstRange(of: "constraint failed: ") { return String(message[r.upperBound...]) }
         return message
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// First messages that a start claimed for this replica in its own transaction and hands straight
 /// to a delivery worker, which then sends without a claiming transaction of its own. A message
@@ -18,7 +19,7 @@ final class DeliveryHandOff: @unchecked Sendable {
     }
 
     private let capacity: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`.
     private var items: [Item] = []
     /// Places taken: reserved by a start, holding a message, or its send under way.

@@ -1,5 +1,6 @@
 import Delivery
-import Foundation
+import FoundationEssentials
+import Platform
 import ServiceKit
 
 /// The verification service's own options (flags and `LATCHKEY_*` variables). Each limit is
@@ -106,8 +107,8 @@ public struct VerificationSettings: Sendable {
         publicNextWaitSeconds = Int64(try configuration.int(VerificationOptions.publicNextWaitSeconds, range: Int(minimumNextWaitSeconds)...900))
         maxAttempts = try configuration.int(VerificationOptions.maxAttempts, range: 1...10)
         let countries = configuration.string(VerificationOptions.allowedCountries) ?? "*"
-        if countries.trimmingCharacters(in: .whitespaces) != "*" {
-            let codes = countries.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }
+        if countries.trimmingWhitespace() != "*" {
+            let codes = countries.split(separator: ",").map { $0.trimmingWhitespace().uppercased() }
             guard !codes.isEmpty, codes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isLetter) }) else {
                 throw ConfigurationError("--verification-countries must be * or ISO alpha-2 codes such as US,FR")
             }

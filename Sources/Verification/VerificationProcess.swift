@@ -1,5 +1,5 @@
 import Delivery
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import ServiceKit
@@ -63,7 +63,7 @@ final class WorkflowTimer: @unchecked Sendable {
     private let service: VerificationService
     private let host: ServiceHost
     private let intervalMilliseconds: Int64
-    private let lock = NSLock()
+    private let lock = Lock()
     private var running = false
     private var lastPruneMilliseconds: Int64 = 0
     private var lastAbandonCheckMilliseconds: Int64 = 0

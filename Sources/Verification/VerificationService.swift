@@ -1,5 +1,5 @@
 import Delivery
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Runtime

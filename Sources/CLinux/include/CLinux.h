@@ -12,6 +12,9 @@ int lk_eventfd(void);
 // pipe2(O_CLOEXEC): declared only under _GNU_SOURCE.
 int lk_pipe_cloexec(int ends[2]);
 
+// pthread_setname_np on the calling thread (at most 15 bytes): declared only under _GNU_SOURCE.
+int lk_name_this_thread(const char *name);
+
 // accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: glibc declares accept4 only under _GNU_SOURCE.
 struct sockaddr;
 int lk_accept(int fd, struct sockaddr *address, unsigned int *length);

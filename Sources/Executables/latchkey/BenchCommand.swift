@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import Runtime
@@ -57,8 +57,8 @@ enum BenchCommand {
     /// A debug build's figures are several times below the release build's: say so before they are read as the product's.
     private static func warnOnDebugBuild() {
         #if DEBUG
-        FileHandle.standardError.write(Data(
-            "latchkey bench: warning: this is a debug build; its figures are several times below a release build's (swift run -c release latchkey bench ...)\n".utf8))
+        StandardError.write(
+            "latchkey bench: warning: this is a debug build; its figures are several times below a release build's (swift run -c release latchkey bench ...)\n")
         #endif
     }
 }
@@ -170,19 +170,19 @@ final class BenchReport {
             print("scenario".padded(34) + "ops/s".leftPadded(10) + "p50".leftPadded(10) + "p99".leftPadded(10) + "errors".leftPadded(8) + "  vs ceiling")
             printedHeader = true
         }
-        var line = name.padded(34) + String(format: "%.0f", result.perSecond).leftPadded(10)
+        var line = name.padded(34) + result.perSecond.fixed(0).leftPadded(10)
         line += formatMicroseconds(result.p50Microseconds).leftPadded(10) + formatMicroseconds(result.p99Microseconds).leftPadded(10)
         line += String(result.errors).leftPadded(8)
-        if let ceiling { line += String(format: "  %.2f of %@ (%.0f/s)", result.perSecond / ceiling.perSecond, ceiling.label, ceiling.perSecond) }
+        if let ceiling { line += "  \((result.perSecond / ceiling.perSecond).fixed(2)) of \(ceiling.label) (\(ceiling.perSecond.fixed(0))/s)" }
         print(line)
         if !result.costPerOperation.isEmpty {
-            print("  CPU per operation: " + result.costPerOperation.map { String(format: "%@ %.2f us", $0.name, $0.cpuMicroseconds) }.joined(separator: ", "))
-            let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { String(format: "%@ %.2f", cost.name, $0) } }
+            print("  CPU per operation: " + result.costPerOperation.map { "\($0.name) \($0.cpuMicroseconds.fixed(2)) us" }.joined(separator: ", "))
+            let switches = result.costPerOperation.compactMap { cost in cost.contextSwitches.map { "\(cost.name) \($0.fixed(2))" } }
             if !switches.isEmpty { print("  context switches per operation: " + switches.joined(separator: ", ")) }
             // Only the processes that wrote: a ping row would otherwise print a line of zeros.
             let writes = result.costPerOperation.compactMap { cost -> String? in
                 guard let writes = cost.writes, writes.bytes >= 50 || writes.calls >= 0.05 else { return nil }
-                return String(format: "%@ %.1f KB in %.1f calls", cost.name, writes.bytes / 1024, writes.calls)
+                return "\(cost.name) \((writes.bytes / 1024).fixed(1)) KB in \(writes.calls.fixed(1)) calls"
             }
             if !writes.isEmpty { print("  written per operation (write calls; socket sends are not counted): " + writes.joined(separator: ", ")) }
         }
@@ -212,8 +212,8 @@ final class BenchReport {
             }
             print(JSON.object(fields).text)
         } else {
-            let when = before.flatMap { before in after.map { String(format: "mean of %.0f before and %.0f after the next row", before, $0) } }
-            print(name.padded(34) + String(format: "%.0f", perSecond).leftPadded(10) + "   (\(role.rawValue), same machine, same run\(when.map { ": " + $0 } ?? ""))")
+            let when = before.flatMap { before in after.map { "mean of \(before.fixed(0)) before and \($0.fixed(0)) after the next row" } }
+            print(name.padded(34) + perSecond.fixed(0).leftPadded(10) + "   (\(role.rawValue), same machine, same run\(when.map { ": " + $0 } ?? ""))")
         }
         fflush(nil)
     }
@@ -230,9 +230,9 @@ final class BenchReport {
                 "timeouts": .int(Int64(summary.timeouts)), "login_handler_runs": .int(summary.handlerRuns), "expired_unrun": .int(summary.expired),
             ]).text)
         } else {
-            print(String(format: "overload: logins offered at %.0f/s straight to identity, %d sent", summary.offeredPerSecond, summary.sent))
+            print("overload: logins offered at \(summary.offeredPerSecond.fixed(0))/s straight to identity, \(summary.sent) sent")
             print("  admitted (answered by the handler) \(summary.admitted): p50 \(formatMicroseconds(summary.admittedP50Microseconds)), p99 \(formatMicroseconds(summary.admittedP99Microseconds)) (request timeout 10 s)")
-            print(String(format: "  refused overloaded/rate_limited %d (%.1f%%): p99 %@", summary.refused, refusedFraction * 100, formatMicroseconds(summary.refusedP99Microseconds)))
+            print("  refused overloaded/rate_limited \(summary.refused) (\((refusedFraction * 100).fixed(1))%): p99 \(formatMicroseconds(summary.refusedP99Microseconds))")
             print("  answered timeout \(summary.timeouts); other errors \(summary.otherErrors)")
             print("  login handler runs (one scrypt each) \(summary.handlerRuns) vs answered by the handler \(summary.admitted); expired in the queue, not run: \(summary.expired)")
         }
@@ -240,7 +240,7 @@ final class BenchReport {
     }
 
     private func formatMicroseconds(_ value: Int64) -> String {
-        value >= 10_000 ? String(format: "%.1fms", Double(value) / 1000) : "\(value)us"
+        value >= 10_000 ? (Double(value) / 1000).fixed(1) + "ms" : "\(value)us"
     }
 }
 

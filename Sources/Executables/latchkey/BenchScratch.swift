@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Platform
 
 /// The bench's data directories: `latchkey-bench-PID-...` in the temporary directory, removed when
 /// the bench ends. A bench killed before that (Ctrl-C, kill -9, a closed pipe) leaves its directory
@@ -10,17 +12,23 @@ enum BenchScratch {
     static let prefix = "latchkey-bench-"
     static let quietSecondsBeforeRemoval: TimeInterval = 600
 
+    /// `TMPDIR` (or /tmp), with a slash at the end.
+    static var temporaryDirectory: String {
+        let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return directory.hasSuffix("/") ? directory : directory + "/"
+    }
+
     /// A fresh directory's path for this process (not yet created).
     static func newDirectory(eventLoops: Int) -> String {
-        NSTemporaryDirectory() + "\(prefix)\(getpid())-\(eventLoops)-\(UInt32.random(in: 0...UInt32.max))"
+        temporaryDirectory + "\(prefix)\(getpid())-\(eventLoops)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
     /// Removes the directories in `parent` left by benches that ended without cleaning up.
-    static func removeLeftovers(in parent: String = NSTemporaryDirectory()) {
+    static func removeLeftovers(in parent: String = temporaryDirectory) {
         let files = FileManager.default
         for name in (try? files.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), !isRunning(pid) else { continue }
-            let path = (parent as NSString).appendingPathComponent(name)
+            let path = parent.appendingPathComponent(name)
             guard let changed = lastChange(under: path), Date().timeIntervalSince(changed) > quietSecondsBeforeRemoval else { continue }
             try? files.removeItem(atPath: path)
         }
@@ -34,8 +42,8 @@ enum BenchScratch {
     private static func lastChange(under path: String) -> Date? {
         let files = FileManager.default
         var newest = (try? files.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-        for entry in files.enumerator(atPath: path)?.compactMap({ $0 as? String }) ?? [] {
-            guard let date = (try? files.attributesOfItem(atPath: (path as NSString).appendingPathComponent(entry)))?[.modificationDate] as? Date else {
+        for entry in (try? files.subpathsOfDirectory(atPath: path)) ?? [] {
+            guard let date = (try? files.attributesOfItem(atPath: path.appendingPathComponent(entry)))?[.modificationDate] as? Date else {
                 continue
             }
             if newest.map({ date > $0 }) ?? true { newest = date }

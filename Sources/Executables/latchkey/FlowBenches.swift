@@ -1,5 +1,5 @@
 import Accounts
-import Foundation
+import FoundationEssentials
 import Identity
 import LineProtocol
 import Platform
@@ -56,7 +56,7 @@ enum VerifyBench {
         ) { state, iteration in
             let (client, index) = state
             // A fresh, valid US number per connection and iteration: +1 555 (200+index) xxxx.
-            let number = String(format: "+1555%03d%04d", 200 + index % 800, iteration % 10_000)
+            let number = "+1555" + (200 + index % 800).zeroPadded(3) + (iteration % 10_000).zeroPadded(4)
             let started = try client.result("verification.start", [
                 "number": .string(number), "channel": "sms", "purpose": "transaction", "brand": "Bench",
                 "payload": ["bench": .int(Int64(iteration))],
@@ -193,11 +193,11 @@ enum BenchUser {
         let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
         let registered = try client.result("identity.register", [
             "username": .string(name), "password": .string(password), "email": .string("\(name)@example.com"),
-            "phone": .string(String(format: "+1555%03d%04d", 200 + index % 800, index)),
+            "phone": .string("+1555" + (200 + index % 800).zeroPadded(3) + index.zeroPadded(4)),
         ])
         guard let userID = registered["user_id"]?.stringValue else { throw OutboxError(message: "register gave no user_id") }
         _ = try LineClient(identity).result("identity.prove_phone", [
-            "user_id": .string(userID), "phone": .string(String(format: "+1555%03d%04d", 200 + index % 800, index)),
+            "user_id": .string(userID), "phone": .string("+1555" + (200 + index % 800).zeroPadded(3) + index.zeroPadded(4)),
         ])
         _ = try LineClient(accounts).result("accounts.deposit", [
             "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(name)"),

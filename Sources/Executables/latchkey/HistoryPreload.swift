@@ -1,5 +1,5 @@
 import Accounts
-import Foundation
+import FoundationEssentials
 import Identity
 import Storage
 import Verification

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import LineProtocol
 import Platform
 import RPC
@@ -111,7 +112,8 @@ enum LoadGenerator {
         for index in 0..<settings.connections {
             prepared.enter()
             finished.enter()
-            let thread = Thread {
+            // Detached when released: `finished` says when it ends.
+            _ = JoinableThread(name: "bench-\(index)") {
                 defer { finished.leave() }
                 let prepareResult = Result { try prepare(index) }
                 prepared.leave()
@@ -142,8 +144,6 @@ enum LoadGenerator {
                 }
                 collector.add(result)
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
         prepared.wait()
         let start = MonotonicClock.nowMicroseconds() + Int64(warmUpSeconds * 1_000_000)
@@ -167,7 +167,7 @@ enum LoadGenerator {
 
 /// Holds the connections of a closed-loop run until every one is prepared, then gives them the window.
 private final class StartGate: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var bounds: (start: Int64, end: Int64)?
 
     func open(start: Int64, end: Int64) {
@@ -191,7 +191,7 @@ private func sleepUntil(microseconds: Int64) {
 }
 
 private final class ResultCollector: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var merged = LoadResult()
     private var failure: String?
 

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import LineProtocol
 import Platform
 import RPC
@@ -18,7 +19,7 @@ enum LoginBenchmark {
         let start = Date()
         for _ in 0..<threads {
             group.enter()
-            Thread.detachNewThread {
+            _ = JoinableThread(name: "scrypt-bench") {
                 while Date() < deadline {
                     _ = PasswordHasher.verify("benchmark password", against: hash)
                     verified.add()
@@ -42,7 +43,7 @@ enum LoginBenchmark {
     }
 
     private final class Tally: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var value = 0
 
         func add() {

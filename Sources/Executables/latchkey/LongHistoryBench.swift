@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// `latchkey bench long`: login, verify and transfer on a fresh stack, then on a stack whose
 /// databases already hold a long history (`HistoryPreload`: 100,000 users with sessions and
@@ -12,7 +13,7 @@ enum LongHistoryBench {
             let started = Date()
             try preload.write(into: directory)
             let seconds = Date().timeIntervalSince(started)
-            print(String(format: "history preloaded in %.1f s: %d users, %d sends, %d ledger rows", seconds, preload.users, preload.sends, preload.ledgerRows))
+            print("history preloaded in \(seconds.fixed(1)) s: \(preload.users) users, \(preload.sends) sends, \(preload.ledgerRows) ledger rows")
         }
         for ((flow, result), (_, baseline)) in zip(long, empty) {
             report.row("\(flow) with long history", result, ratioTo: ("empty database", baseline.perSecond))

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import LineProtocol
 import Platform
 import RPC
@@ -47,10 +48,10 @@ enum MemoryBench {
 
         let gateway = stack.member("gateway").process.processIdentifier
         let growth = try perThousandIdle(pid: gateway, connections: connections) { try pingedGatewayConnection(stack.gateway) }
-        print(String(format: "gateway: %.2f MB per 1,000 idle connections (%d connections, each answered one gateway.ping)", growth, connections))
+        print("gateway: \(growth.fixed(2)) MB per 1,000 idle connections (\(connections) connections, each answered one gateway.ping)")
         if let redis {
             let peer = try perThousandIdle(pid: redis.pid, connections: connections) { try pingedRedisConnection(port: redis.port) }
-            print(String(format: "peer: redis-server %.2f MB per 1,000 idle connections (the same, PING)", peer))
+            print("peer: redis-server \(peer.fixed(2)) MB per 1,000 idle connections (the same, PING)")
         }
         print("(binaries from \(Stack.siblingBinaryDirectory()); kernel socket buffers are not in a process's RSS)")
         fflush(nil)
@@ -70,7 +71,7 @@ enum MemoryBench {
         ]
     }
 
-    private static func megabytes(_ kilobytes: Int) -> String { String(format: "%.1f MB", Double(kilobytes) / 1024) }
+    private static func megabytes(_ kilobytes: Int) -> String { (Double(kilobytes) / 1024).fixed(1) + " MB" }
 
     /// RSS growth, in MB per 1,000, while `connections` connections opened by `open` stay open.
     private static func perThousandIdle<Connection>(pid: Int32, connections: Int, open: () throws -> Connection) throws -> Double {
@@ -99,14 +100,20 @@ enum MemoryBench {
 
     /// `latchkey bench idle-process` started from this very binary, measured, then ended.
     private static func idleProcessOfThisBuild() throws -> ProcessMemory {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("latchkey"))
-        process.arguments = ["bench", idleScenario]
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
+        let input = try ChildPipe()
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(
+                executable: Stack.siblingBinaryDirectory().appendingPathComponent("latchkey"), arguments: ["bench", idleScenario],
+                environment: ProcessInfo.processInfo.environment, standardInput: .descriptor(input.readEnd))
+        } catch {
+            close(input.readEnd)
+            close(input.writeEnd)
+            throw error
+        }
+        close(input.readEnd)
         defer {
-            try? input.fileHandleForWriting.close()
+            close(input.writeEnd)  // its end of file ends the idle process
             process.waitUntilExit()
         }
         // Its RSS rises while it starts, then holds: read it once two readings 100 ms apart agree.
@@ -157,22 +164,21 @@ struct ProcessMemory {
 /// (under redis-benchmark) and of the memory bench (idle).
 final class RedisPeer {
     let port: Int
-    private let process: Process
+    private let process: ChildProcess
     var pid: Int32 { process.processIdentifier }
 
-    private init(port: Int, process: Process) {
+    private init(port: Int, process: ChildProcess) {
         self.port = port
         self.process = process
     }
 
     static func start() -> RedisPeer? {
         guard let server = RedisCeilingBench.executable("redis-server"), let port = RedisCeilingBench.freePort() else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: server)
-        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--maxclients", "20000"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
+        guard let process = try? ChildProcess(
+            executable: server,
+            arguments: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--maxclients", "20000"],
+            environment: ProcessInfo.processInfo.environment, standardOutput: .null, standardError: .null)
+        else { return nil }
         let redis = RedisPeer(port: port, process: process)
         guard RedisCeilingBench.waitUntilListening(port: port, timeoutMilliseconds: 5000) else {
             redis.stop()

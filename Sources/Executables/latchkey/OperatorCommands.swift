@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
+import Platform
 import ServiceKit
 
 /// `latchkey deposit | unlock | sessions | revoke-session | keys | revoke-key | activity`: what an
@@ -35,7 +36,7 @@ enum OperatorCommands {
         var lines = ["usage: latchkey \(command.synopsis) [--json]", "", "flags (command line only):"]
         for flag in command.flags + [json] {
             let spelled = flag.isSwitch ? flag.flag : "\(flag.flag) VALUE"
-            lines.append("  \(spelled.padding(toLength: 24, withPad: " ", startingAt: 0)) \(flag.help)")
+            lines.append("  \(spelled.paddedRight(24)) \(flag.help)")
         }
         let connection = Usage.text("", options: OperatorConnection.options).split(separator: "\n", omittingEmptySubsequences: false).dropFirst().map(String.init)
         return (lines + connection).joined(separator: "\n")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `latchkey options`: prints the table of configuration variables from the code itself,
 /// so the operator's guide can be checked against it.

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Identity
 import LineProtocol
 import Platform
@@ -31,7 +33,7 @@ enum OverloadBench {
             let link = SharedClient(client)
             let sent = SentLog()
             group.enter()
-            let reader = Thread {
+            _ = JoinableThread(name: "overload-read") {
                 defer { group.leave() }
                 while let line = try? link.client.readLine() {
                     let now = MonotonicClock.nowMicroseconds()
@@ -41,16 +43,15 @@ enum OverloadBench {
                     tally.record(response.outcome, microseconds: now - sentAt)
                 }
             }
-            reader.start()
             group.enter()
-            let sender = Thread {
+            _ = JoinableThread(name: "overload-send") {
                 defer { group.leave() }
                 let start = Date()
                 var count: Int64 = 0
                 while Date().timeIntervalSince(start) < settings.seconds {
                     let due = start.addingTimeInterval(Double(count) * perConnectionInterval)
                     // Pacing the load (open loop), not synchronisation.
-                    if due > Date() { Thread.sleep(until: due) }
+                    if case let wait = due.timeIntervalSinceNow, wait > 0 { usleep(UInt32(wait * 1_000_000)) }
                     count += 1
                     let request = RPCRequest(method: "identity.login", params: [
                         "username": .string(user.username), "password": .string(user.password), "device_id": .string("overload-\(index)"),
@@ -61,7 +62,6 @@ enum OverloadBench {
                 // The server answers what it has read, then closes: the reader sees the end.
                 link.client.finishSending()
             }
-            sender.start()
         }
         group.wait()
         let after = try figures(identity)
@@ -90,7 +90,7 @@ private final class SharedClient: @unchecked Sendable {
 
 /// Send times by request id on one connection.
 private final class SentLog: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var sentAt: [Int64: Int64] = [:]
 
     func add(_ id: Int64, at microseconds: Int64) {
@@ -108,7 +108,7 @@ private final class SentLog: @unchecked Sendable {
 
 /// Answers by kind, with latencies: admitted (answered by the handler), refused, timed out.
 final class OverloadTally: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var admittedMicroseconds: [Int64] = []
     private var refusedMicroseconds: [Int64] = []
     private var timeouts = 0

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// What a process has used so far, from `/proc`: CPU time (user + system, all its threads, from
@@ -79,7 +79,7 @@ enum ProcessCPU {
         var values: [Substring: Int64] = [:]
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, let value = Int64(parts[1].trimmingCharacters(in: .whitespaces)) else { continue }
+            guard parts.count == 2, let value = Int64(parts[1].trimmingWhitespace()) else { continue }
             values[parts[0]] = value
         }
         return values

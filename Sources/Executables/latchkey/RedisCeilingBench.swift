@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Platform
 import RPC
 
@@ -14,17 +15,18 @@ enum RedisCeilingBench {
         guard let benchmark = executable("redis-benchmark"), let redis = RedisPeer.start() else { return nil }
         defer { redis.stop() }
         let port = redis.port
-        let run = Process()
-        run.executableURL = URL(fileURLWithPath: benchmark)
-        run.arguments = [
+        let arguments = [
             "-h", "127.0.0.1", "-p", String(port), "-c", String(connections), "-P", String(inflight), "-t", "ping_inline",
             "-n", String(requests), "-q",
         ]
-        let output = Pipe()
-        run.standardOutput = output
-        run.standardError = FileHandle.nullDevice
-        guard (try? run.run()) != nil else { return nil }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard let output = try? ChildPipe() else { return nil }
+        defer { close(output.readEnd) }
+        let run = try? ChildProcess(
+            executable: benchmark, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+            standardOutput: .descriptor(output.writeEnd), standardError: .null)
+        close(output.writeEnd)
+        guard let run else { return nil }
+        let text = String(decoding: output.readToEnd(), as: UTF8.self)
         run.waitUntilExit()
         return requestsPerSecond(in: text)
     }

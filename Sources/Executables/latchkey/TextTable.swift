@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
+import Platform
+import Runtime
 
 /// Rows printed under upper-case headers, each column as wide as its widest cell.
 struct TextTable {
@@ -18,7 +20,7 @@ struct TextTable {
         let widths = headers.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                column == row.count - 1 ? cell : cell.paddedRight(widths[column])
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
     }
@@ -26,9 +28,9 @@ struct TextTable {
     /// Unix seconds as `2026-01-02 03:04:05Z` (UTC); `-` for none.
     static func time(_ value: JSON?) -> String {
         guard let seconds = value?.intValue else { return "-" }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime, .withTimeZone]
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        // `2026-01-02T03:04:05.000Z` without its milliseconds, a space for the `T`.
+        let stamp = LogTimestamp.format(unixMilliseconds: Int64(seconds) * 1000)
+        return stamp.prefix(10) + " " + stamp.dropFirst(11).prefix(8) + "Z"
     }
 
     /// A JSON member as a cell: strings bare, numbers as digits, null as `-`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LineProtocol
 import Platform
 import RPC
@@ -84,7 +84,7 @@ enum UpCommand {
         ]
         for (service, variable, file) in keys
         where (environment[variable] ?? "").isEmpty {
-            let path = (options.dataDirectory as NSString).appendingPathComponent(file)
+            let path = options.dataDirectory.appendingPathComponent(file)
             var key = try ServerKeyFile.load(path: path, configured: nil, option: variable)
             options.serviceEnvironment[service, default: [:]][variable] = Hex.encode(key)
             secureWipe(&key)
@@ -107,10 +107,10 @@ enum UpCommand {
     private static func printBanner(stack: Stack, dataDirectory: String) {
         let storage = stack.options.environment[CommonOptions.databaseURL.environmentName].map { "PostgreSQL at \(PostgresURL.redacted($0))" }
         print("Latchkey is up. Data in \(storage ?? dataDirectory); messages go to \(stack.outboxPath)")
-        for member in stack.members { print("  \(member.replicaID.padding(toLength: 14, withPad: " ", startingAt: 0)) \(member.endpoint)") }
-        if let http = stack.httpGateway { print("  \("http door".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(http)") }
+        for member in stack.members { print("  \(member.replicaID.paddedRight(14)) \(member.endpoint)") }
+        if let http = stack.httpGateway { print("  \("http door".paddedRight(14)) http://\(http)") }
         if let metrics = stack.metricsEndpoint() {
-            print("  \("metrics".padding(toLength: 14, withPad: " ", startingAt: 0)) http://\(metrics)/metrics and /healthz (operators only)")
+            print("  \("metrics".paddedRight(14)) http://\(metrics)/metrics and /healthz (operators only)")
         }
         print("Try: latchkey call gateway.ping --gateway \(stack.gateway)   or   nc \(stack.gateway.host) \(stack.gateway.port)")
         if stack.gateway.host == "127.0.0.1" && stack.gateway.port != Int(BasePort.option.defaultValue ?? "") {
@@ -164,14 +164,11 @@ final class LogFollower {
 
     func pump() {
         for path in paths {
-            guard let handle = FileHandle(forReadingAtPath: path) else { continue }
-            defer { try? handle.close() }
             let offset = offsets[path] ?? 0
-            handle.seek(toFileOffset: offset)
-            let data = handle.readDataToEndOfFile()
-            if !data.isEmpty {
-                FileHandle.standardError.write(data)
-                offsets[path] = offset + UInt64(data.count)
+            let appended = Stack.readBytes(path, from: Int(offset))
+            if !appended.isEmpty {
+                StandardError.write(appended)
+                offsets[path] = offset + UInt64(appended.count)
             }
         }
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 import ServiceKit
 
 /// `latchkey up | call | bench | backup | options` and the operator commands
@@ -13,7 +14,7 @@ let environment = ProcessInfo.processInfo.environment
 do {
     guard let command = arguments.first, !["help", "--help", "-h"].contains(command) else {
         if arguments.isEmpty {
-            FileHandle.standardError.write(Data(ToolUsage.overview.utf8))
+            StandardError.write(ToolUsage.overview)
             exit(2)
         }
         print(ToolUsage.overview, terminator: "")
@@ -22,7 +23,7 @@ do {
     let rest = Array(arguments.dropFirst())
     ServiceByName.runIfService(command: command, arguments: rest)
     guard let usage = ToolUsage.of(command) else {
-        FileHandle.standardError.write(Data("latchkey: unknown command \(command)\n\(ToolUsage.overview)".utf8))
+        StandardError.write("latchkey: unknown command \(command)\n\(ToolUsage.overview)")
         exit(2)
     }
     try HelpRequested.check(rest, usage: usage)
@@ -39,15 +40,15 @@ do {
     print(help.usage, terminator: "")
     exit(0)
 } catch let error as ConfigurationError {
-    FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
+    StandardError.write("latchkey: \(error)\n")
     exit(2)
 } catch let error as StackUnreachable {
-    FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
+    StandardError.write("latchkey: \(error)\n")
     exit(3)
 } catch let error as ServiceUnreachable {
-    FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
+    StandardError.write("latchkey: \(error)\n")
     exit(3)
 } catch {
-    FileHandle.standardError.write(Data("latchkey: \(error)\n".utf8))
+    StandardError.write("latchkey: \(error)\n")
     exit(1)
 }

@@ -1,5 +1,7 @@
 import CPostgres
-import Foundation
+import FoundationEssentials
+import Glibc
+import Platform
 
 /// One libpq connection, used by one thread at a time inside `PostgresDatabase.write`/`read`.
 /// Every statement goes through the extended query protocol with bound parameters (`?` in the
@@ -92,7 +94,7 @@ public final class PostgresConnection: SQLConnection {
     }
 
     static func message(of connection: OpaquePointer, _ pq: LibPQ) -> String {
-        (pq.errorMessage(connection).map { String(cString: $0) } ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        (pq.errorMessage(connection).map { String(cString: $0) } ?? "").trimmingWhitespace()
     }
 }
 

@@ -25,7 +25,7 @@ public enum PostgresDDL {
     private static func replacingWords(_ word: String, with replacement: String, in text: String) -> String {
         var result = ""
         var rest = Substring(text)
-        while let range = rest.range(of: word) {
+        while let range = rest.firstRange(of: word) {
             let before = rest[..<range.lowerBound]
             let after = rest[range.upperBound...]
             let boundedBefore = before.last.map { !isWordCharacter($0) } ?? true

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 public struct PostgresOptions: Sendable {
     /// Connections this process opens at most (size it to the worker threads that use it).
@@ -101,7 +102,7 @@ final class PostgresPool: @unchecked Sendable {
     private let size: Int
     private let options: PostgresOptions
     private let connect: () throws(StorageError) -> PostgresConnection
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var idle: [PostgresConnection] = []
     private var open = 0
     private var failures = 0

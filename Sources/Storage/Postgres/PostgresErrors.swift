@@ -1,4 +1,5 @@
 import CPostgres
+import Platform
 
 /// PostgreSQL errors as `StorageError`, by SQLSTATE. Messages are the server's own primary
 /// text and constraint names, which never contain bound values (the DETAIL field, which can,
@@ -42,7 +43,7 @@ public enum PostgresURL {
     /// `postgres://user:secret@host/db` -> `postgres://user:***@host/db`; `password=secret` -> `password=***`.
     public static func redacted(_ url: String) -> String {
         var text = url
-        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
+        if let scheme = text.firstRange(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
             let credentials = text[scheme.upperBound..<at]
             if let colon = credentials.firstIndex(of: ":") {
                 text.replaceSubrange(text.index(after: colon)..<at, with: "***")
@@ -50,7 +51,7 @@ public enum PostgresURL {
         }
         for key in ["password=", "password%3D"] {
             var searchStart = text.startIndex
-            while let range = text.range(of: key, options: .caseInsensitive, range: searchStart..<text.endIndex) {
+            while let range = text[searchStart...].firstRange(ofIgnoringCase: key) {
                 let end = text[range.upperBound...].firstIndex { $0 == "&" || $0 == " " } ?? text.endIndex
                 text.replaceSubrange(range.upperBound..<end, with: "***")
                 searchStart = range.upperBound

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Forward-only migrations of one schema, applied in one transaction under an advisory lock
 /// (transaction-scoped, so it also holds through PgBouncer): ten replicas starting together
