@@ -80,8 +80,13 @@ class Checker:
         """A docker command: its files and services must exist; what it runs inside a container runs here."""
         self.checked += 1
         if words[1] == "build":
-            if not (ROOT / words[words.index("-f") + 1]).exists():
-                self.fail(command, "the Dockerfile it names does not exist")
+            dockerfile = ROOT / words[words.index("-f") + 1]
+            if not dockerfile.exists():
+                return self.fail(command, "the Dockerfile it names does not exist")
+            if "--target" in words:
+                target = words[words.index("--target") + 1]
+                if not re.search(rf"^FROM \S+ AS {re.escape(target)}$", dockerfile.read_text(), flags=re.M | re.I):
+                    self.fail(command, f"the Dockerfile has no stage {target}")
             return  # interop/dockerfile_context.py builds what it builds
         services, problem = self.compose_files(words)
         if problem:

@@ -61,6 +61,11 @@ public struct ResetMailComposer: Sendable {
     public func resetLink(to address: String, token: String, validForSeconds: Int64) -> OutgoingMessage {
         let link = linkTemplate.link(token: token)
         let expiry = durationInWords(seconds: validForSeconds)
+        // A custom-scheme link (the default, `latchkey://`) opens only where the app is installed.
+        let opensInABrowser = link.hasPrefix("https://") || link.hasPrefix("http://")
+        let fallback = opensInABrowser
+            ? "If the button does not work, copy this address into your browser:"
+            : "If the button does not work, open this e-mail on the phone where the \(productName) app is installed, or copy this address there:"
         let text = """
             Hello,
 
@@ -87,7 +92,7 @@ public struct ResetMailComposer: Sendable {
             <p>The link works once and expires in <strong>\(escapeHTML(expiry))</strong>.</p>
             <p>If you did not ask for this, ignore this e-mail: your password stays as it is and
             nobody can change it without this link. If such mails keep coming, tell us.</p>
-            <p style="color: #666; font-size: 90%">If the button does not work, copy this address into your browser:<br>\(escapeHTML(link))</p>
+            <p style="color: #666; font-size: 90%">\(escapeHTML(fallback))<br>\(escapeHTML(link))</p>
             </body></html>
             """
         return OutgoingMessage(channel: .email, to: address, subject: "Reset your \(productName) password", text: text, html: html)

@@ -52,6 +52,17 @@ final class ResetMailTests: XCTestCase {
         XCTAssertTrue(html.contains("<strong>30 minutes</strong>"))
     }
 
+    /// A custom-scheme link does nothing in a browser: the fallback line says where it works.
+    func testTheFallbackLineSendsAnAppLinkToThePhoneAndAWebLinkToTheBrowser() throws {
+        let app = try XCTUnwrap(ResetMailComposer(productName: "Acme Bank", linkTemplate: try LinkTemplate(LinkTemplate.defaultTemplate))
+            .resetLink(to: "a@example.com", token: token, validForSeconds: 60).html)
+        XCTAssertFalse(app.contains("browser"), app)
+        XCTAssertTrue(app.contains("open this e-mail on the phone where the Acme Bank app is installed"), app)
+        let web = try XCTUnwrap(ResetMailComposer(productName: "Acme Bank", linkTemplate: try LinkTemplate("https://acme.example/reset?token={token}"))
+            .resetLink(to: "a@example.com", token: token, validForSeconds: 60).html)
+        XCTAssertTrue(web.contains("copy this address into your browser"), web)
+    }
+
     func testHTMLEscapesWhatItShows() throws {
         let composer = ResetMailComposer(productName: "<b>Evil & Co</b>", linkTemplate: try LinkTemplate("https://x.example/?a=1&t={token}"))
         let html = try XCTUnwrap(composer.resetLink(to: "a@example.com", token: token, validForSeconds: 60).html)
