@@ -2,7 +2,6 @@
 import Darwin
 #else
 import Glibc
-import Platform
 #endif
 
 /// An IPv4 or IPv6 address and port, resolved and ready for `bind`/`connect`.
