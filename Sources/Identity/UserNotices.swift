@@ -50,9 +50,7 @@ public struct UserNotices: Sendable {
 
     /// `2026-12-04 18:20 UTC`: the same for every reader, whatever their locale.
     static func timestamp(_ seconds: Int64) -> String {
-        // `2026-12-04T18:20:05.000Z` to the minute.
-        let stamp = LogTimestamp.format(unixMilliseconds: seconds * 1000)
-        return stamp.prefix(10) + " " + stamp.dropFirst(11).prefix(5) + " UTC"
+        LogTimestamp.readable(unixSeconds: seconds, withSeconds: false) + " UTC"
     }
 }
 

@@ -126,14 +126,5 @@ public struct ChildPipe: Sendable {
     }
 
     /// Everything written to the pipe until every write end is closed.
-    public func readToEnd() -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return bytes }
-            bytes += chunk[..<count]
-        }
-    }
+    public func readToEnd() -> [UInt8] { LibC.readToEnd(readEnd) }
 }

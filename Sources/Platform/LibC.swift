@@ -24,6 +24,18 @@ public enum LibC {
     public static var unopenDescriptorCloses: Int { closesOfUnopenDescriptors.value }
     private static let closesOfUnopenDescriptors = LockedCount()
 
+    /// Everything `fd` yields from its current offset until end of file (or an error), EINTR retried.
+    public static func readToEnd(_ fd: Int32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return bytes }
+            bytes += chunk[..<count]
+        }
+    }
+
     @inline(__always) public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { readCall(fd, buffer, count) }
     @inline(__always) public static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { writeCall(fd, buffer, count) }
     @inline(__always) public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int { sendCall(fd, buffer, count, flags) }

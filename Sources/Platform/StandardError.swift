@@ -1,9 +1,3 @@
-#if canImport(Darwin)
-import Darwin
-#else
-import Glibc
-#endif
-
 /// Writes to the process's standard error in full (a message is never cut by a short write).
 public enum StandardError {
     public static func write(_ text: String) {
@@ -13,7 +7,7 @@ public enum StandardError {
     public static func write(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { systemWrite(2, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeBytes { LibC.write(2, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
                 return
@@ -22,9 +16,3 @@ public enum StandardError {
         }
     }
 }
-
-#if canImport(Darwin)
-private let systemWrite = Darwin.write
-#else
-private let systemWrite = Glibc.write
-#endif

@@ -58,11 +58,6 @@ extension String {
         guard let slash = lastIndex(of: "/") else { return "" }
         return slash == startIndex ? "/" : String(self[..<slash])
     }
-
-    /// The part after the last slash (the whole string when it has none).
-    public var lastPathComponent: String {
-        split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? self
-    }
 }
 
 extension String {

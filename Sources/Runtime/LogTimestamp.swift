@@ -42,6 +42,14 @@ public enum LogTimestamp {
     }
 }
 
+extension LogTimestamp {
+    /// `2026-12-04 18:20` (or `2026-12-04 18:20:05` with seconds), UTC: for people, in mails and tables.
+    public static func readable(unixSeconds seconds: Int64, withSeconds: Bool) -> String {
+        let stamp = format(unixMilliseconds: seconds * 1000)
+        return stamp.prefix(10) + " " + stamp.dropFirst(11).prefix(withSeconds ? 8 : 5)
+    }
+}
+
 extension Int64 {
     /// Division rounding toward minus infinity, so an instant before 1970 keeps a fraction in 0...999.
     fileprivate func dividedFloor(by divisor: Int64) -> Int64 {

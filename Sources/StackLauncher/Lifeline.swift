@@ -1,8 +1,5 @@
 import FoundationEssentials
 import Platform
-#if !canImport(Darwin)
-import CLinux
-#endif
 
 /// What ties a stack's children to the process that launched them: a pipe whose read end is
 /// every child's standard input and whose write end only this process holds. Both ends are
@@ -18,16 +15,10 @@ final class Lifeline: @unchecked Sendable {
     static let environment = ["LATCHKEY_STOP_ON_STDIN_CLOSE": "true"]
 
     init() throws {
-        var ends: [Int32] = [-1, -1]
-        #if !canImport(Darwin)
-        // Atomically: a child spawned by another thread in between must not inherit either end.
-        guard lk_pipe_cloexec(&ends) == 0 else { throw SystemError(call: "pipe2", errno: errno) }
-        #else
-        guard pipe(&ends) == 0 else { throw SystemError(call: "pipe", errno: errno) }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        #endif
-        childEnd = ends[0]
-        launcherEnd = ends[1]
+        // Atomically close-on-exec: a child spawned by another thread in between must not inherit either end.
+        let pipe = try ChildPipe()
+        childEnd = pipe.readEnd
+        launcherEnd = pipe.writeEnd
     }
 
     deinit {

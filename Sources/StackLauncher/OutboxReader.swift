@@ -107,15 +107,10 @@ public final class OutboxReader: @unchecked Sendable {
 
     private func readNewLines() {
         guard descriptor >= 0 else { return }
-        // Read on until nothing more came, or a burst larger than one buffer would wait for
-        // the next message to be read.
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var appendedAny = false
-        while case let count = buffer.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }), count > 0 {
-            partial += buffer[..<count]
-            appendedAny = true
-        }
-        guard appendedAny else { return }
+        // All that was appended: a burst larger than one read must not wait for the next message.
+        let appended = LibC.readToEnd(descriptor)
+        guard !appended.isEmpty else { return }
+        partial += appended
         var found: [(String, String)] = []
         var start = 0
         while let newline = partial[start...].firstIndex(of: UInt8(ascii: "\n")) {

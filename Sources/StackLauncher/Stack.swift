@@ -309,14 +309,7 @@ public final class Stack: @unchecked Sendable {
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         if offset > 0 && lseek(fd, off_t(offset), SEEK_SET) < 0 { return [] }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return bytes
+        return LibC.readToEnd(fd)
     }
 
     /// The directory of `latchkey` next to the running binary (or test bundle).

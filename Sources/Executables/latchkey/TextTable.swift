@@ -28,9 +28,7 @@ struct TextTable {
     /// Unix seconds as `2026-01-02 03:04:05Z` (UTC); `-` for none.
     static func time(_ value: JSON?) -> String {
         guard let seconds = value?.intValue else { return "-" }
-        // `2026-01-02T03:04:05.000Z` without its milliseconds, a space for the `T`.
-        let stamp = LogTimestamp.format(unixMilliseconds: Int64(seconds) * 1000)
-        return stamp.prefix(10) + " " + stamp.dropFirst(11).prefix(8) + "Z"
+        return LogTimestamp.readable(unixSeconds: Int64(seconds), withSeconds: true) + "Z"
     }
 
     /// A JSON member as a cell: strings bare, numbers as digits, null as `-`.
