@@ -30,6 +30,9 @@ let package = Package(
         // addresses, clocks, threads, descriptor limits; where Linux and Darwin differ, it branches.
         .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "LineProtocol", swiftSettings: strict),
+        // Every method, declared once: access, rate group, retry, params, result, errors. The routers,
+        // the gateway's policy, protocol/methods.json and protocol/openapi.json all follow from it.
+        .target(name: "Contract", dependencies: ["LineProtocol"], swiftSettings: strict),
         .target(name: "Secrets", dependencies: ["COpenSSL", "Platform"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["Platform", "CSQLite", "CPostgres"], swiftSettings: strict),
         // One TLS layer (OpenSSL) for the gateway's doors and every client: contexts, sessions, peer verification.
@@ -40,22 +43,22 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Platform", "CLinux", "LineProtocol", "TLS"], swiftSettings: strict),
         // JSON-RPC over the line protocol: the server and its connections, the method router and
         // typed params, the non-blocking client between services, and a blocking client for tools.
-        .target(name: "RPC", dependencies: ["Runtime", "Platform", "LineProtocol", "Secrets", "TLS"], swiftSettings: strict),
+        .target(name: "RPC", dependencies: ["Contract", "Runtime", "Platform", "LineProtocol", "Secrets", "TLS"], swiftSettings: strict),
         // HTTP/1.1: the server (parser, pipelined connections) and the blocking client the
         // delivery providers use, both over the one TLS layer.
         .target(name: "HTTP", dependencies: ["Runtime", "Platform", "TLS"], swiftSettings: strict),
         // What every service process shares: options and configuration, the lifecycle that drains
         // on SIGTERM, its database, storage errors as the wire sees them, and identity's sessions.
-        .target(name: "ServiceKit", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "Secrets", "Storage"], swiftSettings: strict),
+        .target(name: "ServiceKit", dependencies: ["Contract", "RPC", "Runtime", "Platform", "LineProtocol", "Secrets", "Storage"], swiftSettings: strict),
         // Message delivery shared by verification and reset: outbox, SMTP, webhook, SMS providers.
         .target(name: "Delivery", dependencies: ["ServiceKit", "HTTP", "RPC", "Runtime", "Platform", "Secrets", "TLS"], swiftSettings: strict),
 
         // Service logic, testable in-process.
-        .target(name: "Identity", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Verification", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Accounts", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets"], swiftSettings: strict),
-        .target(name: "Reset", dependencies: ["ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
-        .target(name: "Gateway", dependencies: ["ServiceKit", "RPC", "HTTP", "Runtime", "Platform", "Secrets", "TLS"], swiftSettings: strict),
+        .target(name: "Identity", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Verification", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Accounts", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets"], swiftSettings: strict),
+        .target(name: "Reset", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Gateway", dependencies: ["Contract", "ServiceKit", "RPC", "HTTP", "Runtime", "Platform", "Secrets", "TLS"], swiftSettings: strict),
 
         // The Swift client an app uses: the HTTP door through URLSession, typed calls, the seed flows.
         .target(name: "LatchkeyClient", exclude: ["README.md"], swiftSettings: strict),
@@ -85,12 +88,13 @@ let package = Package(
         .target(name: "StoreTestSupport", dependencies: ["Storage"], path: "Tests/StoreTestSupport", swiftSettings: strict),
 
         // One test target per library target, each depending only on that library, what lies below it, and test support.
+        .testTarget(name: "ContractTests", dependencies: ["Contract", "LineProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SecretsTests", dependencies: ["Secrets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Platform", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RPCTests", dependencies: ["RPC", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RPCTests", dependencies: ["Contract", "RPC", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform"], swiftSettings: strict),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport"], swiftSettings: strict),
@@ -105,7 +109,7 @@ let package = Package(
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport", "TLSTestSupport"],
+            dependencies: ["Contract", "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport", "TLSTestSupport"],
             swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
         .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport"], swiftSettings: strict),

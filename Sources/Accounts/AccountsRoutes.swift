@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 import ServiceKit
@@ -5,14 +6,11 @@ import ServiceKit
 /// The wire side of the methods: params in, JSON out. Sessions resolve through identity on every call.
 public enum AccountsRoutes {
     public static func register(on router: Router, service: AccountsService, sessions: SessionResolver) {
-        router.register("accounts.balances", accepts: .init(required: ["session"])) { params, context in
+        router.register(AccountsContract.balances) { params, context in
             let session = try sessions.resolve(params, context)
             return ["accounts": .array(try service.balances(userID: session.userID).map(\.json))]
         }
-        router.register(
-            "accounts.transfer",
-            accepts: .init(required: ["session", "from", "to", "amount", "idempotency_key"], optional: ["confirm_with", "device_id"])
-        ) { params, context in
+        router.register(AccountsContract.transfer) { params, context in
             // Read once, judged after the session: a code goes to the proven phone, read with the
             // session, which saves verification a call to identity.
             let confirmWith = Result { () throws(RPCError) in try params.optionalString("confirm_with", maxLength: 16) ?? "sms" }
@@ -33,7 +31,7 @@ public enum AccountsRoutes {
             }
         }
         // `code` for an SMS-confirmed transfer, `device_id` + `signature` for a device-key one.
-        router.register("accounts.confirm", accepts: .init(required: ["session", "transfer_id"], optional: ["code", "device_id", "signature"])) { params, context in
+        router.register(AccountsContract.confirm) { params, context in
             let session = try sessions.resolve(params, context)
             let transferID = try params.string("transfer_id", maxLength: 64)
             let balances: [AccountBalance]
@@ -48,13 +46,13 @@ public enum AccountsRoutes {
             }
             return ["status": "done", "transfer_id": .string(transferID), "accounts": .array(balances.map(\.json))]
         }
-        router.register("accounts.history", accepts: .init(required: ["session"], optional: ["limit", "before"])) { params, context in
+        router.register(AccountsContract.history) { params, context in
             let session = try sessions.resolve(params, context)
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.historyMaxLimit)).map { Int($0) }
             let page = try service.history(userID: session.userID, limit: limit, before: try params.optionalString("before", maxLength: 32))
             return ["entries": .array(page.entries.map(\.json)), "next": page.next.map(JSON.string) ?? .null]
         }
-        router.register("accounts.deposit") { params, _ in
+        router.register(AccountsContract.deposit) { params, _ in
             let userID = try params.string("user_id", maxLength: 128)
             guard !userID.isEmpty else { throw RPCError.invalidParams("user_id must not be empty", field: "user_id") }
             let balance = try service.deposit(
@@ -62,7 +60,7 @@ public enum AccountsRoutes {
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
             return ["balance": .int(balance), "currency": .string(service.settings.currency)]
         }
-        router.register("accounts.audit") { _, _ in
+        router.register(AccountsContract.audit) { _, _ in
             let breaches = try service.audit()
             return ["ok": .bool(breaches.isEmpty), "breaches": .array(breaches.map(\.json))]
         }

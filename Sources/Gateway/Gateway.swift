@@ -137,7 +137,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
         }
         if policy.isLocal {
             do throws(RPCError) {
-                try AcceptedParams.none.check(try Params(request.params), method: request.method)
+                try policy.form.check(try Params(request.params).members, method: request.method)
             } catch {
                 finish.fail(error)
                 return
@@ -159,7 +159,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             case .failure(let error):
                 finish.fail(error)
             case .success(let info):
-                if let refusal = PolicyTable.refusal(policy.access, info, nowSeconds: WallClock.nowSeconds()) {
+                if let refusal = info.refusal(for: policy.access, nowSeconds: WallClock.nowSeconds()) {
                     finish.fail(refusal)
                 } else {
                     forward(request, policy: policy, pool: route.pool, members: members, token: token, context: context, finish: finish)
@@ -167,7 +167,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             }
         }
         // A cached answer may be stale (a factor passed elsewhere): refuse only on a fresh one.
-        if let cached = sessions.lookup(token: token), PolicyTable.refusal(policy.access, cached, nowSeconds: WallClock.nowSeconds()) != nil {
+        if let cached = sessions.lookup(token: token), cached.refusal(for: policy.access, nowSeconds: WallClock.nowSeconds()) != nil {
             sessions.drop(token: token)
         }
         resolveSession(token: token, identity: loopRoutes.identity, context: context, completion: decide)

@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 
@@ -6,37 +7,37 @@ import RPC
 /// refuses parameters a method does not take (`accepts:`).
 extension IdentityMethods {
     static func registerFactors(_ router: Router, _ service: IdentityService) {
-        router.register("identity.totp_enroll", accepts: .init(required: ["session"])) { params, context in
+        router.register(IdentityFactorsContract.totpEnroll) { params, context in
             let enrollment = try service.totpEnroll(token: try params.string("session", maxLength: tokenMaxBytes), caller: Caller(client: context.client))
             return ["secret": .string(enrollment.secret), "uri": .string(enrollment.uri)]
         }
-        router.register("identity.totp_activate", accepts: .init(required: ["session", "code"])) { params, context in
+        router.register(IdentityFactorsContract.totpActivate) { params, context in
             try service.totpActivate(
                 token: try params.string("session", maxLength: tokenMaxBytes), code: try params.string("code", maxLength: 16),
                 caller: Caller(client: context.client))
             return ["ok": true]
         }
-        router.register("identity.totp_verify", accepts: .init(required: ["session", "code"])) { params, context in
+        router.register(IdentityFactorsContract.totpVerify) { params, context in
             let aal = try service.totpVerify(
                 token: try params.string("session", maxLength: tokenMaxBytes), code: try params.string("code", maxLength: 16),
                 caller: Caller(client: context.client))
             return ["aal": .int(Int64(aal))]
         }
-        router.register("identity.totp_remove", accepts: .init(required: ["session"])) { params, context in
+        router.register(IdentityFactorsContract.totpRemove) { params, context in
             try service.totpRemove(token: try params.string("session", maxLength: tokenMaxBytes), caller: Caller(client: context.client))
             return ["ok": true]
         }
-        router.register("identity.recovery_codes", accepts: .init(required: ["session"])) { params, context in
+        router.register(IdentityFactorsContract.recoveryCodes) { params, context in
             let codes = try service.recoveryCodes(token: try params.string("session", maxLength: tokenMaxBytes), caller: Caller(client: context.client))
             return ["codes": .array(codes.map(JSON.string))]
         }
-        router.register("identity.recovery_verify", accepts: .init(required: ["session", "code"])) { params, context in
+        router.register(IdentityFactorsContract.recoveryVerify) { params, context in
             let passed = try service.recoveryVerify(
                 token: try params.string("session", maxLength: tokenMaxBytes), code: try params.string("code", maxLength: 32),
                 caller: Caller(client: context.client))
             return ["aal": .int(Int64(passed.aal)), "remaining": .int(Int64(passed.remaining))]
         }
-        router.register("identity.verify_signature", accepts: .init(required: ["user_id", "device_id", "message", "signature"])) { params, context in
+        router.register(IdentityInternalContract.verifySignature) { params, context in
             let keyID = try service.verifySignature(
                 userID: try params.string("user_id", maxLength: idMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 message: try params.string("message", maxLength: 2048), signature: try params.string("signature", maxLength: 256),

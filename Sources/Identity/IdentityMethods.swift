@@ -1,3 +1,4 @@
+import Contract
 import FoundationEssentials
 import LineProtocol
 import RPC
@@ -22,7 +23,7 @@ public enum IdentityMethods {
     private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }
 
     private static func registerAccount(_ router: Router, _ service: IdentityService) {
-        router.register("identity.register", accepts: .init(required: ["username", "password", "email", "phone"])) { params, context in
+        router.register(IdentityContract.register) { params, context in
             let userID = try service.register(
                 .init(
                     username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
@@ -30,18 +31,14 @@ public enum IdentityMethods {
                 caller: caller(context))
             return ["user_id": .string(userID)]
         }
-        router.register(
-            "identity.login", accepts: .init(required: ["username", "password", "device_id"], optional: ["device_token"])
-        ) { params, context in
+        router.register(IdentityContract.login) { params, context in
             let result = try service.login(
                 username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
                 deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 deviceToken: try params.optionalString("device_token", maxLength: tokenMaxBytes), caller: caller(context))
             return loginJSON(result)
         }
-        router.register(
-            "identity.preferences", accepts: .init(required: ["session"], optional: ["sms_verification", "sitekey"])
-        ) { params, context in
+        router.register(IdentityContract.preferences) { params, context in
             var sitekey: [UInt8]??
             switch params["sitekey"] {
             case nil: sitekey = nil
@@ -61,7 +58,7 @@ public enum IdentityMethods {
                 "factors": .array(preferences.factors.map(JSON.string)), "recovery_codes_left": .int(Int64(preferences.recoveryCodesLeft)),
             ]
         }
-        router.register("identity.activity", accepts: .init(required: ["session"], optional: ["limit", "before"])) { params, _ in
+        router.register(IdentityContract.activity) { params, _ in
             let page = try service.activity(
                 token: try params.string("session", maxLength: tokenMaxBytes),
                 limit: Int(try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20),
@@ -71,11 +68,11 @@ public enum IdentityMethods {
     }
 
     private static func registerSessions(_ router: Router, _ service: IdentityService) {
-        router.register("identity.logout", accepts: .init(required: ["session"])) { params, context in
+        router.register(IdentityContract.logout) { params, context in
             try service.logout(token: try params.string("session", maxLength: tokenMaxBytes), caller: caller(context))
             return ["ok": true]
         }
-        router.register("identity.sessions", accepts: .init(required: ["session"])) { params, _ in
+        router.register(IdentityContract.sessions) { params, _ in
             let (current, assurance, all) = try service.sessions(token: try params.string("session", maxLength: tokenMaxBytes))
             return ["sessions": .array(all.map { session in
                 var entry: [String: JSON] = [
@@ -88,7 +85,7 @@ public enum IdentityMethods {
                 return .object(entry)
             })]
         }
-        router.register("identity.revoke", accepts: .init(required: ["session", "session_id"])) { params, context in
+        router.register(IdentityContract.revoke) { params, context in
             try service.revoke(
                 token: try params.string("session", maxLength: tokenMaxBytes), sessionID: try params.string("session_id", maxLength: idMaxBytes),
                 caller: caller(context))
@@ -97,47 +94,39 @@ public enum IdentityMethods {
     }
 
     private static func registerKeys(_ router: Router, _ service: IdentityService) {
-        router.register(
-            "identity.challenge", accepts: .init(required: ["device_id"], optional: ["session", "username"])
-        ) { params, context in
+        router.register(IdentityContract.challenge) { params, context in
             let issued = try service.challenge(
                 deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 token: try params.optionalString("session", maxLength: tokenMaxBytes), username: try params.optionalString("username", maxLength: 256),
                 caller: caller(context))
             return ["challenge": .string(issued.challenge), "expires_at": .int(issued.expiresAt)]
         }
-        router.register(
-            "identity.enroll_key", accepts: .init(required: ["session", "device_id", "public_key", "protection"])
-        ) { params, context in
+        router.register(IdentityContract.enrollKey) { params, context in
             let keyID = try service.enrollKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 publicKey: try params.string("public_key", maxLength: 256), protection: try params.string("protection", maxLength: 32),
                 caller: caller(context))
             return ["key_id": .string(keyID)]
         }
-        router.register(
-            "identity.verify_key", accepts: .init(required: ["session", "device_id", "challenge", "signature"])
-        ) { params, context in
+        router.register(IdentityContract.verifyKey) { params, context in
             let aal = try service.verifyKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
                 caller: caller(context))
             return ["aal": .int(Int64(aal))]
         }
-        router.register(
-            "identity.key_login", accepts: .init(required: ["username", "device_id", "challenge", "signature"])
-        ) { params, context in
+        router.register(IdentityContract.keyLogin) { params, context in
             let result = try service.keyLogin(
                 username: try params.string("username", maxLength: 256), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
                 caller: caller(context))
             return loginJSON(result)
         }
-        router.register("identity.keys", accepts: .init(required: ["session"])) { params, _ in
+        router.register(IdentityContract.keys) { params, _ in
             let keys = try service.keys(token: try params.string("session", maxLength: tokenMaxBytes))
             return ["keys": .array(keys.map(\.json))]
         }
-        router.register("identity.revoke_key", accepts: .init(required: ["session", "key_id"])) { params, context in
+        router.register(IdentityContract.revokeKey) { params, context in
             try service.revokeKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), keyID: try params.string("key_id", maxLength: idMaxBytes),
                 caller: caller(context))
@@ -148,7 +137,7 @@ public enum IdentityMethods {
     private static func registerInternal(_ router: Router, _ service: IdentityService) {
         // `with_proven_phone`: accounts starts a transfer's code with the phone in hand, so
         // verification need not ask for the user's profile on every start.
-        router.register("identity.introspect") { params, _ in
+        router.register(IdentityInternalContract.introspect) { params, _ in
             let session = try service.introspect(token: try params.string("session", maxLength: tokenMaxBytes))
             let assurance = try service.assurance(of: session)
             var answer: [String: JSON] = [
@@ -162,7 +151,7 @@ public enum IdentityMethods {
             }
             return .object(answer)
         }
-        router.register("identity.user") { params, _ in
+        router.register(IdentityInternalContract.user) { params, _ in
             let user = try service.user(id: try params.string("user_id", maxLength: idMaxBytes))
             return [
                 "user_id": .string(user.userID), "username": .string(user.username), "email": .string(user.email),
@@ -170,42 +159,42 @@ public enum IdentityMethods {
                 "phone_verified": .bool(try service.isPhoneProven(userID: user.userID)),
             ]
         }
-        router.register("identity.prove_phone") { params, context in
+        router.register(IdentityInternalContract.provePhone) { params, context in
             try service.provePhone(
                 userID: try params.string("user_id", maxLength: idMaxBytes), phone: try params.string("phone", maxLength: 64), caller: caller(context))
             return ["phone_verified": true]
         }
-        router.register("identity.elevate") { params, context in
+        router.register(IdentityInternalContract.elevate) { params, context in
             let aal = try service.elevate(
                 sessionID: try params.string("session_id", maxLength: idMaxBytes), factor: try params.string("factor", maxLength: 32),
                 caller: caller(context))
             return ["aal": .int(Int64(aal))]
         }
-        router.register("identity.find_by_email") { params, _ in
+        router.register(IdentityInternalContract.findByEmail) { params, _ in
             ["user_id": .string(try service.findByEmail(try params.string("email", maxLength: 512)))]
         }
-        router.register("identity.check_password") { params, _ in
+        router.register(IdentityInternalContract.checkPassword) { params, _ in
             try service.checkPassword(
                 userID: try params.string("user_id", maxLength: idMaxBytes), password: try params.string("password", maxLength: passwordMaxBytes))
             return ["ok": true]
         }
-        router.register("identity.set_password") { params, context in
+        router.register(IdentityInternalContract.setPassword) { params, context in
             try service.setPassword(
                 userID: try params.string("user_id", maxLength: idMaxBytes), password: try params.string("password", maxLength: passwordMaxBytes),
                 caller: caller(context))
             return ["ok": true]
         }
-        router.register("identity.revoke_all") { params, context in
+        router.register(IdentityInternalContract.revokeAll) { params, context in
             ["revoked": .int(Int64(try service.revokeAll(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))))]
         }
-        router.register("identity.revoke_devices") { params, context in
+        router.register(IdentityInternalContract.revokeDevices) { params, context in
             let cleanup = try service.cleanUpAfterReset(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
             return [
                 "keys": .int(Int64(cleanup.keys)), "device_tokens": .int(Int64(cleanup.deviceTokens)),
                 "removed_factors": .array(cleanup.recentFactors.map { .string($0) }),
             ]
         }
-        router.register("identity.record") { params, context in
+        router.register(IdentityInternalContract.record) { params, context in
             try service.record(
                 userID: try params.string("user_id", maxLength: idMaxBytes), event: try params.string("event", maxLength: 64),
                 outcome: try params.string("outcome", maxLength: 64), deviceID: try params.optionalString("device_id", maxLength: idMaxBytes),

@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 
@@ -8,15 +9,15 @@ import RPC
 enum IdentityOperatorMethods {
     static func register(_ router: Router, _ service: IdentityService) {
         let idMaxBytes = IdentityMethods.idMaxBytes
-        router.register("identity.find_by_username") { params, _ in
+        router.register(IdentityOperatorContract.findByUsername) { params, _ in
             let user = try service.findByUsername(try params.string("username", maxLength: 256))
             return ["user_id": .string(user.userID), "username": .string(user.username)]
         }
-        router.register("identity.operator_unlock") { params, context in
+        router.register(IdentityOperatorContract.unlock) { params, context in
             let cleared = try service.operatorUnlock(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
             return ["failures_cleared": .int(Int64(cleared.consecutiveFailures)), "was_locked": .bool(cleared.wasLocked)]
         }
-        router.register("identity.operator_sessions") { params, _ in
+        router.register(IdentityOperatorContract.sessions) { params, _ in
             let sessions = try service.operatorSessions(userID: try params.string("user_id", maxLength: idMaxBytes))
             return ["sessions": .array(sessions.map { session in
                 [
@@ -25,7 +26,7 @@ enum IdentityOperatorMethods {
                 ]
             })]
         }
-        router.register("identity.operator_revoke_session") { params, context in
+        router.register(IdentityOperatorContract.revokeSession) { params, context in
             let userID = try params.string("user_id", maxLength: idMaxBytes)
             let sessionID = try params.optionalString("session_id", maxLength: idMaxBytes)
             let all = try params.optionalBool("all") ?? false
@@ -38,17 +39,17 @@ enum IdentityOperatorMethods {
             }
             return ["revoked": .int(Int64(try service.operatorRevokeAllSessions(userID: userID, caller: caller(context))))]
         }
-        router.register("identity.operator_keys") { params, _ in
+        router.register(IdentityOperatorContract.keys) { params, _ in
             let keys = try service.operatorKeys(userID: try params.string("user_id", maxLength: idMaxBytes))
             return ["keys": .array(keys.map(\.json))]
         }
-        router.register("identity.operator_revoke_key") { params, context in
+        router.register(IdentityOperatorContract.revokeKey) { params, context in
             try service.operatorRevokeKey(
                 userID: try params.string("user_id", maxLength: idMaxBytes), keyID: try params.string("key_id", maxLength: idMaxBytes),
                 caller: caller(context))
             return ["ok": true]
         }
-        router.register("identity.operator_activity") { params, _ in
+        router.register(IdentityOperatorContract.activity) { params, _ in
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.maxActivityLimit)) ?? 20
             let events = try service.operatorActivity(userID: try params.string("user_id", maxLength: idMaxBytes), limit: Int(limit))
             return ["events": .array(events.map { $0.json(service.activitySeals) })]

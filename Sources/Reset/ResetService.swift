@@ -1,3 +1,4 @@
+import Contract
 import Delivery
 import LineProtocol
 import Platform
@@ -99,15 +100,15 @@ public final class ResetService: Sendable {
     }
 
     public func register(on router: Router) {
-        router.register("reset.request", accepts: .init(required: ["email"])) { [self] params, context in
+        router.register(ResetContract.request) { [self] params, context in
             try request(email: params.string("email", maxLength: 1024), context: context)
             return ["ok": true]
         }
-        router.register("reset.validate", accepts: .init(required: ["token"])) { [self] params, _ in
+        router.register(ResetContract.validate) { [self] params, _ in
             let expiresAt = try validate(token: params.string("token", maxLength: 256))
             return ["valid": true, "expires_at": .int(expiresAt)]
         }
-        router.register("reset.complete", accepts: .init(required: ["token", "password"])) { [self] params, context in
+        router.register(ResetContract.complete) { [self] params, context in
             try complete(token: params.string("token", maxLength: 256), password: params.string("password", maxLength: 4096), context: context)
             return ["ok": true]
         }

@@ -1,3 +1,4 @@
+import Contract
 import Dispatch
 import FoundationEssentials
 import LineProtocol
@@ -150,8 +151,8 @@ public final class ServiceHost: @unchecked Sendable {
     }
 
     private func registerBuiltins() {
-        router.register("\(name).ping", execution: .inline, accepts: .none) { _, _ in ["pong": true] }
-        router.register("\(name).health", execution: .inline) { [unowned self] _, _ in
+        router.register(BuiltinContract.ping(name), execution: .inline) { _, _ in ["pong": true] }
+        router.register(BuiltinContract.health(name), execution: .inline) { [unowned self] _, _ in
             var checks: [String: JSON] = [:]
             for check in healthChecks {
                 let (checkName, value) = check()
@@ -165,7 +166,7 @@ public final class ServiceHost: @unchecked Sendable {
                 "checks": .object(checks),
             ]
         }
-        router.register("\(name).metrics", execution: .inline) { [unowned self] _, _ in
+        router.register(BuiltinContract.metrics(name), execution: .inline) { [unowned self] _, _ in
             var snapshot = metrics.snapshot().objectValue ?? [:]
             snapshot["workers"] = ["busy": .int(Int64(workers.busyCount)), "queued": .int(Int64(workers.queuedCount))]
             return .object(snapshot)

@@ -1,4 +1,6 @@
+import Contract
 import LineProtocol
+import Platform
 import RPC
 
 /// Who a session token belongs to, as identity's `introspect` says: one reading for the gateway
@@ -64,7 +66,7 @@ public struct SessionResolver: Sendable {
     /// `withProvenPhone`: the answer also carries the user's proven phone (`provenPhone`).
     public func resolve(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) throws(RPCError) -> SessionInfo {
         let session = try resolveOwingFactors(params, context, withProvenPhone: withProvenPhone)
-        guard !session.owesFactors else { throw Self.factorsOwed(session.requiredFactors) }
+        if let refusal = session.refusal(for: .session, nowSeconds: WallClock.nowSeconds()) { throw refusal }
         return session
     }
 

@@ -1,3 +1,4 @@
+import Contract
 import Delivery
 import LineProtocol
 import RPC
@@ -15,44 +16,14 @@ public struct VerificationMethods: Sendable {
     }
 
     public func register(on router: Router) {
-        router.register("verification.start") { params, context in try start(params, context) }
-        router.register("verification.check") { params, context in try check(params, context) }
-        router.register("verification.cancel") { params, context in try cancel(params, context) }
-        router.register("verification.next") { params, context in try next(params, context) }
-        router.register("verification.status", accepts: Self.statusParams) { params, context in try status(params, context) }
+        router.register(VerificationContract.start) { params, context in try start(params, context) }
+        router.register(VerificationContract.check) { params, context in try check(params, context) }
+        router.register(VerificationContract.cancel) { params, context in try cancel(params, context) }
+        router.register(VerificationContract.next) { params, context in try next(params, context) }
+        router.register(VerificationContract.statusOf) { params, context in try status(params, context) }
     }
-
-    /// Each method has a public form (with `session`, through the gateway) and an internal one
-    /// (other services, on the private network); each form refuses what it does not take.
-    struct Forms {
-        let `public`: AcceptedParams
-        let `internal`: AcceptedParams
-
-        func check(_ params: Params, method: String) throws(RPCError) {
-            if params.has("session") {
-                try `public`.check(params, method: "\(method) with a session")
-            } else {
-                try `internal`.check(params, method: method)
-            }
-        }
-    }
-
-    static let startForms = Forms(
-        public: .init(required: ["session"], optional: ["channel", "locale"]),
-        internal: .init(
-            required: ["purpose"],
-            optional: [
-                "workflow", "channel", "number", "user_id", "email", "brand", "code_length", "code_expiry_s", "next_event_wait_s",
-                "locale", "payload", "allow_email", "country", "proven_number",
-            ]))
-    static let checkForms = Forms(
-        public: .init(required: ["session", "request_id", "code"]), internal: .init(required: ["request_id", "code"], optional: ["payload"]))
-    static let requestForms = Forms(public: .init(required: ["session", "request_id"]), internal: .init(required: ["request_id"]))
-    /// Internal only: it shows the destination and the user id, which no client should read.
-    static let statusParams = AcceptedParams(required: ["request_id"])
 
     func start(_ params: Params, _ context: CallContext) throws -> JSON {
-        try Self.startForms.check(params, method: "verification.start")
         if params.has("session") {
             return try publicStart(params, context)
         }
@@ -121,7 +92,6 @@ public struct VerificationMethods: Sendable {
     }
 
     func check(_ params: Params, _ context: CallContext) throws -> JSON {
-        try Self.checkForms.check(params, method: "verification.check")
         let requestID = try params.string("request_id", maxLength: 128)
         let code = try params.string("code", maxLength: 16)
         guard params.has("session") else {
@@ -157,7 +127,6 @@ public struct VerificationMethods: Sendable {
     }
 
     func cancel(_ params: Params, _ context: CallContext) throws -> JSON {
-        try Self.requestForms.check(params, method: "verification.cancel")
         let requestID = try params.string("request_id", maxLength: 128)
         let owner = try owner(params, context)
         let status = try service.cancel(requestID: requestID, owner: owner, logger: context.logger)
@@ -165,7 +134,6 @@ public struct VerificationMethods: Sendable {
     }
 
     func next(_ params: Params, _ context: CallContext) throws -> JSON {
-        try Self.requestForms.check(params, method: "verification.next")
         let requestID = try params.string("request_id", maxLength: 128)
         let owner = try owner(params, context)
         let channel = try service.next(requestID: requestID, owner: owner, client: context.client, logger: context.logger)

@@ -1,4 +1,6 @@
+import Contract
 import Foundation
+import RPC
 import LineProtocol
 import StackLauncher
 import XCTest
@@ -61,6 +63,25 @@ final class DocumentedParamsEndToEndTests: StackTestCase {
                 var without = params
                 without["session"] = nil
                 assertError(try client.call(name, .object(without)), "unauthenticated")
+            }
+        }
+    }
+
+    /// Every method each service serves, internal and operator ones too, refuses a parameter it
+    /// does not take, on the service's own listener: none ignores a misspelt name.
+    func testEveryServiceMethodRefusesAParameterItDoesNotTake() throws {
+        for service in Contract.services {
+            let client = try LineClient(stack.endpoint(service), timeoutMilliseconds: 10_000)
+            for method in Contract.methods where method.service == service {
+                for withSession in method.internalForm == nil ? [false] : [false, true] {
+                    var params: [String: JSON] = ["zz_undocumented": true]
+                    if withSession { params["session"] = "lks_not_a_session" }
+                    let refusal = try client.call(method.name, .object(params))
+                    let error = assertError(refusal, "invalid_params")
+                    XCTAssertEqual(error?.data?["field"], "zz_undocumented", "\(method.name): \(error?.message ?? "answered")")
+                    let form = method.form(withSession: withSession)
+                    XCTAssertEqual(error?.data?["accepted"], .array(form.acceptedNames.map(JSON.string)), method.name)
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 @testable import RPC
 @testable import Runtime
@@ -29,48 +30,6 @@ final class ParamsTests: XCTestCase {
     func testPositionalParamsAreRefused() {
         XCTAssertThrowsError(try Params(.array([1, 2])))
         XCTAssertNoThrow(try Params(nil))
-    }
-}
-
-final class AcceptedParamsTests: XCTestCase {
-    private let rules = AcceptedParams(required: ["session", "request_id"], optional: ["limit"])
-
-    private func refusal(_ members: [String: JSON]) -> RPCError? {
-        do {
-            try rules.check(Params(members: members), method: "t.list")
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    func testAnUnknownNameIsRefusedBeforeAMissingOneAndTheAcceptedNamesAreListed() throws {
-        let error = try XCTUnwrap(refusal(["limitt": 5]))
-        XCTAssertEqual(error.reason, "invalid_params")
-        XCTAssertEqual(error.data?["field"], "limitt")
-        XCTAssertEqual(error.data?["accepted"], ["limit", "request_id", "session"])
-        XCTAssertEqual(refusal(["b_typo": 1, "a_typo": 2])?.data?["field"], "a_typo", "the first name in order: stable answers")
-    }
-
-    func testRequiredNamesMustBePresentAndNotNull() {
-        XCTAssertEqual(refusal(["session": "s"])?.data?["field"], "request_id")
-        XCTAssertEqual(refusal(["session": "s", "request_id": .null])?.data?["field"], "request_id")
-        XCTAssertNil(refusal(["session": "s", "request_id": "r"]))
-        XCTAssertNil(refusal(["session": "s", "request_id": "r", "limit": 3]))
-    }
-
-    func testTheSessionIsTheSessionChecksToRequireAndAnyMethodMayBeGivenOne() throws {
-        XCTAssertNil(refusal(["request_id": "r"]), "a missing session is answered unauthenticated by the session check")
-        XCTAssertNoThrow(try AcceptedParams.none.check(Params(members: ["session": "lks_from_a_bearer_header"]), method: "t.ping"))
-        XCTAssertThrowsError(try AcceptedParams.none.check(Params(members: ["x": 1]), method: "t.ping"))
-    }
-
-    func testANameThatDoesNotLookLikeOneIsNeverEchoed() throws {
-        for name in ["hunter2 secret", String(repeating: "p", count: 65), "naïve", ""] {
-            let error = try XCTUnwrap(refusal([name: 1]), name)
-            XCTAssertNil(error.data?["field"], name)
-            XCTAssertFalse(error.message.contains(name.isEmpty ? "\u{0}" : name), name)
-        }
     }
 }
 
@@ -140,6 +99,48 @@ final class RouterTests: XCTestCase {
         guard case .failure(let crash) = call(router, "t.crash") else { return XCTFail() }
         XCTAssertEqual(crash.code, -32603)
         XCTAssertEqual(crash.message, "internal error")
+    }
+
+    private static let declared = MethodContract(
+        "t.lookup", .internal, retry: .safe, summary: "a test method", params: [Fields.userID], result: [Fields.ok], errors: [.notFound])
+
+    func testADeclaredMethodRefusesWhatItDoesNotTakeBeforeItsHandlerRuns() {
+        let router = Router(workers: pool, metrics: Metrics())
+        let ran = Counter()
+        router.register(Self.declared) { _, _ in
+            ran.add()
+            return ["ok": true]
+        }
+        guard case .failure(let unknown) = call(router, "t.lookup", ["user_id": "u", "admin": true]) else { return XCTFail() }
+        XCTAssertEqual(unknown.data?["field"], "admin")
+        guard case .failure(let shape) = call(router, "t.lookup", ["user_id": 5]) else { return XCTFail() }
+        XCTAssertEqual(shape.message, "user_id must be a string")
+        XCTAssertEqual(ran.value, 0)
+        XCTAssertEqual(try call(router, "t.lookup", ["user_id": "u"]).get(), ["ok": true])
+        XCTAssertEqual(ran.value, 1)
+    }
+
+    func testInDebugBuildsAnAnswerOutsideTheDeclarationIsInternal() throws {
+        #if DEBUG
+        let router = Router(workers: pool, metrics: Metrics())
+        router.register(Self.declared) { params, _ in
+            switch try params.string("user_id") {
+            case "extra": return ["ok": true, "password_hash": "x"]
+            case "missing": return [:]
+            case "conflict": throw RPCError(.conflict, "not declared")
+            default: throw RPCError(.notFound, "declared")
+            }
+        }
+        for (userID, drift) in [("extra", "password_hash"), ("missing", "ok"), ("conflict", "conflict")] {
+            guard case .failure(let error) = call(router, "t.lookup", ["user_id": .string(userID)]) else { return XCTFail(userID) }
+            XCTAssertEqual(error.reason, "internal", userID)
+            XCTAssertTrue(error.message.contains("contract drift") && error.message.contains(drift), error.message)
+        }
+        guard case .failure(let declared) = call(router, "t.lookup", ["user_id": "other"]) else { return XCTFail() }
+        XCTAssertEqual(declared.reason, "not_found")
+        #else
+        throw XCTSkip("answers are held to the contract in debug builds")
+        #endif
     }
 
     func testMetricsCountCallsAndErrorsPerMethod() {

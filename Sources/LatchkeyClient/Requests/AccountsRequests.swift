@@ -72,14 +72,24 @@ extension LatchkeyClient {
                 public let requestID: String?
                 /// `pending` for a new transfer; a retry answers the recorded one's current status.
                 public let status: String
+                /// What moves, in minor units of `currency`, from which account to which.
+                public let amount: Int64
+                public let currency: String
+                public let from: AccountName
+                public let to: AccountName
+                /// When the pending transfer (and its code) expires, in seconds since 1970.
+                public let expiresAt: Int64
                 /// `device_key` for a transfer the device key confirms; nil or `sms` otherwise.
                 public let confirmWith: String?
+                /// Device-key transfers: the device whose key must sign.
+                public let deviceID: String?
                 /// Device-key transfers: the challenge bound to this transfer (base64url), also inside `sign`.
                 public let challenge: String?
                 /// Device-key transfers: base64url of the exact bytes the device signs (see `bytesToSign`).
                 public let sign: String?
                 enum CodingKeys: String, CodingKey, CaseIterable {
-                    case transferID = "transfer_id", requestID = "request_id", status, confirmWith = "confirm_with", challenge, sign
+                    case transferID = "transfer_id", requestID = "request_id", status, amount, currency, from, to, expiresAt = "expires_at"
+                    case confirmWith = "confirm_with", deviceID = "device_id", challenge, sign
                 }
 
                 /// The bytes to show the person and sign (UTF-8 `name=value` lines: the transfer's id,

@@ -180,11 +180,8 @@ extension LatchkeyClient {
             }
             enum CodingKeys: String, CodingKey, CaseIterable { case username, deviceID = "device_id", challenge, signature }
 
-            public struct Response: Codable, Sendable, Equatable, WireKeyed {
-                public let session: String
-                public let aal: Int
-                enum CodingKeys: String, CodingKey, CaseIterable { case session, aal }
-            }
+            /// A key login answers as a password login does.
+            public typealias Response = Login.Response
         }
 
         public struct Keys: LatchkeyRequest, WireKeyed {

@@ -52,11 +52,18 @@ extension LatchkeyClient {
 
         /// The workflow's next step now (a call instead of waiting for the SMS).
         public struct Next: LatchkeyRequest, WireKeyed {
-            public typealias Response = StatusResponse
             public static let method = "verification.next", session = SessionUse.required, retry = RetryClass.never
             public var requestID: String
             public init(requestID: String) { self.requestID = requestID }
             enum CodingKeys: String, CodingKey, CaseIterable { case requestID = "request_id" }
+
+            public struct Response: Codable, Sendable, Equatable, WireKeyed {
+                /// `pending` while the next step's code is out.
+                public let status: String
+                /// The channel the code now travels by.
+                public let channel: CodeChannel
+                enum CodingKeys: String, CodingKey, CaseIterable { case status, channel }
+            }
         }
 
         public struct StatusResponse: Codable, Sendable, Equatable, WireKeyed {
