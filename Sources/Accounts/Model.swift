@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 import Secrets
@@ -29,9 +30,8 @@ public struct AccountsSettings: Sendable {
     /// A pending transfer (and its code) lives this long.
     public var transferExpirySeconds: Int64 = 300
     /// What `transferExpirySeconds` may be: the transfer's SMS code lives as long as the
-    /// transfer, and verification gives a code 30-600 s (`code_expiry_s`, NIST SP 800-63B's
-    /// 10-minute ceiling).
-    public static let transferExpiryRange: ClosedRange<Int> = 30...600
+    /// transfer, and verification gives a code only a life in this range.
+    public static let transferExpiryRange = Int(VerificationContract.codeLifetimeSeconds.lowerBound)...Int(VerificationContract.codeLifetimeSeconds.upperBound)
     /// A twin (same idempotency key) waits this long for the first request to start the code.
     public var twinWaitMilliseconds: Int64 = 5_000
     /// A reservation whose code has not come after this long belongs to a request that died

@@ -4,7 +4,7 @@ import LineProtocol
 public enum AccountsContract {
     static let accountName = Schema.string(maxBytes: 16, values: ["checking", "saving"])
     static let balance = Schema.object([Member("name", .string), Member("balance", .amount), Member("currency", .string)])
-    static let idempotencyKey = Member("idempotency_key", .string(maxBytes: 128))
+    static let idempotencyKey = Member("idempotency_key", .string(maxBytes: 128, nonEmpty: true))
     static let transferID = Member("transfer_id", .string(maxBytes: 64))
 
     public static let balances = MethodContract(
@@ -36,7 +36,7 @@ public enum AccountsContract {
         errors: [.unauthenticated, .stepUpRequired, .invalidCode, .tooManyAttempts, .expired, .insufficientFunds, .notFound, .conflict])
     public static let history = MethodContract(
         "accounts.history", .session, retry: .safe, summary: "The user's bookings, newest first.",
-        params: [Fields.session, Fields.limit, Member("before", .string(maxBytes: 32), .optional)],
+        params: [Fields.session, Fields.limit, Fields.before],
         result: [
             Member(
                 "entries",
@@ -66,7 +66,7 @@ public enum ResetContract {
     public static let request = MethodContract(
         "reset.request", .open, group: .reset, retry: .neverSent,
         summary: "Mails a reset link if the address has an account: the same answer, in the same time, either way.",
-        params: [Member("email", .string(maxBytes: 1024))], result: [Fields.ok])
+        params: [Fields.email], result: [Fields.ok])
     public static let validate = MethodContract(
         "reset.validate", .open, group: .reset, retry: .safe, summary: "Whether a reset token is still good.", params: [token],
         result: [Member("valid", .boolean), Member("expires_at", .timestamp)], errors: [.invalidToken])

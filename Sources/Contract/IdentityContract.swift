@@ -18,12 +18,14 @@ public enum IdentityContract {
         Fields.sessionID, Fields.deviceID, Fields.aal, Member("created_at", .timestamp), Member("last_seen_at", .timestamp),
         Member("expires_at", .timestamp),
     ]
-    static let signature = Member("signature", .string(maxBytes: 256))
-    static let challengeParam = Member("challenge", .string(maxBytes: 128))
+    /// A small image (PNG, JPEG, GIF or WebP, at most --sitekey-max-bytes) in base64 or
+    /// base64url; null removes it. The pattern describes the PNG form, the one the app sends.
+    static let sitekey = Member(
+        "sitekey", .nullable(.string(maxBytes: 21_852, pattern: "^iVBORw[A-Za-z0-9_-]{2}([A-Za-z0-9_-]{4})*$")), .optional)
 
     public static let register = MethodContract(
         "identity.register", .open, group: .auth, retry: .neverSent, summary: "Creates a user.",
-        params: [Fields.username, Fields.password, Fields.email, Fields.phone], result: [Fields.userID],
+        params: [Fields.newUsername, Fields.password, Fields.email, Fields.phone], result: [Fields.userID],
         errors: [.weakPassword, .conflict])
     public static let login = MethodContract(
         "identity.login", .open, group: .auth, retry: .neverSent,
@@ -32,7 +34,7 @@ public enum IdentityContract {
         result: loginResult, errors: [.invalidCredentials, .locked])
     public static let preferences = MethodContract(
         "identity.preferences", .session, retry: .neverSent, summary: "Reads the user's preferences and changes those given.",
-        params: [Fields.session, Member("sms_verification", .boolean, .optional), Member("sitekey", .nullable(.string), .optional)],
+        params: [Fields.session, Member("sms_verification", .boolean, .optional), sitekey],
         result: [
             Member("sms_verification", .boolean), Member("sitekey", .nullable(.string)), Member("factors", Fields.factorNames),
             Member("recovery_codes_left", .integer(minimum: 0)),
@@ -73,12 +75,12 @@ public enum IdentityContract {
     public static let verifyKey = MethodContract(
         "identity.verify_key", .owesFactorsAllowed, group: .auth, retry: .neverSent,
         summary: "Pays a factor the session owes (or refreshes its step-up) with a device-key signature.",
-        params: [Fields.session, Fields.deviceID, challengeParam, signature], result: [Fields.aal],
+        params: [Fields.session, Fields.deviceID, Fields.keyChallenge, Fields.keySignature], result: [Fields.aal],
         errors: [.unauthenticated, .invalidToken, .invalidCredentials, .notFound], cacheEffect: .dropCallerSession)
     public static let keyLogin = MethodContract(
         "identity.key_login", .open, group: .auth, retry: .neverSent, summary: "Sign-in with a device-key signature.",
-        params: [Fields.username, Fields.deviceID, challengeParam, signature], result: loginResult,
-        errors: [.invalidToken, .invalidCredentials, .locked])
+        params: [Fields.username, Fields.deviceID, Fields.keyChallenge, Fields.keySignature], result: loginResult,
+        errors: [.invalidToken, .invalidCredentials])
     public static let keys = MethodContract(
         "identity.keys", .session, retry: .safe, summary: "The user's device keys (never their material).", params: [Fields.session],
         result: [Member("keys", .array(keyEntry))], errors: [.unauthenticated, .stepUpRequired])

@@ -2,7 +2,10 @@ import LineProtocol
 
 /// The factors identity checks itself: authenticator apps (TOTP) and recovery codes.
 public enum IdentityFactorsContract {
-    static let code = Member("code", .string(maxBytes: 16))
+    /// The six digits an authenticator app shows.
+    static let code = Member("code", .string(maxBytes: 16, pattern: "^[0-9]{6}$"))
+    /// Ten of the code alphabet, any case, dashes and spaces anywhere (i, l and o read as 1, 1 and 0).
+    static let recoveryCode = Member("code", .string(maxBytes: 32, pattern: "^[ -]*([0-9a-tv-zA-TV-Z][ -]*){10}$"))
 
     public static let totpEnroll = MethodContract(
         "identity.totp_enroll", .recentStepUp, retry: .neverSent, summary: "A new authenticator secret, pending until activated.",
@@ -23,7 +26,7 @@ public enum IdentityFactorsContract {
         params: [Fields.session], result: [Member("codes", .array(.string))], errors: [.unauthenticated, .stepUpRequired])
     public static let recoveryVerify = MethodContract(
         "identity.recovery_verify", .owesFactorsAllowed, group: .auth, retry: .neverSent, summary: "Pays a factor with a recovery code.",
-        params: [Fields.session, Member("code", .string(maxBytes: 32))], result: [Fields.aal, Member("remaining", .integer(minimum: 0))],
+        params: [Fields.session, recoveryCode], result: [Fields.aal, Member("remaining", .integer(minimum: 0))],
         errors: [.unauthenticated, .invalidCode, .locked], cacheEffect: .dropCallerSession)
 
     static let all = [totpEnroll, totpActivate, totpVerify, totpRemove, recoveryCodes, recoveryVerify]

@@ -30,7 +30,7 @@ public enum IdentityInternalContract {
         result: [Fields.userID], errors: [.notFound])
     public static let checkPassword = MethodContract(
         "identity.check_password", .internal, retry: .safe, summary: "Whether a new password passes the policy for this user.",
-        params: [Fields.userID, Fields.password], result: [Fields.ok], errors: [.weakPassword, .notFound])
+        params: [Fields.userID, Fields.password], result: [Fields.ok], errors: [.weakPassword])
     public static let setPassword = MethodContract(
         "identity.set_password", .internal, retry: .safe, summary: "Sets a new password (reset).", params: [Fields.userID, Fields.password],
         result: [Fields.ok], errors: [.weakPassword, .notFound])
@@ -49,11 +49,11 @@ public enum IdentityInternalContract {
         params: [
             Fields.userID, Member("event", .string(maxBytes: 64)), Member("outcome", .string(maxBytes: 64)), Fields.deviceID.optional,
         ],
-        result: [Fields.ok])
+        result: [Fields.ok], errors: [.notFound])
     public static let verifySignature = MethodContract(
         "identity.verify_signature", .internal, retry: .neverSent,
         summary: "Checks a device-key signature over another service's bytes (a transfer's).",
-        params: [Fields.userID, Fields.deviceID, Member("message", .string(maxBytes: 2048)), IdentityContract.signature],
+        params: [Fields.userID, Fields.deviceID, Member("message", .string(maxBytes: 2048)), Fields.keySignature],
         result: [Fields.ok, Fields.keyID], errors: [.notFound, .invalidCredentials])
 
     static let all = [introspect, user, provePhone, elevate, findByEmail, checkPassword, setPassword, revokeAll, revokeDevices, record, verifySignature]

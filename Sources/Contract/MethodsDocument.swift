@@ -72,8 +72,11 @@ public enum MethodsDocument {
 public enum JSONSchema {
     public static func of(_ schema: Schema) -> JSON {
         switch schema {
-        case .string(let maxBytes, let values):
+        case .string(let maxBytes, let values, let pattern, let format, let nonEmpty):
             var members: [String: JSON] = ["type": "string"]
+            if nonEmpty { members["minLength"] = 1 }
+            if let pattern { members["pattern"] = .string(pattern) }
+            if let format { members["format"] = .string(format) }
             // JSON Schema counts characters; a limit in bytes is at least as many characters.
             if let maxBytes { members["maxLength"] = .int(Int64(maxBytes)) }
             if !values.isEmpty { members["enum"] = .array(values.map(JSON.string)) }

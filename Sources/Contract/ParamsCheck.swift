@@ -63,8 +63,9 @@ extension Schema {
         case (.any, _): return nil
         case (.nullable, .null): return nil
         case (.nullable(let inner), _): return inner.problem(with: value)
-        case (.string(let maxBytes, _), .string(let text)):
+        case (.string(let maxBytes, _, _, _, let nonEmpty), .string(let text)):
             if let maxBytes, text.utf8.count > maxBytes { return "is longer than \(maxBytes) bytes" }
+            if nonEmpty, text.isEmpty { return "must not be empty" }
             return nil
         case (.string, _): return "must be a string"
         case (.integer(let minimum, let maximum), .int(let number)):

@@ -4,8 +4,11 @@ import LineProtocol
 /// The router checks parameters against it before a handler runs; debug builds check every
 /// answer against it; methods.json and openapi.json are written from it.
 public indirect enum Schema: Sendable, Equatable {
-    /// A string of at most `maxBytes` UTF-8 bytes; `values`, when not empty, are the only ones taken.
-    case string(maxBytes: Int? = nil, values: [String] = [])
+    /// A string of at most `maxBytes` UTF-8 bytes; `values`, when not empty, are the only ones
+    /// taken. `pattern` (ECMA-262, as JSON Schema reads it) and `format` say, for readers and
+    /// generated clients, the rule the service itself applies (a username's characters).
+    /// `nonEmpty` refuses "" (an idempotency key).
+    case string(maxBytes: Int? = nil, values: [String] = [], pattern: String? = nil, format: String? = nil, nonEmpty: Bool = false)
     /// An integer at least `minimum` and at most `maximum`.
     case integer(minimum: Int64? = nil, maximum: Int64? = nil)
     case boolean

@@ -3,11 +3,16 @@ import LineProtocol
 /// One-time codes by SMS, voice and e-mail. Each public method also has an internal form
 /// (other services, without a session) that acts for whatever request it names.
 public enum VerificationContract {
-    static let code = Member("code", .string(maxBytes: 16))
-    static let locale = Member("locale", .string(maxBytes: 16), .optional)
+    static let code = Member("code", .string(maxBytes: 16, pattern: "^[0-9]{1,16}$"))
+    /// A language tag whose language is English, French or Russian (`fr`, `fr-CA`, `ru_RU`).
+    static let locale = Member("locale", .string(maxBytes: 16, pattern: "^([Ee][Nn]|[Ff][Rr]|[Rr][Uu])([-_][^-_]{0,13})?$"), .optional)
     static let channel = Member("channel", .string(maxBytes: 16, values: ["sms", "voice", "email"]), .optional)
     static let status = Member("status", .string)
     static let requestErrors: [Reason] = [.notFound, .conflict]
+    /// How long a code may live (`code_expiry_s`): NIST SP 800-63B's 10-minute ceiling for an
+    /// out-of-band secret. A transfer's code lives as long as the transfer, so accounts'
+    /// `--transfer-expiry-s` takes this range too.
+    public static let codeLifetimeSeconds: ClosedRange<Int64> = 30...600
 
     public static let start = MethodContract(
         "verification.start", .owesFactorsAllowed, group: .codes, retry: .neverSent,
@@ -19,8 +24,8 @@ public enum VerificationContract {
                 Member("purpose", .string(maxBytes: 16, values: ["login", "transaction", "phone_proof"])),
                 Member("workflow", .string(maxBytes: 32), .optional), channel, Member("number", .string(maxBytes: 32), .optional),
                 Fields.userID.optional, Member("email", .string(maxBytes: 254), .optional), Member("brand", .string(maxBytes: 64), .optional),
-                Member("code_length", .integer(minimum: 1, maximum: 100), .optional),
-                Member("code_expiry_s", .integer(minimum: 1, maximum: 86_400), .optional),
+                Member("code_length", .integer(minimum: 4, maximum: 10), .optional),
+                Member("code_expiry_s", .integer(minimum: codeLifetimeSeconds.lowerBound, maximum: codeLifetimeSeconds.upperBound), .optional),
                 Member("next_event_wait_s", .integer(minimum: 1, maximum: 86_400), .optional), locale,
                 Member("payload", .anyObject, .optional), Member("allow_email", .boolean, .optional),
                 Member("country", .string(maxBytes: 2), .optional), Member("proven_number", .string(maxBytes: 32), .optional),

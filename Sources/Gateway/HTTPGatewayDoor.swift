@@ -138,7 +138,7 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
 
     /// The request body as a JSON object; an empty body is `{}`.
     static func bodyObject(_ request: HTTPRequest) -> Result<[String: JSON], RPCError> {
-        if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return .success([:]) }
+        if request.body.isEmpty { return .success([:]) }
         let limits = JSONLimits(maxDepth: JSONLimits.default.maxDepth, maxBytes: request.body.count, maxStringBytes: request.body.count)
         let json: JSON
         do {

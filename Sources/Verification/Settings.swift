@@ -72,9 +72,6 @@ public struct VerificationSettings: Sendable {
     /// A second factor (purpose `login`) never gets a shorter code.
     public var minimumLoginCodeLength = 6
     public var defaultCodeExpirySeconds: Int64 = 300
-    public var minimumCodeExpirySeconds: Int64 = 30
-    /// NIST SP 800-63B: an out-of-band secret lives at most 10 minutes.
-    public var maximumCodeExpirySeconds: Int64 = 600
     public var maxAttempts = 3
     /// nil = every country.
     public var allowedCountries: Set<String>?

@@ -37,7 +37,7 @@ public struct VerificationMethods: Sendable {
         start.email = try params.optionalString("email", maxLength: 254)
         start.brand = try params.optionalString("brand", maxLength: 64)
         start.codeLength = try params.optionalInt("code_length", range: 1...100).map(Int.init)
-        start.codeExpirySeconds = try params.optionalInt("code_expiry_s", range: 1...86_400)
+        start.codeExpirySeconds = try params.optionalInt("code_expiry_s", range: VerificationContract.codeLifetimeSeconds)
         start.nextEventWaitSeconds = try params.optionalInt("next_event_wait_s", range: 1...86_400)
         start.locale = try Self.locale(params)
         start.payload = try params.optionalObject("payload")

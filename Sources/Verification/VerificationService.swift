@@ -1,3 +1,4 @@
+import Contract
 import Delivery
 import FoundationEssentials
 import LineProtocol
@@ -210,10 +211,9 @@ public final class VerificationService: Sendable {
             throw .invalidParams("code_length must be between \(minimumLength) and 10", field: "code_length")
         }
         let expiry = p.codeExpirySeconds ?? settings.defaultCodeExpirySeconds
-        guard (settings.minimumCodeExpirySeconds...settings.maximumCodeExpirySeconds).contains(expiry) else {
-            throw .invalidParams(
-                "code_expiry_s must be between \(settings.minimumCodeExpirySeconds) and \(settings.maximumCodeExpirySeconds)",
-                field: "code_expiry_s")
+        let lifetimes = VerificationContract.codeLifetimeSeconds
+        guard lifetimes.contains(expiry) else {
+            throw .invalidParams("code_expiry_s must be between \(lifetimes.lowerBound) and \(lifetimes.upperBound)", field: "code_expiry_s")
         }
         let wait = p.nextEventWaitSeconds ?? min(settings.publicNextWaitSeconds, expiry)
         if steps.count > 1 {

@@ -35,7 +35,11 @@ final class ContractTests: XCTestCase {
         }
         let start = VerificationContract.start.internalForm!
         XCTAssertThrowsError(try start.check(["purpose": "login", "code_length": 0], method: "verification.start")) {
-            XCTAssertEqual(($0 as? RPCError)?.message, "code_length must be between 1 and 100")
+            XCTAssertEqual(($0 as? RPCError)?.message, "code_length must be between 4 and 10")
+        }
+        let transfer = AccountsContract.transfer.form
+        XCTAssertThrowsError(try transfer.check(["from": "checking", "to": "saving", "amount": 5, "idempotency_key": ""], method: "accounts.transfer")) {
+            XCTAssertEqual(($0 as? RPCError)?.message, "idempotency_key must not be empty")
         }
         XCTAssertNoThrow(try start.check(["purpose": "login", "code_length": 6, "payload": ["amount": 5]], method: "verification.start"))
     }

@@ -88,6 +88,8 @@ final class HTTPGatewayDoorTests: XCTestCase {
         // An empty body is `{}`.
         let empty = try client.exchange("POST /v1/gateway/ping HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
         XCTAssertEqual(empty.json?["result"]?["pong"], true)
+        // A body of only white space is not JSON (RFC 8259 needs a value), so it is not `{}`.
+        XCTAssertEqual(try post("/v1/gateway/ping", " ").json?["error"]?["data"]?["reason"], "parse_error")
         XCTAssertEqual(try post("/v1/t/echo", "[1]").status, 400)
         XCTAssertEqual(try post("/v1/t/echo", "{bad").status, 400)
         XCTAssertEqual(try post("/v1/t/echo", "{bad").json?["error"]?["data"]?["reason"], "parse_error")
