@@ -174,7 +174,7 @@ public final class AccountsService: Sendable {
                 userID: userID, provenPhone: provenPhone, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
         }
         let first = Result { () throws(RPCError) -> String in try start() }
-        guard case .failure(let error) = first, error.reason == Reason.concurrentVerification.rawValue,
+        guard case .failure(let error) = first, error.reason == .concurrentVerification,
             let live = error.data?["request_id"]?.stringValue,
             let superseded = try store.pendingTransfer(userID: userID, requestID: live)
         else { return try first.get() }
@@ -184,9 +184,9 @@ public final class AccountsService: Sendable {
         case .success:
             try store.cancel(transferID: superseded.id)
             metrics?.increment("transfers.superseded")
-        case .failure(let refusal) where refusal.reason == Reason.conflict.rawValue:
+        case .failure(let refusal) where refusal.reason == .conflict:
             break  // it finished meanwhile (maybe verified by a confirm in flight): leave that transfer be
-        case .failure(let refusal) where refusal.reason == Reason.notFound.rawValue:
+        case .failure(let refusal) where refusal.reason == .notFound:
             try store.cancel(transferID: superseded.id)
             metrics?.increment("transfers.superseded")
         case .failure(let refusal):
@@ -238,13 +238,13 @@ public final class AccountsService: Sendable {
     /// Maps verification's refusal; returns only when the code is known to be right after all.
     private func recover(from error: RPCError, transferID: String, requestID: String, context: CallContext?) throws {
         switch error.reason {
-        case Reason.expired.rawValue, Reason.notFound.rawValue:
+        case .expired, .notFound:
             try store.markExpired(transferID: transferID)
             metrics?.increment("transfers.expired")
             throw AccountsError.expired
-        case Reason.conflict.rawValue where error.data?["status"]?.stringValue == "verified":
+        case .conflict where error.data?["status"]?.stringValue == "verified":
             return  // verified earlier, see below
-        case Reason.conflict.rawValue:
+        case .conflict:
             // Already verified: by a concurrent confirm, or by one whose booking was cut short
             // (crash). The code was right for this very payload, so booking now is safe and
             // the state guard keeps it to once.

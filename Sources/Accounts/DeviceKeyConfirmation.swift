@@ -95,7 +95,7 @@ extension AccountsService {
         }
         if case .failure(let error) = refusal {
             metrics?.increment("confirms.key_refused")
-            guard error.reason == Reason.invalidCredentials.rawValue else { throw error }
+            guard error.reason == .invalidCredentials else { throw error }
             guard let attemptsLeft = try store.spendKeyAttempt(transferID: transferID) else { throw AccountsError.tooManyAttempts }
             throw AccountsError.invalidSignature(attemptsLeft: attemptsLeft)
         }

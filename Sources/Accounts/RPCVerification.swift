@@ -64,7 +64,7 @@ public struct RPCVerification: VerificationPort {
         while true {
             do {
                 return try client.callAndWait(method, params: params, context: context, replicaID: replica)
-            } catch let error where error.reason == Reason.unavailable.rawValue && error.data?["sent"] == .bool(false) && attempt < 10 {
+            } catch let error where error.reason == .unavailable && error.data?["sent"] == .bool(false) && attempt < 10 {
                 attempt += 1
                 usleep(50_000)
             }

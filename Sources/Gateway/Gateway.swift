@@ -186,7 +186,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
         func callAsFunction(_ answer: RPCReply) {
             let elapsed = MonotonicClock.nowMicroseconds() - started
-            let reason = answer.failure.map { $0.reason ?? "error" }
+            let reason = answer.failure.map { $0.reasonText ?? "error" }
             route.metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
             // The access log: never params, never the session token; what anyone can send
             // without limit is counted for the summary line instead.
@@ -306,9 +306,9 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
                 } else {
                     resolved = .failure(RPCError(.unavailable, "identity answered an unexpected introspection"))
                 }
-            case .failure(let error) where error.reason == Reason.unauthenticated.rawValue:
+            case .failure(let error) where error.reason == .unauthenticated:
                 resolved = .failure(Self.unauthenticated)
-            case .failure(let error) where error.reason == Reason.timeout.rawValue:
+            case .failure(let error) where error.reason == .timeout:
                 resolved = .failure(error)
             case .failure:
                 resolved = .failure(RPCError(.unavailable, "cannot check the session now"))

@@ -76,8 +76,12 @@ public struct RPCError: Error, Sendable, Equatable {
         self.init(code: reason.code, message: message, data: .object(members))
     }
 
-    /// `data.reason`, when present.
-    public var reason: String? { data?["reason"]?.stringValue }
+    /// `data.reason` as a case, to match on; nil when there is none or this build does not know
+    /// it (`reasonText` keeps what was sent).
+    public var reason: Reason? { reasonText.flatMap(Reason.init(rawValue:)) }
+
+    /// `data.reason` as sent, for logs and metrics.
+    public var reasonText: String? { data?["reason"]?.stringValue }
 
     public var httpStatus: Int { Self.httpStatus(forCode: code) }
 

@@ -139,7 +139,7 @@ final class RPCConnection: ChannelDelegate, ServedConnection, @unchecked Sendabl
     /// The dispatcher counts a refused line like a request, and may answer `rate_limited` instead.
     private func refused(_ response: RPCResponse) -> RPCResponse {
         guard case .failure(let error) = response.outcome else { return response }
-        guard let replacement = server.dispatcher.refusedLine(reason: error.reason ?? "invalid_request", client: peerHost) else {
+        guard let replacement = server.dispatcher.refusedLine(reason: error.reasonText ?? "invalid_request", client: peerHost) else {
             return response
         }
         return RPCResponse(id: response.id, error: replacement)

@@ -26,8 +26,8 @@ extension Router {
             answer = try body()
         } catch {
             let reason = (error as? RPCError)?.reason ?? (error as? RPCErrorConvertible)?.rpcError.reason
-            if let reason, let known = Reason(rawValue: reason), !form.errors.contains(known), !MethodContract.universalReasons.contains(known) {
-                throw RPCError(.internal, "contract drift: \(method) answered \(reason), which it does not declare")
+            if let reason, !form.errors.contains(reason), !MethodContract.universalReasons.contains(reason) {
+                throw RPCError(.internal, "contract drift: \(method) answered \(reason.rawValue), which it does not declare")
             }
             throw error
         }

@@ -133,7 +133,7 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
 
 extension Result where Failure == RPCError {
     var failureReason: String? {
-        if case .failure(let error) = self { return error.reason ?? "error" }
+        if case .failure(let error) = self { return error.reasonText ?? "error" }
         return nil
     }
 }

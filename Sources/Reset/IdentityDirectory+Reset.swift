@@ -10,7 +10,7 @@ extension IdentityDirectory {
             let result = try call("identity.find_by_email", ["email": .string(email)], context: context)
             guard let userID = result["user_id"]?.stringValue else { throw RPCError.internalError() }
             return userID
-        } catch where error.reason == Reason.notFound.rawValue {
+        } catch where error.reason == .notFound {
             return nil
         }
     }
@@ -19,7 +19,7 @@ extension IdentityDirectory {
     func email(userID: String, context: CallContext) throws(RPCError) -> String? {
         do throws(RPCError) {
             return try call("identity.user", ["user_id": .string(userID)], context: context)["email"]?.stringValue
-        } catch where error.reason == Reason.notFound.rawValue {
+        } catch where error.reason == .notFound {
             return nil
         }
     }

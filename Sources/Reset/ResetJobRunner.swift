@@ -114,14 +114,14 @@ extension ResetService {
             do throws(RPCError) {
                 _ = try backgroundIdentity.call("identity.record", ["user_id": .string(userID), "event": "password.reset", "outcome": "success"], context: context)
             } catch {
-                log.warning("audit record failed", ["error.reason": .string(error.reason ?? "error")])
+                log.warning("audit record failed", ["error.reason": .string(error.reasonText ?? "error")])
             }
         }
         do throws(RPCError) {
             guard let address = try backgroundIdentity.email(userID: userID, context: context) else { return .done }
             return send(composer.passwordChanged(to: address, removedFactors: job.removedFactors), kind: "password_changed", context: context)
         } catch {
-            log.warning("password changed notice not sent yet", ["error.reason": .string(error.reason ?? "error")])
+            log.warning("password changed notice not sent yet", ["error.reason": .string(error.reasonText ?? "error")])
             return .retry
         }
     }

@@ -226,14 +226,14 @@ public final class ResetService: Sendable {
     }
 
     private static func passwordFailure(_ error: RPCError, log: Logger) -> ResetError {
-        if error.reason == Reason.weakPassword.rawValue {
+        if error.reason == .weakPassword {
             return .weakPassword(rule: error.data?["rule"]?.stringValue ?? "policy", message: error.message)
         }
-        if error.reason == Reason.notFound.rawValue {
+        if error.reason == .notFound {
             log.warning("reset token names a user identity no longer has")
             return .invalidToken
         }
-        log.error("identity call failed during reset", ["error.reason": .string(error.reason ?? "error")])
+        log.error("identity call failed during reset", ["error.reason": .string(error.reasonText ?? "error")])
         return .unavailable
     }
 

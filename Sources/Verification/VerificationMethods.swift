@@ -109,7 +109,7 @@ public struct VerificationMethods: Sendable {
         } catch let error as VerificationError {
             switch error {
             case .invalidCode, .tooManyAttempts:
-                audit(session, event: "factor.failed", outcome: error.rpcError.reason ?? "invalid_code", context)
+                audit(session, event: "factor.failed", outcome: error.rpcError.reasonText ?? "invalid_code", context)
             default: break
             }
             if error == .tooManyAttempts && session.owesFactors { endOwingSession(params, context) }
@@ -159,7 +159,7 @@ public struct VerificationMethods: Sendable {
         do {
             try identity.endSession(params, context)
         } catch {
-            context.logger.warning("ending the session after too many codes failed", ["error.reason": .string(error.reason ?? "error")])
+            context.logger.warning("ending the session after too many codes failed", ["error.reason": .string(error.reasonText ?? "error")])
         }
     }
 

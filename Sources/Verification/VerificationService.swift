@@ -138,8 +138,8 @@ public final class VerificationService: Sendable {
             return nil
         }
         if let refusal {
-            metrics?.increment("verification.start.\(refusal.rpcError.reason ?? "refused")")
-            logger.info("verification refused", ["verification.reason": .string(refusal.rpcError.reason ?? "")])
+            metrics?.increment("verification.start.\(refusal.rpcError.reasonText ?? "refused")")
+            logger.info("verification refused", ["verification.reason": .string(refusal.rpcError.reasonText ?? "")])
             throw refusal
         }
         logger.info("verification started", [
@@ -315,9 +315,9 @@ public final class VerificationService: Sendable {
             logger.info("verification verified", ["verification.request_id": .string(requestID)])
             return result
         case .refused(let error):
-            metrics?.increment("verification.\(error.rpcError.reason ?? "refused")")
+            metrics?.increment("verification.\(error.rpcError.reasonText ?? "refused")")
             logger.info("verification check refused", [
-                "verification.request_id": .string(requestID), "verification.reason": .string(error.rpcError.reason ?? ""),
+                "verification.request_id": .string(requestID), "verification.reason": .string(error.rpcError.reasonText ?? ""),
             ])
             throw error
         }

@@ -21,7 +21,7 @@ class HistoryCursorTests: AccountsTestCase {
         for cursor in [theirs, "999999999", "1", tampered, mine + "A"] {
             XCTAssertThrowsError(try service.history(userID: "u1", limit: 1, before: cursor), cursor) { error in
                 let wire = (error as? RPCError) ?? (error as? RPCErrorConvertible)?.rpcError
-                XCTAssertEqual(wire?.reason, "invalid_params", cursor)
+                XCTAssertEqual(wire?.reason, .invalidParams, cursor)
                 XCTAssertEqual(wire?.data?["field"], "before", cursor)
             }
         }

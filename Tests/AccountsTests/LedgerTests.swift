@@ -124,7 +124,7 @@ class LedgerTests: AccountsTestCase {
         try fund("u1", .checking, 1_000)
         let pending = try transfer("u1", .checking, .saving, 300)
         XCTAssertThrowsError(try service.confirm(userID: "u1", transferID: pending.id, code: "000000", context: nil)) { error in
-            XCTAssertEqual((error as? RPCError)?.reason, "invalid_code")
+            XCTAssertEqual((error as? RPCError)?.reason, .invalidCode)
             XCTAssertEqual((error as? RPCError)?.data?["attempts_left"], 2)
         }
         XCTAssertEqual(try balance("u1", .checking), 1_000)
@@ -215,7 +215,7 @@ class LedgerTests: AccountsTestCase {
                 _ = try service.confirm(userID: "u1", transferID: pending.id, code: code, context: nil)
                 outcomes.append("done")
             } catch {
-                outcomes.append((error as? AccountsError)?.rpcError.reason ?? "\(error)")
+                outcomes.append((error as? AccountsError)?.rpcError.reasonText ?? "\(error)")
             }
         }
         XCTAssertTrue(outcomes.all.allSatisfy { $0 == "done" || $0 == "conflict" }, "\(outcomes.all)")

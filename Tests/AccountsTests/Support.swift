@@ -165,7 +165,7 @@ class AccountsTestCase: XCTestCase {
     func assertReason(_ reason: Reason, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) {
         XCTAssertThrowsError(try body(), file: file, line: line) { error in
             let wire = (error as? RPCError) ?? (error as? RPCErrorConvertible)?.rpcError
-            XCTAssertEqual(wire?.reason, reason.rawValue, "\(error)", file: file, line: line)
+            XCTAssertEqual(wire?.reason, reason, "\(error)", file: file, line: line)
         }
     }
 }

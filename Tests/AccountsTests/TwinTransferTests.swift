@@ -23,7 +23,7 @@ class TwinTransferTests: AccountsTestCase {
                 do {
                     outcomes.append(try body())
                 } catch {
-                    outcomes.append("error:" + (((error as? RPCErrorConvertible)?.rpcError ?? error as? RPCError)?.reason ?? "\(error)"))
+                    outcomes.append("error:" + (((error as? RPCErrorConvertible)?.rpcError ?? error as? RPCError)?.reasonText ?? "\(error)"))
                 }
                 finished.leave()
             }.start()

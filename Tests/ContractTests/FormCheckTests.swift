@@ -17,7 +17,7 @@ final class FormCheckTests: XCTestCase {
 
     func testAnUnknownNameIsRefusedBeforeAMissingOneAndTheAcceptedNamesAreListed() throws {
         let error = try XCTUnwrap(refusal(["limitt": 5]))
-        XCTAssertEqual(error.reason, "invalid_params")
+        XCTAssertEqual(error.reason, .invalidParams)
         XCTAssertEqual(error.data?["field"], "limitt")
         XCTAssertEqual(error.data?["accepted"], ["limit", "request_id", "session"])
         XCTAssertEqual(refusal(["b_typo": 1, "a_typo": 2])?.data?["field"], "a_typo", "the first name in order: stable answers")

@@ -33,8 +33,8 @@ final class AccountsEndToEndTests: XCTestCase {
         XCTAssertEqual(try client.result("accounts.deposit", [
             "user_id": "alice", "account": "checking", "amount": 500_000, "idempotency_key": "demo-checking",
         ])["balance"], 500_000)
-        XCTAssertEqual(error(of: try client.call("accounts.balances", [:]))?.reason, "unauthenticated")
-        XCTAssertEqual(error(of: try client.call("accounts.balances", ["session": "nope"]))?.reason, "unauthenticated")
+        XCTAssertEqual(error(of: try client.call("accounts.balances", [:]))?.reason, .unauthenticated)
+        XCTAssertEqual(error(of: try client.call("accounts.balances", ["session": "nope"]))?.reason, .unauthenticated)
 
         let balances = try client.result("accounts.balances", ["session": "lks_alice"])
         XCTAssertEqual(balances["accounts"], [
@@ -45,7 +45,7 @@ final class AccountsEndToEndTests: XCTestCase {
         let bad = try client.call("accounts.transfer", [
             "session": "lks_alice", "from": "checking", "to": "checking", "amount": 5, "idempotency_key": "k0",
         ])
-        XCTAssertEqual(error(of: bad)?.reason, "invalid_params")
+        XCTAssertEqual(error(of: bad)?.reason, .invalidParams)
         let fractional = try client.call("accounts.transfer", [
             "session": "lks_alice", "from": "checking", "to": "saving", "amount": 1.5, "idempotency_key": "k0",
         ])
@@ -69,12 +69,12 @@ final class AccountsEndToEndTests: XCTestCase {
         XCTAssertEqual(sent.payload["transfer_id"], .string(transferID))
 
         let wrong = try client.call("accounts.confirm", ["session": "lks_alice", "transfer_id": .string(transferID), "code": "000000"])
-        XCTAssertEqual(error(of: wrong)?.reason, "invalid_code")
+        XCTAssertEqual(error(of: wrong)?.reason, .invalidCode)
         XCTAssertEqual(error(of: wrong)?.data?["attempts_left"], 2)
         let stranger = try client.call("accounts.confirm", [
             "session": "lks_mallory", "transfer_id": .string(transferID), "code": .string(sent.code),
         ])
-        XCTAssertEqual(error(of: stranger)?.reason, "not_found")
+        XCTAssertEqual(error(of: stranger)?.reason, .notFound)
 
         let done = try client.result("accounts.confirm", [
             "session": "lks_alice", "transfer_id": .string(transferID), "code": .string(sent.code),

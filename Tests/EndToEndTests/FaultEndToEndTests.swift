@@ -82,8 +82,8 @@ final class FaultEndToEndTests: StackTestCase {
                             bad.append("unreadable answer")
                             continue
                         }
-                        if case .failure(let error) = response.outcome, error.reason == "internal" || error.reason == "timeout" {
-                            bad.append("\(load.service): \(error.reason ?? "?")")
+                        if case .failure(let error) = response.outcome, error.reason == .`internal` || error.reason == .timeout {
+                            bad.append("\(load.service): \(error.reasonText ?? "?")")
                         }
                         answers.append("\(response.id)")
                     }
@@ -118,7 +118,7 @@ final class FaultEndToEndTests: StackTestCase {
             }
         }
         let error = try XCTUnwrap(refusal, "the limit was reached")
-        XCTAssertEqual(error.reason, "unavailable", "a full disk is an operator problem, said plainly: \(error.message)")
+        XCTAssertEqual(error.reason, .unavailable, "a full disk is an operator problem, said plainly: \(error.message)")
         XCTAssertTrue(error.message.contains("storage"), error.message)
         XCTAssertEqual(try accounts.result("accounts.ping"), ["pong": true], "the service stays up")
 

@@ -66,7 +66,7 @@ final class GatewayEndToEndTests: XCTestCase {
         }
         let after = try servedCount(stack.endpoint("identity"), service: "identity", methods: ["unknown", "identity.introspect", "identity.ping"])
         XCTAssertEqual(after, before, "nothing internal reached identity")
-        XCTAssertEqual(try client.call("accounts.balances").gatewayError?.reason, "unauthenticated")
+        XCTAssertEqual(try client.call("accounts.balances").gatewayError?.reason, .unauthenticated)
         XCTAssertEqual(try client.result("identity.ping"), ["pong": true], "inner pings cross the hop")
         // The access log: one line per request (written in batches every 100 ms), never params.
         waitUntil("the access log has the request") { stack.member("gateway").log.contains(#""rpc.method":"accounts.balances""#) }
@@ -111,7 +111,7 @@ final class GatewayEndToEndTests: XCTestCase {
             let anonymous = try client.call(method, ["request_id": "vr_v1_1"])
             let aal1 = try client.call(method, ["session": "lks_aal1", "request_id": "vr_v1_1"])
             let aal2 = try client.call(method, ["session": "lks_aal2", "request_id": "vr_v1_1"])
-            let refusals = [anonymous, aal1, aal2].map { $0.gatewayError?.reason }
+            let refusals = [anonymous, aal1, aal2].map { $0.gatewayError?.reasonText }
             switch needs {
             case "open":
                 XCTAssertFalse(refusals.contains { $0 == "unauthenticated" || $0 == "step_up_required" }, method)
@@ -124,8 +124,8 @@ final class GatewayEndToEndTests: XCTestCase {
                 XCTAssertNotEqual(refusals[2], "step_up_required", method)
             }
             for answer in [anonymous, aal1, aal2] {
-                XCTAssertNotEqual(answer.gatewayError?.reason, "unavailable", method)
-                XCTAssertNotEqual(answer.gatewayError?.reason, "rate_limited", method)
+                XCTAssertNotEqual(answer.gatewayError?.reasonText, "unavailable", method)
+                XCTAssertNotEqual(answer.gatewayError?.reason, .rateLimited, method)
             }
             if method.hasPrefix("identity.") {
                 let forwarded = [anonymous, aal1, aal2].filter { $0.gatewayResult?["served"]?.stringValue == method }.count
@@ -152,7 +152,7 @@ final class GatewayEndToEndTests: XCTestCase {
         for index in 0..<9 {
             let owner = index < 3 ? "va" : "vb"
             let answer = try client.call("verification.check", ["session": "lks_alice", "request_id": .string("vr_\(owner)_\(index)"), "code": "000000"])
-            XCTAssertNotEqual(answer.gatewayError?.reason, "unavailable")
+            XCTAssertNotEqual(answer.gatewayError?.reason, .unavailable)
         }
         XCTAssertEqual(try servedCount(replicaA.endpoint, service: "verification", methods: counted) - startA, 3)
         XCTAssertEqual(try servedCount(replicaB.endpoint, service: "verification", methods: counted) - startB, 6)
@@ -213,8 +213,8 @@ final class GatewayEndToEndTests: XCTestCase {
         // Straight to the service: without the token, or with a wrong one, nothing is served
         // (ping and health stay open for orchestrator health checks).
         let direct = try LineClient(identity.endpoint)
-        XCTAssertEqual(try direct.call("identity.metrics").gatewayError?.reason, "unauthenticated")
-        XCTAssertEqual(try direct.call("identity.introspect", ["session": "lks_x"]).gatewayError?.reason, "unauthenticated")
+        XCTAssertEqual(try direct.call("identity.metrics").gatewayError?.reason, .unauthenticated)
+        XCTAssertEqual(try direct.call("identity.introspect", ["session": "lks_x"]).gatewayError?.reason, .unauthenticated)
         try direct.send(Array(#"{"jsonrpc":"2.0","id":2,"method":"identity.metrics","meta":{"token":"internal-secret-2"}}"#.utf8))
         XCTAssertTrue(String(decoding: try XCTUnwrap(try direct.readLine()), as: UTF8.self).contains("unauthenticated"))
         try direct.send(Array(#"{"jsonrpc":"2.0","id":3,"method":"identity.metrics","meta":{"token":"internal-secret-1"}}"#.utf8))
@@ -324,7 +324,7 @@ final class LoadTally: @unchecked Sendable {
         defer { lock.unlock() }
         totals.worstMilliseconds = max(totals.worstMilliseconds, milliseconds)
         // An answer from a replica (a result, or its own error such as method_not_found) counts as served.
-        let reason = answer?.gatewayError?.reason
+        let reason = answer?.gatewayError?.reasonText
         let failedInGateway = answer == nil || reason == "unavailable" || reason == "timeout" || reason == "overloaded"
         if retryable {
             totals.retryableTotal += 1

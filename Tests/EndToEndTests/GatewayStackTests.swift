@@ -55,7 +55,7 @@ final class GatewayStackTests: StackTestCase {
 
         // No stale aal 1 from the cache: the key request now reaches identity (which judges the key itself).
         let answer = try client.call("identity.enroll_key", enroll)
-        if case .failure(let error) = answer.outcome { XCTAssertNotEqual(error.reason, "step_up_required", error.message) }
+        if case .failure(let error) = answer.outcome { XCTAssertNotEqual(error.reason, .stepUpRequired, error.message) }
     }
 
     func testInternalMethodsOfTheRealServicesAreUnreachable() throws {

@@ -368,7 +368,7 @@ extension LineClient {
 
 extension Result where Success == JSON, Failure == RPCError {
     fileprivate var failureReason: String? {
-        if case .failure(let error) = self { return error.reason }
+        if case .failure(let error) = self { return error.reasonText }
         return nil
     }
 }

@@ -91,7 +91,7 @@ final class PassThroughEndToEndTests: XCTestCase {
                 XCTFail("a malformed answer was passed on: \(text)")
                 continue
             }
-            XCTAssertEqual(error.reason, "unavailable", text)
+            XCTAssertEqual(error.reason, .unavailable, text)
             XCTAssertEqual(error.message, "identity answered a malformed response", text)
         }
         // The refused bytes went nowhere; and the next good answer passes.

@@ -90,7 +90,7 @@ final class PostgresTransferStormEndToEndTests: PostgresStackTestCase {
                         let code = try? StackTestCase.code(outboxPath: outboxPath, for: requestID)
                     else {
                         // What a kill -9 mid-request leaves: a reservation or a live code of the dead replica.
-                        if case .failure(let error)? = answer { ledger.refuse("transfer: \(error.reason ?? "?")") } else { ledger.refuse("transfer") }
+                        if case .failure(let error)? = answer { ledger.refuse("transfer: \(error.reasonText ?? "?")") } else { ledger.refuse("transfer") }
                         continue
                     }
                     switch (try? client.call("accounts.confirm", [
@@ -98,7 +98,7 @@ final class PostgresTransferStormEndToEndTests: PostgresStackTestCase {
                     ]))?.outcome {
                     case .success(let answer)? where answer["status"] == "done":
                         ledger.add(Acknowledged(transferID: transferID, userID: user.userID))
-                    case .failure(let error)?: ledger.refuse(error.reason ?? "?")
+                    case .failure(let error)?: ledger.refuse(error.reasonText ?? "?")
                     default: ledger.refuse("no answer")
                     }
                 }
@@ -158,7 +158,7 @@ final class PostgresSendLimitsEndToEndTests: PostgresStackTestCase {
                 gate.wait()
                 switch (try? client?.call("verification.start", ["user_id": .string(userID), "purpose": "phone_proof", "channel": "sms"]))??.outcome {
                 case .success(let result)?: answers.append("started \(result["request_id"]?.stringValue ?? "")")
-                case .failure(let error)?: answers.append(error.reason ?? "?")
+                case .failure(let error)?: answers.append(error.reasonText ?? "?")
                 case nil: answers.append("no answer")
                 }
             }.start()

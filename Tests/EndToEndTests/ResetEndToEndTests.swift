@@ -118,7 +118,7 @@ final class ResetEndToEndTests: ResetProcessTestCase {
 
         let weak = try client.call("reset.complete", ["token": .string(token), "password": "short"])
         guard case .failure(let weakError) = weak.outcome else { return XCTFail("weak password accepted") }
-        XCTAssertEqual(weakError.reason, "weak_password")
+        XCTAssertEqual(weakError.reason, .weakPassword)
         XCTAssertEqual(weakError.data?["rule"], "too_short")
 
         XCTAssertEqual(try client.result("reset.complete", ["token": .string(token), "password": "a brand new password"]), ["ok": true])
@@ -131,7 +131,7 @@ final class ResetEndToEndTests: ResetProcessTestCase {
         for (method, params) in reuses {
             let again = try client.call(method, params)
             guard case .failure(let error) = again.outcome else { return XCTFail("\(method) accepted a used token") }
-            XCTAssertEqual(error.reason, "invalid_token")
+            XCTAssertEqual(error.reason, .invalidToken)
         }
         let changed = waitForMail(count: 2)[1]
         XCTAssertEqual(changed["subject"], "Your Latchkey password was changed")

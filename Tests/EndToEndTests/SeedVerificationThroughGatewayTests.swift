@@ -103,7 +103,7 @@ final class SeedVerificationThroughGatewayTests: StackTestCase {
         var answer: RPCResponse?
         for _ in 0..<50 {
             answer = try check(client, session, requestID, code)
-            if answer?.gatewayError?.reason != "unavailable" { break }
+            if answer?.gatewayError?.reasonText != "unavailable" { break }
             usleep(100_000)
         }
         XCTAssertEqual(try XCTUnwrap(answer).outcome.get()["status"], "verified", "the request survived on the replica's disk")

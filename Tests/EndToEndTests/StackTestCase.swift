@@ -89,7 +89,7 @@ class StackTestCase: XCTestCase {
             XCTFail("expected \(reason), got a result", file: file, line: line)
             return nil
         }
-        XCTAssertEqual(error.reason, reason, error.message, file: file, line: line)
+        XCTAssertEqual(error.reasonText, reason, error.message, file: file, line: line)
         return error
     }
 }

@@ -41,7 +41,7 @@ final class TransferTwinsEndToEndTests: StackTestCase {
                 switch (try? client?.call("accounts.transfer", params))??.outcome {
                 case .success(let ticket)?:
                     answers.append("\(ticket["transfer_id"]?.stringValue ?? "?") \(ticket["status"]?.stringValue ?? "?") \(ticket["request_id"]?.stringValue ?? "?")")
-                case .failure(let error)?: answers.append("error \(error.reason ?? "") \(error.message)")
+                case .failure(let error)?: answers.append("error \(error.reasonText ?? "") \(error.message)")
                 case nil: answers.append("no answer")
                 }
                 finished.leave()

@@ -27,7 +27,7 @@ final class FakeGatewayDispatcher: RPCDispatcher, @unchecked Sendable {
         let params = request.params?.objectValue ?? [:]
         let metrics = self.metrics
         let finish: @Sendable (Result<JSON, RPCError>) -> Void = { outcome in
-            let reason: String? = if case .failure(let error) = outcome { error.reason } else { nil }
+            let reason: String? = if case .failure(let error) = outcome { error.reasonText } else { nil }
             metrics.record(metrics.slot(for: request.method), microseconds: 120, errorReason: reason)
             reply(outcome)
         }

@@ -29,9 +29,9 @@ final class JunkAndLogSummaryTests: XCTestCase {
     func testUnknownMethodsSpendTheCallersTokens() throws {
         let gateway = try start(defaultBurst: 5)
         let client = try gateway.client()
-        for _ in 0..<5 { XCTAssertEqual(try client.call("nope.nope").error?.reason, "method_not_found") }
-        XCTAssertEqual(try client.call("nope.nope").error?.reason, "rate_limited")
-        XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_x"]).error?.reason, "rate_limited", "the same bucket")
+        for _ in 0..<5 { XCTAssertEqual(try client.call("nope.nope").error?.reason, .methodNotFound) }
+        XCTAssertEqual(try client.call("nope.nope").error?.reason, .rateLimited)
+        XCTAssertEqual(try client.call("accounts.balances", ["session": "lks_x"]).error?.reason, .rateLimited, "the same bucket")
     }
 
     func testMalformedLinesSpendTheCallersTokens() throws {
@@ -46,7 +46,7 @@ final class JunkAndLogSummaryTests: XCTestCase {
         let limited = try JSONParser.parse(Array((client.readLine() ?? "").utf8))
         XCTAssertEqual(limited["error"]?["data"]?["reason"], "rate_limited")
         XCTAssertNotNil(limited["error"]?["data"]?["retry_after"]?.intValue)
-        XCTAssertEqual(try client.call("nope.nope").error?.reason, "rate_limited")
+        XCTAssertEqual(try client.call("nope.nope").error?.reason, .rateLimited)
         XCTAssertEqual(gateway.gateway.metrics.counter("rpc.refused.parse_error"), 2)
         XCTAssertEqual(gateway.gateway.metrics.counter("rpc.refused.invalid_request"), 2)
     }

@@ -207,6 +207,6 @@ final class DispatchSeamTests: XCTestCase {
         guard case .failure(let notFound) = call("identity.introspect", ["session": "x"]) else { return XCTFail("forwarded") }
         XCTAssertEqual(notFound.code, -32601)
         guard case .failure(let noSession) = call("accounts.balances", nil) else { return XCTFail("forwarded") }
-        XCTAssertEqual(noSession.reason, "unauthenticated")
+        XCTAssertEqual(noSession.reason, .unauthenticated)
     }
 }

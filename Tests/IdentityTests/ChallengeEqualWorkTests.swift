@@ -29,7 +29,7 @@ final class ChallengeEqualWorkTests: IdentityTestCase {
         let session = try elevatedLogin(device: phone.deviceID)
         _ = try service.enrollKey(token: session.session, deviceID: phone.deviceID, publicKey: phone.publicKeyBase64, protection: "biometry", caller: caller)
         let decoy = try service.challenge(deviceID: phone.deviceID, token: nil, username: "nobody", caller: caller).challenge
-        let refused = assertReason("invalid_token") {
+        let refused = assertReason(.invalidToken) {
             try service.keyLogin(username: "alice", deviceID: phone.deviceID, challenge: decoy, signature: phone.sign(decoy), caller: caller)
         }
         XCTAssertEqual(refused?.data?["detail"], "foreign", "the same answer as another user's challenge")

@@ -45,14 +45,14 @@ final class DeviceKeyTests: IdentityTestCase {
         XCTAssertFalse(first.challenge.contains("="))
         XCTAssertNotEqual(first.challenge, second.challenge)
         XCTAssertEqual(first.expiresAt, clock.nowSeconds + 120)
-        assertReason("invalid_params") { try service.challenge(deviceID: "iphone-1", token: nil, username: nil) }
-        assertReason("unauthenticated") { try service.challenge(deviceID: "iphone-1", token: "lks_bad", username: nil) }
+        assertReason(.invalidParams) { try service.challenge(deviceID: "iphone-1", token: nil, username: nil) }
+        assertReason(.unauthenticated) { try service.challenge(deviceID: "iphone-1", token: "lks_bad", username: nil) }
     }
 
     func testChallengesByUsernameAreLimitedPerClientAddress() throws {
         service = try makeService { $0.challengeBurst = 2; $0.challengeRefillPerMinute = 60 }
         for _ in 0..<2 { XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: caller)) }
-        let limited = assertReason("rate_limited") { try service.challenge(deviceID: "d", token: nil, username: "nobody", caller: caller) }
+        let limited = assertReason(.rateLimited) { try service.challenge(deviceID: "d", token: nil, username: "nobody", caller: caller) }
         XCTAssertEqual(limited?.data?["retry_after"], 1)
         XCTAssertNoThrow(try service.challenge(deviceID: "d", token: nil, username: "alice", caller: Caller(client: "198.51.100.4")))
         let session = try login().session
@@ -73,10 +73,10 @@ final class DeviceKeyTests: IdentityTestCase {
         compressed[0] = 0x02
         let badKeys = [Data(notOnCurve).base64EncodedString(), Data(compressed).base64EncodedString(), "not base64!", "", Data(repeating: 0, count: 65).base64EncodedString()]
         for bad in badKeys {
-            assertReason("invalid_params") { try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: bad, protection: "biometry", caller: caller) }
+            assertReason(.invalidParams) { try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: bad, protection: "biometry", caller: caller) }
         }
-        assertReason("invalid_params") { try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: phone.publicKeyBase64, protection: "face", caller: caller) }
-        assertReason("invalid_params") { try service.enrollKey(token: strong.session, deviceID: "other-device", publicKey: phone.publicKeyBase64, protection: "biometry", caller: caller) }
+        assertReason(.invalidParams) { try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: phone.publicKeyBase64, protection: "face", caller: caller) }
+        assertReason(.invalidParams) { try service.enrollKey(token: strong.session, deviceID: "other-device", publicKey: phone.publicKeyBase64, protection: "biometry", caller: caller) }
         let urlSafe = Base64URL.encode(phone.key.publicKey.x963)
         XCTAssertTrue(try service.enrollKey(token: strong.session, deviceID: "iphone-1", publicKey: urlSafe, protection: "biometry", caller: caller).hasPrefix("key_"))
     }
@@ -116,7 +116,7 @@ final class DeviceKeyTests: IdentityTestCase {
         let intruder = FakeiPhone(deviceID: "iphone-1")
         // Wrong signature (another key): invalid_credentials, and the challenge is burnt.
         let challenge = try service.challenge(deviceID: "iphone-1", token: nil, username: "alice").challenge
-        assertReason("invalid_credentials") {
+        assertReason(.invalidCredentials) {
             try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: challenge, signature: intruder.sign(challenge), caller: caller)
         }
         assertIdentityError(.invalidChallenge(detail: "used")) {
@@ -140,8 +140,8 @@ final class DeviceKeyTests: IdentityTestCase {
             try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: made, signature: phone.sign(made), caller: caller)
         }
         // Malformed encodings.
-        assertReason("invalid_params") { try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: "short", signature: phone.sign(made), caller: caller) }
-        assertReason("invalid_params") { try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: made, signature: "%%%", caller: caller) }
+        assertReason(.invalidParams) { try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: "short", signature: phone.sign(made), caller: caller) }
+        assertReason(.invalidParams) { try service.keyLogin(username: "alice", deviceID: "iphone-1", challenge: made, signature: "%%%", caller: caller) }
     }
 
     func testAChallengeForAnotherUserOrDeviceIsForeign() throws {
@@ -164,12 +164,12 @@ final class DeviceKeyTests: IdentityTestCase {
     func testRevokedAndMissingKeysAreNotFound() throws {
         let (session, keyID) = try enroll()
         try service.revokeKey(token: session.session, keyID: keyID, caller: caller)
-        assertReason("invalid_credentials") { try keyLogin() }
-        assertReason("not_found") { try service.revokeKey(token: session.session, keyID: keyID, caller: caller) }
+        assertReason(.invalidCredentials) { try keyLogin() }
+        assertReason(.notFound) { try service.revokeKey(token: session.session, keyID: keyID, caller: caller) }
         XCTAssertEqual(try service.keys(token: session.session), [])
         XCTAssertEqual(try appLogin().requiredFactors, [], "no key any more; device still trusted")
-        assertReason("invalid_credentials") { try keyLogin(FakeiPhone(deviceID: "never-seen")) }
-        assertReason("invalid_credentials") { try keyLogin(username: "nobody") }
+        assertReason(.invalidCredentials) { try keyLogin(FakeiPhone(deviceID: "never-seen")) }
+        assertReason(.invalidCredentials) { try keyLogin(username: "nobody") }
     }
 
     func testReEnrollingReplacesTheDevicesKeyAndTheLimitHolds() throws {
@@ -192,14 +192,14 @@ final class DeviceKeyTests: IdentityTestCase {
         let (_, keyID) = try enroll()
         try registerUser("bob")
         let bob = try elevatedLogin("bob")
-        assertReason("not_found") { try service.revokeKey(token: bob.session, keyID: keyID, caller: caller) }
+        assertReason(.notFound) { try service.revokeKey(token: bob.session, keyID: keyID, caller: caller) }
         XCTAssertNoThrow(try keyLogin())
     }
 
     func testKeyLoginIgnoresThePasswordThrottle() throws {
         _ = try enroll()
         for _ in 0..<6 { _ = try? login(password: "guessing guessing") }
-        assertReason("locked") { try login() }
+        assertReason(.locked) { try login() }
         XCTAssertEqual(try keyLogin().aal, 2)
     }
 
@@ -219,7 +219,7 @@ final class DeviceKeyTests: IdentityTestCase {
         var answers: [String: String] = [:]
         for attempt in cases {
             let challenge = try service.challenge(deviceID: attempt.device.deviceID, token: nil, username: attempt.username).challenge
-            let error = assertReason("invalid_credentials") {
+            let error = assertReason(.invalidCredentials) {
                 try service.keyLogin(username: attempt.username, deviceID: attempt.device.deviceID, challenge: challenge, signature: attempt.device.sign(challenge), caller: caller)
             }
             answers[attempt.name] = error.map { "\($0.code) \($0.message) \(String(describing: $0.data))" }

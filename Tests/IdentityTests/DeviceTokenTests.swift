@@ -38,7 +38,7 @@ final class DeviceTokenTests: IdentityTestCase {
     func testAGuesserCannotKeepTheOwnerOutAndLocksDecay() throws {
         try registerUser()
         var ownerToken = try XCTUnwrap(try login(token: nil).deviceToken)
-        for index in 0..<5 { assertReason("invalid_credentials") { try login(password: "guess \(index)", device: "attacker", token: nil) } }
+        for index in 0..<5 { assertReason(.invalidCredentials) { try login(password: "guess \(index)", device: "attacker", token: nil) } }
         let policy = service.settings.accountThrottle
         var locks: [Int64] = []
         for cycle in 0..<40 {
@@ -46,7 +46,7 @@ final class DeviceTokenTests: IdentityTestCase {
             locks.append(lock)
             ownerToken = try XCTUnwrap(try login(token: ownerToken).deviceToken, "cycle \(cycle): the owner logs in while locked")
             clock.advance(seconds: lock)
-            assertReason("invalid_credentials") { try login(password: "guess after lock \(cycle)", device: "attacker", token: nil) }
+            assertReason(.invalidCredentials) { try login(password: "guess after lock \(cycle)", device: "attacker", token: nil) }
             ownerToken = try XCTUnwrap(try login(token: ownerToken).deviceToken, "cycle \(cycle): the owner logs in just after a guess")
         }
         XCTAssertEqual(Array(locks.prefix(4)), [30, 60, 120, 240], "the lock grows while guesses come as soon as allowed")
@@ -64,7 +64,7 @@ final class DeviceTokenTests: IdentityTestCase {
             ("random", OpaqueToken.make(prefix: "lkd_"), "iphone-1"), ("malformed", "lkd_x", "iphone-1"),
             ("another user's", bobToken, "iphone-1"), ("another device's", aliceToken, "ipad-2"),
         ] {
-            let answer = assertReason("locked") { try login(device: device, token: token) }
+            let answer = assertReason(.locked) { try login(device: device, token: token) }
             XCTAssertNotNil(answer, "\(name) token")
         }
         XCTAssertNoThrow(try login(token: aliceToken), "the owner's own token still works")
@@ -76,12 +76,12 @@ final class DeviceTokenTests: IdentityTestCase {
         try registerUser()
         let stolen = try XCTUnwrap(try login(token: nil).deviceToken)
         let tokenPolicy = service.settings.deviceTokenThrottle
-        for index in 0..<tokenPolicy.freeFailures { assertReason("invalid_credentials") { try login(password: "guess \(index)", token: stolen) } }
-        assertReason("locked") { try login(token: stolen) }
+        for index in 0..<tokenPolicy.freeFailures { assertReason(.invalidCredentials) { try login(password: "guess \(index)", token: stolen) } }
+        assertReason(.locked) { try login(token: stolen) }
         XCTAssertNil(currentLock(), "clients without a token are not locked by the token's failures")
         for index in 0..<(tokenPolicy.maximumConsecutiveFailures - tokenPolicy.freeFailures) {
             clock.advance(seconds: tokenPolicy.maximumDelaySeconds)
-            assertReason("invalid_credentials") { try login(password: "later guess \(index)", token: stolen) }
+            assertReason(.invalidCredentials) { try login(password: "later guess \(index)", token: stolen) }
         }
         clock.advance(seconds: tokenPolicy.maximumDelaySeconds)
         let before = service.passwordChecks
@@ -104,7 +104,7 @@ final class DeviceTokenTests: IdentityTestCase {
         }
         XCTAssertEqual(service.passwordChecks - before, policy.maximumConsecutiveFailures)
         clock.advance(seconds: 30 * 86_400)
-        assertReason("locked") { try login(device: "new-phone", token: nil) }  // not even the right password, a month later
+        assertReason(.locked) { try login(device: "new-phone", token: nil) }  // not even the right password, a month later
         XCTAssertNoThrow(try login(token: ownerToken), "the owner's device is not stopped")
         XCTAssertNoThrow(try login(device: "new-phone", token: nil), "the owner's success ends the streak")
     }

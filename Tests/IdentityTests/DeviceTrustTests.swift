@@ -70,9 +70,9 @@ final class DeviceTrustTests: IdentityTestCase {
         let token = try ownersTrustedToken()
         _ = try login(device: "owner-phone", from: stranger)
         for guess in 0..<service.settings.accountThrottle.freeFailures {
-            assertReason("invalid_credentials") { try login(password: "guess \(guess)", device: "owner-phone", from: stranger) }
+            assertReason(.invalidCredentials) { try login(password: "guess \(guess)", device: "owner-phone", from: stranger) }
         }
-        assertReason("locked") { try login(device: "owner-phone", from: stranger) }
+        assertReason(.locked) { try login(device: "owner-phone", from: stranger) }
         let owner = try login(device: "owner-phone", token: token)
         XCTAssertEqual(owner.requiredFactors, [])
         let tokens = try service.store.database.read { c in

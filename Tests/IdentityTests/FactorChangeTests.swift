@@ -78,8 +78,8 @@ final class FactorChangeTests: IdentityTestCase {
 
         let fresh = try login(device: "new-phone")
         XCTAssertEqual(fresh.requiredFactors, ["sms"], "the planted app is no factor any more")
-        assertReason("not_found") { try service.totpVerify(token: fresh.session, code: try code(enrollment), caller: intruder) }
-        assertReason("invalid_code") { try service.recoveryVerify(token: fresh.session, code: codes[0], caller: intruder) }
+        assertReason(.notFound) { try service.totpVerify(token: fresh.session, code: try code(enrollment), caller: intruder) }
+        assertReason(.invalidCode) { try service.recoveryVerify(token: fresh.session, code: codes[0], caller: intruder) }
         XCTAssertEqual(try service.introspect(token: fresh.session).aal, 1)
         let events = try service.store.events(userID: userID, limit: 50, before: nil).filter { $0.event == "factor.removed" }.map(\.outcome)
         XCTAssertEqual(Set(events), ["totp", "recovery_codes"])

@@ -120,7 +120,7 @@ class IdentityTestCase: XCTestCase {
 
     /// Asserts `body` throws an error whose wire reason is `reason` (and returns the RPC error).
     @discardableResult
-    func assertReason<T>(_ reason: String, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) -> RPCError? {
+    func assertReason<T>(_ reason: Reason, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) -> RPCError? {
         do {
             _ = try body()
             XCTFail("expected \(reason), nothing was thrown", file: file, line: line)

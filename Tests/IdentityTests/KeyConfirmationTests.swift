@@ -28,22 +28,22 @@ final class KeyConfirmationTests: IdentityTestCase {
     }
 
     func testOnlyTheDevicesBiometryKeySigningTheseVeryBytesPasses() throws {
-        assertReason("not_found") { try verify(phone.key.signature(for: bytes)) }
+        assertReason(.notFound) { try verify(phone.key.signature(for: bytes)) }
         let keyID = try enroll()
         XCTAssertEqual(try verify(phone.key.signature(for: bytes)), keyID)
-        assertReason("invalid_credentials") { try verify(phone.key.signature(for: bytes + [0])) }
-        assertReason("invalid_credentials") { try verify(P256PrivateKey().signature(for: bytes)) }
-        assertReason("not_found") { try verify(phone.key.signature(for: bytes), device: "iphone-2") }
+        assertReason(.invalidCredentials) { try verify(phone.key.signature(for: bytes + [0])) }
+        assertReason(.invalidCredentials) { try verify(P256PrivateKey().signature(for: bytes)) }
+        assertReason(.notFound) { try verify(phone.key.signature(for: bytes), device: "iphone-2") }
         let events = try service.store.events(userID: try userID, limit: 10, before: nil)
         XCTAssertEqual(events.filter { $0.outcome == "device_key" }.map(\.event), ["factor.failed", "factor.failed", "factor.passed"])
     }
 
     func testAUserPresenceKeyOrARevokedKeyCannotConfirm() throws {
         let keyID = try enroll("user_presence")
-        let refused = assertReason("not_found") { try verify(phone.key.signature(for: bytes)) }
+        let refused = assertReason(.notFound) { try verify(phone.key.signature(for: bytes)) }
         XCTAssertEqual(refused?.data?["detail"], "not_biometry")
         try service.revokeKey(token: try elevatedLogin().session, keyID: keyID, caller: caller)
-        XCTAssertEqual(assertReason("not_found") { try verify(phone.key.signature(for: bytes)) }?.data?["detail"], "key_revoked")
+        XCTAssertEqual(assertReason(.notFound) { try verify(phone.key.signature(for: bytes)) }?.data?["detail"], "key_revoked")
     }
 
     /// Parsing a point costs as much as checking a signature: a device's key is parsed once,
@@ -51,7 +51,7 @@ final class KeyConfirmationTests: IdentityTestCase {
     func testADeviceKeyIsParsedOnceHoweverManySignaturesItChecks() throws {
         let keyID = try enroll()
         for _ in 0..<3 { XCTAssertEqual(try verify(phone.key.signature(for: bytes)), keyID) }
-        assertReason("invalid_credentials") { try verify(P256PrivateKey().signature(for: bytes)) }
+        assertReason(.invalidCredentials) { try verify(P256PrivateKey().signature(for: bytes)) }
         XCTAssertEqual(service.parsedKeys.statistics.parsed, 1)
     }
 
@@ -61,10 +61,10 @@ final class KeyConfirmationTests: IdentityTestCase {
         let first = try enroll()
         XCTAssertEqual(try verify(phone.key.signature(for: bytes)), first)
         try service.revokeKey(token: try elevatedLogin().session, keyID: first, caller: caller)
-        XCTAssertEqual(assertReason("not_found") { try verify(phone.key.signature(for: bytes)) }?.data?["detail"], "key_revoked")
+        XCTAssertEqual(assertReason(.notFound) { try verify(phone.key.signature(for: bytes)) }?.data?["detail"], "key_revoked")
         let samePhoneNewKey = FakeiPhone(deviceID: phone.deviceID)
         let second = try enroll(from: samePhoneNewKey)
-        assertReason("invalid_credentials") { try verify(phone.key.signature(for: bytes)) }
+        assertReason(.invalidCredentials) { try verify(phone.key.signature(for: bytes)) }
         XCTAssertEqual(try verify(samePhoneNewKey.key.signature(for: bytes)), second)
         XCTAssertEqual(service.parsedKeys.statistics.parsed, 2)
     }

@@ -17,7 +17,7 @@ final class LoginBurstTests: IdentityTestCase {
                 _ = try attempt(index)
                 reasons.record("ok")
             } catch let error as IdentityError {
-                reasons.record(error.rpcError.reason ?? "no reason")
+                reasons.record(error.rpcError.reasonText ?? "no reason")
             } catch {
                 reasons.record("unexpected: \(error)")
             }

@@ -50,7 +50,7 @@ final class MethodTableTests: IdentityTestCase {
     }
 
     private func reason(_ method: String, _ params: [String: JSON]) -> String? {
-        if case .failure(let error) = call(method, params) { return error.reason }
+        if case .failure(let error) = call(method, params) { return error.reasonText }
         return nil
     }
 
@@ -135,7 +135,7 @@ final class MethodTableTests: IdentityTestCase {
         ]
         for (method, params, field) in cases {
             guard case .failure(let error) = call(method, params) else { XCTFail("\(method) accepted \(params)"); continue }
-            XCTAssertEqual(error.reason, "invalid_params", "\(method) \(params)")
+            XCTAssertEqual(error.reason, .invalidParams, "\(method) \(params)")
             XCTAssertEqual(error.data?["field"]?.stringValue, field, "\(method) \(params)")
             XCTAssertEqual(error.code, -32602)
         }
@@ -149,7 +149,7 @@ final class MethodTableTests: IdentityTestCase {
         guard case .failure(let error) = call("identity.preferences", ["session": .string(session), "sms_verifcation": false]) else {
             return XCTFail("a misspelt parameter was accepted")
         }
-        XCTAssertEqual(error.reason, "invalid_params")
+        XCTAssertEqual(error.reason, .invalidParams)
         XCTAssertEqual(error.data?["field"], "sms_verifcation")
         XCTAssertEqual(error.data?["accepted"], ["session", "sitekey", "sms_verification"])
         XCTAssertEqual(try result("identity.preferences", ["session": .string(session)])["sms_verification"], true, "unchanged")
@@ -164,7 +164,7 @@ final class MethodTableTests: IdentityTestCase {
         ]
         for method in methods {
             guard case .failure(let error) = call(method, ["zz_typo": 1]) else { XCTFail("\(method) accepted zz_typo"); continue }
-            XCTAssertEqual(error.reason, "invalid_params", method)
+            XCTAssertEqual(error.reason, .invalidParams, method)
             XCTAssertEqual(error.data?["field"], "zz_typo", method)
         }
     }
@@ -220,7 +220,7 @@ final class MethodTableTests: IdentityTestCase {
             guard case .failure(let error) = call("identity.activity", ["session": .string(alice), "before": cursor]) else {
                 XCTFail("\(cursor) accepted as alice's cursor"); continue
             }
-            XCTAssertEqual(error.reason, "invalid_params", "\(cursor)")
+            XCTAssertEqual(error.reason, .invalidParams, "\(cursor)")
             XCTAssertEqual(error.data?["field"], "before", "\(cursor)")
         }
     }
@@ -269,7 +269,7 @@ final class MethodTableTests: IdentityTestCase {
         guard case .failure(let locked) = call("identity.login", ["username": "demo", "password": "correct horse battery", "device_id": "d1"]) else {
             return XCTFail("expected locked")
         }
-        XCTAssertEqual(locked.reason, "locked")
+        XCTAssertEqual(locked.reason, .locked)
         XCTAssertEqual(locked.code, 423)
         XCTAssertEqual(locked.data?["retry_after"], 30)
         let text = logs.capturedText

@@ -8,7 +8,7 @@ final class NormalizationTests: XCTestCase {
         XCTAssertEqual(try Normalization.username("j.doe_42-x"), "j.doe_42-x")
         for bad in ["ab", String(repeating: "a", count: 33), "_alice", ".alice", "al ice", "alicé", "аlice", "al@ice", ""] {
             XCTAssertThrowsError(try Normalization.username(bad), bad) { error in
-                XCTAssertEqual((error as? IdentityError)?.rpcError.reason, "invalid_params")
+                XCTAssertEqual((error as? IdentityError)?.rpcError.reason, .invalidParams)
             }
         }
     }

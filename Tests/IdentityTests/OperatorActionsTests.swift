@@ -24,7 +24,7 @@ final class OperatorActionsTests: IdentityTestCase {
             _ = try? aliceLogin(password: "guess \(index)", device: "attacker")
         }
         clock.advance(seconds: 30 * 86_400)
-        assertReason("locked") { try aliceLogin(device: "new-phone") }
+        assertReason(.locked) { try aliceLogin(device: "new-phone") }
 
         let cleared = try service.operatorUnlock(userID: userID, caller: caller)
         XCTAssertEqual(cleared.consecutiveFailures, policy.maximumConsecutiveFailures)
@@ -36,9 +36,9 @@ final class OperatorActionsTests: IdentityTestCase {
         let userID = try registerUser()
         let token = try XCTUnwrap(try aliceLogin().deviceToken)
         for index in 0..<service.settings.deviceTokenThrottle.freeFailures {
-            assertReason("invalid_credentials") { try aliceLogin(password: "guess \(index)", token: token) }
+            assertReason(.invalidCredentials) { try aliceLogin(password: "guess \(index)", token: token) }
         }
-        assertReason("locked") { try aliceLogin(token: token) }
+        assertReason(.locked) { try aliceLogin(token: token) }
         _ = try service.operatorUnlock(userID: userID, caller: caller)
         XCTAssertNotNil(try aliceLogin(token: token).deviceToken, "the token's own lock is gone too")
     }
@@ -47,7 +47,7 @@ final class OperatorActionsTests: IdentityTestCase {
         let aliceID = try registerUser()
         let bobID = try registerUser("bob")
         let aliceSession = try aliceLogin().sessionID
-        assertReason("not_found") { try service.operatorRevokeSession(userID: bobID, sessionID: aliceSession, caller: caller) }
+        assertReason(.notFound) { try service.operatorRevokeSession(userID: bobID, sessionID: aliceSession, caller: caller) }
         XCTAssertEqual(try service.operatorSessions(userID: aliceID).map(\.sessionID), [aliceSession])
         XCTAssertFalse(try events(bobID).contains("operator.revoke_session"), "nothing happened, nothing recorded")
 
@@ -56,7 +56,7 @@ final class OperatorActionsTests: IdentityTestCase {
         XCTAssertEqual(try service.store.events(userID: aliceID, limit: 1, before: nil).first?.deviceID, "iphone-1")
         XCTAssertEqual(try service.operatorRevokeAllSessions(userID: aliceID, caller: caller), 0)
         XCTAssertEqual(try events(aliceID).filter { $0 == "operator.revoke_session" }.count, 2, "an --all that found nothing is still recorded")
-        assertReason("not_found") { try service.operatorRevokeKey(userID: aliceID, keyID: "key_unknown", caller: caller) }
-        assertReason("not_found") { _ = try service.operatorUnlock(userID: "usr_unknown", caller: caller) }
+        assertReason(.notFound) { try service.operatorRevokeKey(userID: aliceID, keyID: "key_unknown", caller: caller) }
+        assertReason(.notFound) { _ = try service.operatorUnlock(userID: "usr_unknown", caller: caller) }
     }
 }

@@ -64,7 +64,7 @@ final class PasswordPolicyTests: XCTestCase {
 
     func testWeakPasswordErrorsNameTheRuleOnTheWire() {
         let error = IdentityError.weakPassword(rule: "too_short", "password must have at least 8 characters").rpcError
-        XCTAssertEqual(error.reason, "weak_password")
+        XCTAssertEqual(error.reason, .weakPassword)
         XCTAssertEqual(error.data?["rule"], "too_short")
         XCTAssertEqual(error.code, 422)
     }

@@ -16,10 +16,10 @@ final class PhoneProofTests: IdentityTestCase {
         XCTAssertTrue(try service.isPhoneProven(userID: alice))
         XCTAssertFalse(try service.isPhoneProven(userID: mallory), "one user's proof is not another's")
         XCTAssertThrowsError(try service.provePhone(userID: alice, phone: "+15555550199", caller: caller)) { error in
-            XCTAssertEqual((error as? IdentityError)?.rpcError.reason, "conflict")
+            XCTAssertEqual((error as? IdentityError)?.rpcError.reason, .conflict)
         }
         XCTAssertThrowsError(try service.provePhone(userID: "usr_nobody", phone: "+15555550100", caller: caller)) { error in
-            XCTAssertEqual((error as? IdentityError)?.rpcError.reason, "not_found")
+            XCTAssertEqual((error as? IdentityError)?.rpcError.reason, .notFound)
         }
         XCTAssertEqual(try service.store.events(userID: alice, limit: 1, before: nil).first?.event, "phone.proven")
     }

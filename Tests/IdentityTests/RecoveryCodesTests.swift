@@ -23,7 +23,7 @@ final class RecoveryCodesTests: IdentityTestCase {
         for code in codes { XCTAssertNotNil(code.range(of: "^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$", options: .regularExpression), code) }
         XCTAssertEqual(try service.preferences(token: strong.session, smsVerification: nil, sitekey: nil, caller: caller).recoveryCodesLeft, 10)
         clock.advance(seconds: 601)
-        assertReason("step_up_required") { try service.recoveryCodes(token: strong.session, caller: caller) }
+        assertReason(.stepUpRequired) { try service.recoveryCodes(token: strong.session, caller: caller) }
     }
 
     func testEveryCodeWorksOnceAndOnlyOnce() throws {
@@ -36,7 +36,7 @@ final class RecoveryCodesTests: IdentityTestCase {
             XCTAssertEqual(passed.remaining, codes.count - 1 - index)
             // Used up: refused again (a pass then clears the budget, so the loop never locks).
             let again = try login(device: "lost-phone-\(index)-again")
-            assertReason("invalid_code") { try service.recoveryVerify(token: again.session, code: code, caller: caller) }
+            assertReason(.invalidCode) { try service.recoveryVerify(token: again.session, code: code, caller: caller) }
         }
         let events = try service.store.events(userID: try userID, limit: 100, before: nil)
         XCTAssertEqual(events.filter { $0.event == "recovery_code.used" }.map(\.outcome).reversed(), (0..<10).reversed().map { "left_\($0)" })
@@ -66,7 +66,7 @@ final class RecoveryCodesTests: IdentityTestCase {
     func testWrongCodesShareTheBudgetOfAuthenticatorCodes() throws {
         let codes = try service.recoveryCodes(token: try elevatedLogin().session, caller: caller)
         let session = try login(device: "thief")
-        assertReason("invalid_params") { try service.recoveryVerify(token: session.session, code: "not a code!", caller: caller) }
+        assertReason(.invalidParams) { try service.recoveryVerify(token: session.session, code: "not a code!", caller: caller) }
         for left in [2, 1, 0] {
             assertIdentityError(.invalidCode(attemptsLeft: left)) { try service.recoveryVerify(token: session.session, code: "00000-00000", caller: caller) }
         }
@@ -104,7 +104,7 @@ final class FactorBudgetTests: IdentityTestCase {
         try registerUser()
         let codes = try service.recoveryCodes(token: try elevatedLogin().session, caller: caller)
         let thief = try login(device: "thief")
-        for _ in 0..<2 { assertReason("invalid_code") { try service.recoveryVerify(token: thief.session, code: "00000-00000", caller: caller) } }
+        for _ in 0..<2 { assertReason(.invalidCode) { try service.recoveryVerify(token: thief.session, code: "00000-00000", caller: caller) } }
         clock.advance(seconds: 3600)
         let owner = try login(device: "owner-new-phone")
         assertIdentityError(.factorLocked(retryAfterSeconds: 900)) { try service.recoveryVerify(token: owner.session, code: codes[0], caller: caller) }

@@ -24,7 +24,7 @@ final class ReplicaBudgetTests: IdentityTestCase {
                 _ = try replicas[index % 3].login(username: "user\(index)", password: "wrong guess \(index)", deviceID: "attacker", caller: caller)
                 reasons.record("ok")
             } catch let error as IdentityError {
-                reasons.record(error.rpcError.reason ?? "no reason")
+                reasons.record(error.rpcError.reasonText ?? "no reason")
             } catch {
                 reasons.record("unexpected: \(error)")
             }
@@ -43,7 +43,7 @@ final class ReplicaBudgetTests: IdentityTestCase {
                 _ = try replicas[index % 2].challenge(deviceID: "iphone-1", token: nil, username: "alice", caller: caller)
                 issued.record("ok")
             } catch let error as IdentityError {
-                issued.record(error.rpcError.reason ?? "no reason")
+                issued.record(error.rpcError.reasonText ?? "no reason")
             } catch {
                 issued.record("unexpected: \(error)")
             }

@@ -69,7 +69,7 @@ final class SessionAssuranceTests: IdentityTestCase {
             try service.enrollKey(token: session.session, deviceID: "iphone-1", publicKey: device.publicKeyBase64, protection: "biometry", caller: caller)
         }
         let error = IdentityError.recentStepUpRequired(windowSeconds: 30).rpcError
-        XCTAssertEqual(error.reason, "step_up_required")
+        XCTAssertEqual(error.reason, .stepUpRequired)
         XCTAssertEqual(error.data?["detail"], "recent_step_up")
     }
 
@@ -83,9 +83,9 @@ final class SessionAssuranceTests: IdentityTestCase {
         XCTAssertEqual(cleanup.deviceTokens, 1, "the app's token, rotated at each login")
         XCTAssertEqual(try appLogin(device: device.deviceID).requiredFactors, ["sms"])
         let challenge = try service.challenge(deviceID: device.deviceID, token: nil, username: "alice").challenge
-        assertReason("invalid_credentials") {
+        assertReason(.invalidCredentials) {
             try service.keyLogin(username: "alice", deviceID: device.deviceID, challenge: challenge, signature: device.sign(challenge), caller: caller)
         }
-        assertReason("not_found") { try service.cleanUpAfterReset(userID: "usr_nobody", caller: caller) }
+        assertReason(.notFound) { try service.cleanUpAfterReset(userID: "usr_nobody", caller: caller) }
     }
 }

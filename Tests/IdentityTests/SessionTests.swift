@@ -1,3 +1,4 @@
+import LineProtocol
 import Secrets
 import TestSupport
 import XCTest
@@ -24,21 +25,21 @@ final class RegistrationTests: IdentityTestCase {
     }
 
     func testBadInputsAreRefusedBeforeAnythingIsStored() throws {
-        let cases: [(String, String, String, String, String)] = [
-            ("a", Self.password, "a@example.com", "5555550100", "invalid_params"),
-            ("bob", Self.password, "not-an-email", "5555550100", "invalid_params"),
-            ("bob", Self.password, "bob@example.com", "12", "invalid_params"),
-            ("bob", "short", "bob@example.com", "5555550100", "weak_password"),
-            ("bob", "bob-is-great", "x@example.com", "5555550100", "weak_password"),
-            ("bob", "hunter2hunter2", "x@example.com", "5555550100", "weak_password"),
+        let cases: [(String, String, String, String, Reason)] = [
+            ("a", Self.password, "a@example.com", "5555550100", .invalidParams),
+            ("bob", Self.password, "not-an-email", "5555550100", .invalidParams),
+            ("bob", Self.password, "bob@example.com", "12", .invalidParams),
+            ("bob", "short", "bob@example.com", "5555550100", .weakPassword),
+            ("bob", "bob-is-great", "x@example.com", "5555550100", .weakPassword),
+            ("bob", "hunter2hunter2", "x@example.com", "5555550100", .weakPassword),
         ]
         for (username, password, email, phone, reason) in cases {
             assertReason(reason) {
                 try service.register(.init(username: username, password: password, email: email, phone: phone), caller: caller)
             }
         }
-        assertReason("not_found") { try service.findByEmail("bob@example.com") }
-        assertReason("not_found") { try service.findByEmail("x@example.com") }
+        assertReason(.notFound) { try service.findByEmail("bob@example.com") }
+        assertReason(.notFound) { try service.findByEmail("x@example.com") }
     }
 }
 
@@ -67,9 +68,9 @@ final class LoginTests: IdentityTestCase {
 
     func testWrongPasswordAndUnknownUserGetTheSameAnswer() throws {
         try registerUser()
-        let wrong = assertReason("invalid_credentials") { try login(password: "not the password") }
-        let unknown = assertReason("invalid_credentials") { try login("nobody", password: "not the password") }
-        let malformed = assertReason("invalid_credentials") { try login("x", password: "not the password") }
+        let wrong = assertReason(.invalidCredentials) { try login(password: "not the password") }
+        let unknown = assertReason(.invalidCredentials) { try login("nobody", password: "not the password") }
+        let malformed = assertReason(.invalidCredentials) { try login("x", password: "not the password") }
         XCTAssertEqual(wrong, unknown)
         XCTAssertEqual(wrong, malformed)
     }
@@ -102,7 +103,7 @@ final class LoginTests: IdentityTestCase {
         let decomposed = "cafe\u{301} au lait tous les jours"
         _ = try service.register(.init(username: "zoe", password: composed, email: "zoe@example.com", phone: "5555550100"), caller: caller)
         XCTAssertEqual(try login("zoe", password: decomposed).aal, 1)
-        assertReason("weak_password") { try service.checkPassword(userID: "usr_x", password: "\u{FB01}\u{FB01}\u{FB01}\u{FB01}") }
+        assertReason(.weakPassword) { try service.checkPassword(userID: "usr_x", password: "\u{FB01}\u{FB01}\u{FB01}\u{FB01}") }
     }
 
     func testOldAuditEventsAreDroppedAtLogin() throws {
@@ -174,7 +175,7 @@ final class SessionLifecycleTests: IdentityTestCase {
         XCTAssertEqual(Set(all.map(\.deviceID)), ["iphone-1", "ipad-1"])
         try service.revoke(token: phone.session, sessionID: tablet.sessionID, caller: caller)
         assertIdentityError(.unauthenticated) { try service.introspect(token: tablet.session) }
-        assertReason("not_found") { try service.revoke(token: phone.session, sessionID: tablet.sessionID, caller: caller) }
+        assertReason(.notFound) { try service.revoke(token: phone.session, sessionID: tablet.sessionID, caller: caller) }
         XCTAssertEqual(try service.sessions(token: phone.session).all.map(\.sessionID), [phone.sessionID])
     }
 
@@ -190,7 +191,7 @@ final class SessionLifecycleTests: IdentityTestCase {
         try registerUser("bob")
         let alice = try elevatedLogin()
         let bob = try login("bob")
-        assertReason("not_found") { try service.revoke(token: alice.session, sessionID: bob.sessionID, caller: caller) }
+        assertReason(.notFound) { try service.revoke(token: alice.session, sessionID: bob.sessionID, caller: caller) }
         XCTAssertNoThrow(try service.introspect(token: bob.session))
     }
 
@@ -206,19 +207,19 @@ final class SessionLifecycleTests: IdentityTestCase {
 
     func testElevateRefusesUnknownRevokedAndExpiredSessions() throws {
         let session = try login()
-        assertReason("not_found") { try service.elevate(sessionID: "ses_nope", factor: "sms", caller: caller) }
-        assertReason("invalid_params") { try service.elevate(sessionID: session.sessionID, factor: "carrier-pigeon", caller: caller) }
+        assertReason(.notFound) { try service.elevate(sessionID: "ses_nope", factor: "sms", caller: caller) }
+        assertReason(.invalidParams) { try service.elevate(sessionID: session.sessionID, factor: "carrier-pigeon", caller: caller) }
         try service.logout(token: session.session, caller: caller)
-        assertReason("not_found") { try service.elevate(sessionID: session.sessionID, factor: "sms", caller: caller) }
+        assertReason(.notFound) { try service.elevate(sessionID: session.sessionID, factor: "sms", caller: caller) }
         let idle = try login()
         clock.advance(seconds: 601)
-        assertReason("not_found") { try service.elevate(sessionID: idle.sessionID, factor: "sms", caller: caller) }
+        assertReason(.notFound) { try service.elevate(sessionID: idle.sessionID, factor: "sms", caller: caller) }
         let other = try login()
         for _ in 0..<8 {
             clock.advance(seconds: 500)
             _ = try? service.introspect(token: other.session)
         }
-        assertReason("not_found") { try service.elevate(sessionID: other.sessionID, factor: "sms", caller: caller) }
+        assertReason(.notFound) { try service.elevate(sessionID: other.sessionID, factor: "sms", caller: caller) }
     }
 
     func testTokensAreStoredOnlyAsHashes() throws {
@@ -262,22 +263,22 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
 
     func testSitekeyMustBeASmallImage() throws {
         let strong = try elevatedLogin().session
-        assertReason("invalid_params") { try service.preferences(token: strong, smsVerification: nil, sitekey: .some(Array("hello".utf8)), caller: caller) }
+        assertReason(.invalidParams) { try service.preferences(token: strong, smsVerification: nil, sitekey: .some(Array("hello".utf8)), caller: caller) }
         let huge = [0x89, 0x50, 0x4E, 0x47] + [UInt8](repeating: 0, count: 16 * 1024)
-        assertReason("invalid_params") { try service.preferences(token: strong, smsVerification: nil, sitekey: .some(huge), caller: caller) }
+        assertReason(.invalidParams) { try service.preferences(token: strong, smsVerification: nil, sitekey: .some(huge), caller: caller) }
         let gif = Array("GIF89a".utf8) + [1, 2, 3]
         XCTAssertEqual(try service.preferences(token: strong, smsVerification: nil, sitekey: .some(gif), caller: caller).sitekey, gif)
     }
 
     func testCheckAndSetPassword() throws {
         let userID = try service.findByEmail("alice@example.com")
-        assertReason("weak_password") { try service.checkPassword(userID: userID, password: "alice-in-wonderland") }
+        assertReason(.weakPassword) { try service.checkPassword(userID: userID, password: "alice-in-wonderland") }
         XCTAssertNoThrow(try service.checkPassword(userID: userID, password: "a brand new phrase"))
         XCTAssertNoThrow(try service.checkPassword(userID: "usr_unknown", password: "a brand new phrase"))
-        assertReason("not_found") { try service.setPassword(userID: "usr_unknown", password: "a brand new phrase", caller: caller) }
-        assertReason("weak_password") { try service.setPassword(userID: userID, password: "1234567", caller: caller) }
+        assertReason(.notFound) { try service.setPassword(userID: "usr_unknown", password: "a brand new phrase", caller: caller) }
+        assertReason(.weakPassword) { try service.setPassword(userID: userID, password: "1234567", caller: caller) }
         try service.setPassword(userID: userID, password: "a brand new phrase", caller: caller)
-        assertReason("invalid_credentials") { try login() }
+        assertReason(.invalidCredentials) { try login() }
         XCTAssertNoThrow(try login(password: "a brand new phrase"))
     }
 
@@ -286,8 +287,8 @@ final class PreferencesAndPasswordTests: IdentityTestCase {
         _ = try? login(password: "wrong wrong wrong")
         let userID = try service.introspect(token: session).userID
         try service.record(userID: userID, event: "factor.failed", outcome: "invalid_code", deviceID: "iphone-1", caller: caller)
-        assertReason("invalid_params") { try service.record(userID: userID, event: "Bad Event!", outcome: "x", deviceID: nil, caller: caller) }
-        assertReason("not_found") { try service.record(userID: "usr_x", event: "factor.failed", outcome: "x", deviceID: nil, caller: caller) }
+        assertReason(.invalidParams) { try service.record(userID: userID, event: "Bad Event!", outcome: "x", deviceID: nil, caller: caller) }
+        assertReason(.notFound) { try service.record(userID: "usr_x", event: "factor.failed", outcome: "x", deviceID: nil, caller: caller) }
         let first = try service.activity(token: session, limit: 2, before: nil)
         XCTAssertEqual(first.events.map(\.event), ["factor.failed", "login.failed"])
         XCTAssertEqual(first.events.first?.client, "203.0.113.7")

@@ -66,30 +66,30 @@ final class LoginThrottleTests: IdentityTestCase {
     func testAccountLocksAfterFreeFailuresWithIncreasingDelayThenUnlocks() throws {
         try registerUser()
         for _ in 0..<4 {
-            assertReason("invalid_credentials") { try login(password: "wrong password 1") }
+            assertReason(.invalidCredentials) { try login(password: "wrong password 1") }
         }
-        assertReason("invalid_credentials") { try login(password: "wrong password 1") }  // 5th: lock starts
-        let locked = assertReason("locked") { try login() }  // even the right password waits
+        assertReason(.invalidCredentials) { try login(password: "wrong password 1") }  // 5th: lock starts
+        let locked = assertReason(.locked) { try login() }  // even the right password waits
         XCTAssertEqual(locked?.data?["retry_after"], 30)
         clock.advance(seconds: 30)
-        assertReason("invalid_credentials") { try login(password: "wrong password 1") }  // 6th: 60 s
+        assertReason(.invalidCredentials) { try login(password: "wrong password 1") }  // 6th: 60 s
         assertIdentityError(.locked(retryAfterSeconds: 60)) { try login() }
         clock.advance(seconds: 60)
         XCTAssertEqual(try login().aal, 1, "a lock always ends")
-        assertReason("invalid_credentials") { try login(password: "wrong password 1") }
+        assertReason(.invalidCredentials) { try login(password: "wrong password 1") }
         XCTAssertNoThrow(try login(), "a success forgets earlier failures")
     }
 
     func testUnknownUsersAreThrottledTheSameWay() throws {
-        for _ in 0..<5 { assertReason("invalid_credentials") { try login("ghost", password: "whatever it is") } }
+        for _ in 0..<5 { assertReason(.invalidCredentials) { try login("ghost", password: "whatever it is") } }
         assertIdentityError(.locked(retryAfterSeconds: 30)) { try login("ghost", password: "whatever it is") }
     }
 
     func testClientAddressBudget() throws {
         service = try makeService { $0.clientBurst = 3; $0.clientRefillPerMinute = 6 }
         try registerUser()
-        for name in ["user1", "user2", "user3"] { assertReason("invalid_credentials") { try login(name, password: "guess guess") } }
-        let limited = assertReason("rate_limited") { try login() }
+        for name in ["user1", "user2", "user3"] { assertReason(.invalidCredentials) { try login(name, password: "guess guess") } }
+        let limited = assertReason(.rateLimited) { try login() }
         XCTAssertEqual(limited?.data?["retry_after"], 10)
         XCTAssertNoThrow(try service.login(username: "alice", password: Self.password, deviceID: "d", caller: Caller(client: "198.51.100.9")))
         clock.advance(seconds: 10)

@@ -39,13 +39,13 @@ final class TotpTests: IdentityTestCase {
             enrollment.uri,
             "otpauth://totp/Latchkey:alice?secret=\(enrollment.secret)&issuer=Latchkey&algorithm=SHA1&digits=6&period=30")
         clock.advance(seconds: 601)
-        assertReason("step_up_required") { try service.totpEnroll(token: strong.session, caller: caller) }
+        assertReason(.stepUpRequired) { try service.totpEnroll(token: strong.session, caller: caller) }
     }
 
     func testAPendingSecretIsNoFactorUntilOneGoodCode() throws {
         let session = try elevatedLogin()
         let enrollment = try service.totpEnroll(token: session.session, caller: caller)
-        assertReason("not_found") { try service.totpVerify(token: session.session, code: try appCode(enrollment), caller: caller) }
+        assertReason(.notFound) { try service.totpVerify(token: session.session, code: try appCode(enrollment), caller: caller) }
         XCTAssertEqual(try appLogin().requiredFactors, [], "a trusted device, no factor on")
         assertIdentityError(.invalidCode(attemptsLeft: 2)) { try service.totpActivate(token: session.session, code: wrong(try appCode(enrollment)), caller: caller) }
         try service.totpActivate(token: session.session, code: try appCode(enrollment), caller: caller)
@@ -53,7 +53,7 @@ final class TotpTests: IdentityTestCase {
         XCTAssertEqual(try login(device: "ipad-2").requiredFactors, ["totp", "sms"], "any one is enough")
         let preferences = try service.preferences(token: session.session, smsVerification: nil, sitekey: nil, caller: caller)
         XCTAssertEqual(preferences.factors, ["sms", "totp"])
-        assertReason("conflict") { try service.totpEnroll(token: session.session, caller: caller) }
+        assertReason(.conflict) { try service.totpEnroll(token: session.session, caller: caller) }
     }
 
     func testVerifyLiftsTheSessionWithinOneStepOfSkewAndRefusesReplays() throws {
@@ -119,7 +119,7 @@ final class TotpTests: IdentityTestCase {
         }
         try service.totpRemove(token: session.session, caller: caller)
         XCTAssertEqual(try appLogin().requiredFactors, [])
-        assertReason("not_found") { try service.totpRemove(token: session.session, caller: caller) }
+        assertReason(.notFound) { try service.totpRemove(token: session.session, caller: caller) }
     }
 
     /// The app shows 6 digits: any other shape is a malformed parameter, refused before the
@@ -128,7 +128,7 @@ final class TotpTests: IdentityTestCase {
         let (_, enrollment) = try activeApp()
         let session = try appLogin()
         for malformed in ["1234567", "12345678", "12345", "12345a"] {
-            XCTAssertEqual(assertReason("invalid_params") { try service.totpVerify(token: session.session, code: malformed, caller: caller) }?.data?["field"], "code")
+            XCTAssertEqual(assertReason(.invalidParams) { try service.totpVerify(token: session.session, code: malformed, caller: caller) }?.data?["field"], "code")
         }
         assertIdentityError(.invalidCode(attemptsLeft: 2)) { try service.totpVerify(token: session.session, code: wrong(try appCode(enrollment)), caller: caller) }
     }

@@ -12,7 +12,7 @@ final class RPCSpecificationExampleTests: XCTestCase {
         }
         XCTAssertEqual(response.id, id, file: file, line: line)
         XCTAssertEqual(error.code, -32600, file: file, line: line)
-        XCTAssertEqual(error.reason, "invalid_request", file: file, line: line)
+        XCTAssertEqual(error.reason, .invalidRequest, file: file, line: line)
     }
 
     private func assertFailure(_ message: RPCMessage, code: Int, file: StaticString = #filePath, line: UInt = #line) {
@@ -188,7 +188,7 @@ final class RPCEnvelopeTests: XCTestCase {
             case .failure(let error) = response.outcome
         else { return XCTFail() }
         XCTAssertEqual(error.code, -32600)
-        XCTAssertEqual(error.reason, "invalid_request")
+        XCTAssertEqual(error.reason, .invalidRequest)
         XCTAssertTrue(error.message.contains("2"), error.message)
         XCTAssertEqual(response.id, .null)
     }
@@ -198,7 +198,7 @@ final class RPCEnvelopeTests: XCTestCase {
         guard case .failure(let response) = RPCDecoder.decode(line: line), case .failure(let error) = response.outcome
         else { return XCTFail() }
         XCTAssertEqual(error.code, -32700)
-        XCTAssertEqual(error.reason, "parse_error")
+        XCTAssertEqual(error.reason, .parseError)
         XCTAssertFalse(response.encoded().contains(Array("hunter2".utf8)))
         XCTAssertFalse(String(decoding: response.encoded(), as: UTF8.self).contains("hunter2"))
         let deep = Array((String(repeating: "[", count: 10) + String(repeating: "]", count: 10)).utf8)
@@ -287,13 +287,17 @@ final class RPCErrorTests: XCTestCase {
         XCTAssertEqual(error.code, 429)
         XCTAssertEqual(error.message, "slow down")
         XCTAssertEqual(error.data, ["reason": "rate_limited", "retry_after": 10])
-        XCTAssertEqual(error.reason, "rate_limited")
+        XCTAssertEqual(error.reason, .rateLimited)
         XCTAssertNil(RPCError(code: 1, message: "m").reason)
+        // A reason from a newer peer is no case here, and still reaches the logs as sent.
+        let newer = RPCError(code: 400, message: "m", data: ["reason": "passkey_required"])
+        XCTAssertNil(newer.reason)
+        XCTAssertEqual(newer.reasonText, "passkey_required")
     }
 
     func testFactoriesBuildTheStandardErrors() {
         XCTAssertEqual(RPCError.parseError("bad").code, -32700)
-        XCTAssertEqual(RPCError.invalidRequest("bad").reason, "invalid_request")
+        XCTAssertEqual(RPCError.invalidRequest("bad").reason, .invalidRequest)
         XCTAssertEqual(RPCError.methodNotFound("a.b"),
             RPCError(code: -32601, message: "method not found", data: ["reason": "method_not_found", "method": "a.b"]))
         XCTAssertEqual(RPCError.invalidParams("amount must be positive", field: "amount").data,

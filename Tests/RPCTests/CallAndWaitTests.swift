@@ -55,7 +55,7 @@ final class CallAndWaitTests: XCTestCase {
         let client = client(of: server.endpoint, on: caller)
         XCTAssertEqual(try client.callAndWait("t.echo", params: ["value": 0], context: nil), 0)
         XCTAssertThrowsError(try client.callAndWait("t.hold", params: nil, context: nil, timeoutMilliseconds: 300)) { error in
-            XCTAssertEqual((error as? RPCError)?.reason, "timeout")
+            XCTAssertEqual((error as? RPCError)?.reason, .timeout)
         }
         blocker.release()
         waitUntil("the held call has answered late") { late.value == 1 }
@@ -124,7 +124,7 @@ final class CallAndWaitTests: XCTestCase {
             do {
                 answers.append(try client.callAndWait("t.who", params: nil, context: nil).stringValue)
             } catch {
-                XCTAssertEqual(error.reason, "unavailable")
+                XCTAssertEqual(error.reason, .unavailable)
                 XCTAssertEqual(error.data?["sent"], .bool(false), "a call to a crashed replica was never written")
                 unsent += 1
             }
@@ -170,7 +170,7 @@ final class CallAndWaitTests: XCTestCase {
         defer { caller.shutdown() }
         let client = client(of: replica.endpoint, on: caller)
         XCTAssertThrowsError(try client.callAndWait("t.garble", params: nil, context: nil)) { error in
-            XCTAssertEqual((error as? RPCError)?.reason, "unavailable")
+            XCTAssertEqual((error as? RPCError)?.reason, .unavailable)
             XCTAssertEqual((error as? RPCError)?.data?["sent"], .bool(true))
         }
         XCTAssertEqual(try client.callAndWait("t.echo", params: nil, context: nil), "ok")

@@ -71,7 +71,7 @@ final class IdleConnectionAnswerTests: XCTestCase {
                 client.call("t.park", params: ["n": .int(Int64(index))], timeoutMilliseconds: 5000) { outcome in outcomes.append(outcome.result) }
             }
             waitUntil("every pooled call is answered") { outcomes.count == 20 }
-            for case .failure(let error) in outcomes.all { failures.append(error.reason ?? error.message) }
+            for case .failure(let error) in outcomes.all { failures.append(error.reasonText ?? error.message) }
         }
         XCTAssertEqual(failures, [], "pooled calls lost to the service cutting its caller's idle connection")
     }

@@ -10,7 +10,7 @@ final class ParamsTests: XCTestCase {
         let params = try Params(["password": 12345, "name": "hunter2-secret"])
         XCTAssertThrowsError(try params.string("password")) { error in
             let rpc = error as! RPCError
-            XCTAssertEqual(rpc.reason, "invalid_params")
+            XCTAssertEqual(rpc.reason, .invalidParams)
             XCTAssertEqual(rpc.data?["field"]?.stringValue, "password")
             XCTAssertFalse(rpc.message.contains("12345"))
         }
@@ -95,7 +95,7 @@ final class RouterTests: XCTestCase {
         router.register("t.domain") { _, _ in throw DomainFailure() }
         router.register("t.crash") { _, _ in throw SecretBearingFailure() }
         guard case .failure(let domain) = call(router, "t.domain") else { return XCTFail() }
-        XCTAssertEqual(domain.reason, "not_found")
+        XCTAssertEqual(domain.reason, .notFound)
         guard case .failure(let crash) = call(router, "t.crash") else { return XCTFail() }
         XCTAssertEqual(crash.code, -32603)
         XCTAssertEqual(crash.message, "internal error")
@@ -133,11 +133,11 @@ final class RouterTests: XCTestCase {
         }
         for (userID, drift) in [("extra", "password_hash"), ("missing", "ok"), ("conflict", "conflict")] {
             guard case .failure(let error) = call(router, "t.lookup", ["user_id": .string(userID)]) else { return XCTFail(userID) }
-            XCTAssertEqual(error.reason, "internal", userID)
+            XCTAssertEqual(error.reason, .`internal`, userID)
             XCTAssertTrue(error.message.contains("contract drift") && error.message.contains(drift), error.message)
         }
         guard case .failure(let declared) = call(router, "t.lookup", ["user_id": "other"]) else { return XCTFail() }
-        XCTAssertEqual(declared.reason, "not_found")
+        XCTAssertEqual(declared.reason, .notFound)
         #else
         throw XCTSkip("answers are held to the contract in debug builds")
         #endif

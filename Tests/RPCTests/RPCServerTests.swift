@@ -82,7 +82,7 @@ final class RPCServerTests: XCTestCase {
         let client = try LineClient(server.endpoint)
         let response = try client.call("t.hold")
         guard case .failure(let error) = response.outcome else { return XCTFail("expected timeout") }
-        XCTAssertEqual(error.reason, "timeout")
+        XCTAssertEqual(error.reason, .timeout)
         hold.release()
         waitUntil("the late handler finishes") { held.value == 1 }
         // The late result must not arrive as a second answer to the next call.
@@ -259,7 +259,7 @@ final class RPCClientTests: XCTestCase {
         let client = RPCClient(loop: caller.loop, service: "t", endpoints: [Endpoint(host: "127.0.0.1", port: 1)], logger: Logger(service: "c", sink: LogSink()))
         // With a minute to wait, `unavailable` (not `timeout`) proves the call failed at once.
         XCTAssertThrowsError(try client.callAndWait("t.echo", params: nil, context: nil, timeoutMilliseconds: 60_000)) { error in
-            XCTAssertEqual((error as? RPCError)?.reason, "unavailable")
+            XCTAssertEqual((error as? RPCError)?.reason, .unavailable)
         }
     }
 
@@ -277,7 +277,7 @@ final class RPCClientTests: XCTestCase {
             holder.withLock { $0 = nil }  // the last reference: the client goes now, on the loop
         }
         waitUntil("the call ends", timeoutSeconds: 20) { answered.count == 1 }
-        XCTAssertEqual(answered.all.first?.failure?.reason, "unavailable")
+        XCTAssertEqual(answered.all.first?.failure?.reason, .unavailable)
     }
 
     /// A client let go closes its connections (each once its calls are answered): they used to
@@ -306,7 +306,7 @@ final class RPCClientTests: XCTestCase {
         defer { caller.shutdown() }
         let client = RPCClient(loop: caller.loop, service: "t", endpoints: [server.endpoint], logger: Logger(service: "c", sink: LogSink()))
         XCTAssertThrowsError(try client.callAndWait("t.slow", params: nil, context: nil, timeoutMilliseconds: 200)) { error in
-            XCTAssertEqual((error as? RPCError)?.reason, "timeout")
+            XCTAssertEqual((error as? RPCError)?.reason, .timeout)
         }
     }
 }

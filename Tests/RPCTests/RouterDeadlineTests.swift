@@ -36,7 +36,7 @@ final class RouterDeadlineTests: XCTestCase {
         blocker.release()
         waitUntil("every request is answered") { replies.count == 11 }
         XCTAssertEqual(runs.value, 0, "no handler ran for work nobody waits for")
-        XCTAssertEqual(replies.all.filter { $0.failure?.reason == "timeout" }.count, 10)
+        XCTAssertEqual(replies.all.filter { $0.failure?.reason == .timeout }.count, 10)
         XCTAssertEqual(metrics.counter("workers.expired"), 10)
         pool.shutdown()
         XCTAssertTrue(pool.awaitTermination(untilMilliseconds: MonotonicClock.nowMilliseconds() + 10_000))

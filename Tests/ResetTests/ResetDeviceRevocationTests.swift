@@ -28,7 +28,7 @@ final class ResetDeviceRevocationTests: ResetTestCase {
         requestNow("alice@example.com")
         let token = try lastToken()
         XCTAssertThrowsError(try service.complete(token: token, password: String(repeating: "é", count: 513), context: context())) { error in
-            XCTAssertEqual((error as? ResetError)?.rpcError.reason, "weak_password")
+            XCTAssertEqual((error as? ResetError)?.rpcError.reason, .weakPassword)
             XCTAssertEqual((error as? ResetError)?.rpcError.data?["rule"], "too_long")
         }
         XCTAssertEqual(identity.callCount("identity.check_password"), 0)

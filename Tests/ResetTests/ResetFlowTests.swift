@@ -48,7 +48,7 @@ final class ResetRequestTests: ResetTestCase {
     func testMalformedAddressIsInvalidParamsForEveryone() {
         for bad in ["", "no-at-sign", "a@b", "two@@example.com", "spa ce@example.com", "x@example.com\r\nBcc: y@example.com"] {
             XCTAssertThrowsError(try service.request(email: bad, context: context()), bad) { error in
-                XCTAssertEqual((error as? RPCError)?.reason, "invalid_params")
+                XCTAssertEqual((error as? RPCError)?.reason, .invalidParams)
             }
         }
     }
@@ -238,7 +238,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertThrowsError(try service.complete(token: token, password: "short", context: context())) { error in
             XCTAssertEqual(error as? ResetError, .weakPassword(rule: "too_short", message: "password must have at least 12 characters"))
             XCTAssertEqual((error as? ResetError)?.rpcError.data?["rule"], "too_short")
-            XCTAssertEqual((error as? ResetError)?.rpcError.reason, "weak_password")
+            XCTAssertEqual((error as? ResetError)?.rpcError.reason, .weakPassword)
         }
         XCTAssertEqual(identity.user("u_alice")?.sessions, 2, "nothing happened")
         XCTAssertNoThrow(try service.validate(token: token))
@@ -307,7 +307,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         ]
         for (method, params, field) in cases {
             let refused = dispatch(router, method, .object(params)).failure
-            XCTAssertEqual(refused?.reason, "invalid_params", method)
+            XCTAssertEqual(refused?.reason, .invalidParams, method)
             XCTAssertEqual(refused?.data?["field"]?.stringValue, field, method)
         }
         XCTAssertEqual(try dispatch(router, "reset.validate", ["token": .string(token)]).get()["valid"], true, "the token was not spent")
@@ -322,12 +322,12 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertEqual(try valid.get()["valid"], true)
         XCTAssertEqual(try valid.get()["expires_at"]?.intValue, clock.nowMilliseconds() / 1000 + 1800)
         let weak = dispatch(router, "reset.complete", ["token": .string(token), "password": "weak"])
-        XCTAssertEqual(weak.failure?.reason, "weak_password")
+        XCTAssertEqual(weak.failure?.reason, .weakPassword)
         XCTAssertEqual(weak.failure?.code, 422)
         XCTAssertEqual(try dispatch(router, "reset.complete", ["token": .string(token), "password": "strong enough now"]).get(), ["ok": true])
         let used = dispatch(router, "reset.validate", ["token": .string(token)])
-        XCTAssertEqual(used.failure?.reason, "invalid_token")
+        XCTAssertEqual(used.failure?.reason, .invalidToken)
         XCTAssertEqual(used.failure?.code, 400)
-        XCTAssertEqual(dispatch(router, "reset.complete", ["token": .string(token)]).failure?.reason, "invalid_params")
+        XCTAssertEqual(dispatch(router, "reset.complete", ["token": .string(token)]).failure?.reason, .invalidParams)
     }
 }

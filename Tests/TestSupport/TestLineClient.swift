@@ -57,5 +57,5 @@ public final class TestLineClient: @unchecked Sendable {
 extension RPCResponse {
     public var result: JSON? { if case .success(let value) = outcome { value } else { nil } }
     public var error: RPCError? { if case .failure(let value) = outcome { value } else { nil } }
-    public var reason: String? { error?.reason }
+    public var reason: String? { error?.reasonText }
 }

@@ -41,7 +41,7 @@ class ConcurrencyTests: VerificationTestCase {
             do {
                 _ = try harness.check(other, wrong(right))
             } catch let error as VerificationError {
-                wrongOutcomes.append(error.rpcError.reason ?? "?")
+                wrongOutcomes.append(error.rpcError.reasonText ?? "?")
             } catch {
                 wrongOutcomes.append("\(error)")
             }

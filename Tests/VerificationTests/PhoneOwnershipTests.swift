@@ -28,7 +28,7 @@ class PhoneOwnershipTests: VerificationTestCase {
             do {
                 outcomes.append("started:" + (try Self.strangerStart(harness, "u_stranger\(index)")))
             } catch let error as VerificationError {
-                outcomes.append("refused:" + (error.rpcError.reason ?? "?"))
+                outcomes.append("refused:" + (error.rpcError.reasonText ?? "?"))
             } catch {
                 outcomes.append("error:\(error)")
             }

@@ -227,7 +227,7 @@ final class PublicFormTests: VerificationTestCase {
         var alone = transfer
         alone["proven_number"] = "+15555550199"
         guard case .failure(let refusal) = try call("verification.start", .object(alone)) else { return XCTFail("a proven number belongs to a user") }
-        XCTAssertEqual(refusal.reason, "invalid_params")
+        XCTAssertEqual(refusal.reason, .invalidParams)
         XCTAssertEqual(refusal.data?["field"], "proven_number")
         XCTAssertEqual(harness.provider.sent.count, 2, "nothing sent for the refusals")
     }
@@ -272,7 +272,7 @@ final class PublicFormTests: VerificationTestCase {
         ]
         for (method, params, field) in cases {
             guard case .failure(let error) = try call(method, params) else { XCTFail("\(method) took \(field)"); continue }
-            XCTAssertEqual(error.reason, "invalid_params", "\(method) \(field)")
+            XCTAssertEqual(error.reason, .invalidParams, "\(method) \(field)")
             XCTAssertEqual(error.data?["field"]?.stringValue, field, "\(method)")
         }
         XCTAssertEqual(harness.provider.sent.count, sent, "nothing sent")
@@ -283,7 +283,7 @@ final class PublicFormTests: VerificationTestCase {
         let first = try call("verification.start", ["number": "+15555550123", "purpose": "transaction"]).get()
         let refused = try call("verification.start", ["number": "+15555550123", "purpose": "transaction"])
         guard case .failure(let error) = refused else { return XCTFail("expected concurrent_verification") }
-        XCTAssertEqual(error.reason, "concurrent_verification")
+        XCTAssertEqual(error.reason, .concurrentVerification)
         XCTAssertEqual(error.code, 409)
         XCTAssertEqual(error.data?["request_id"], first["request_id"])
         XCTAssertEqual(try call("verification.start", ["number": "+15555550124"]).failureReason, "invalid_params")
@@ -314,7 +314,7 @@ extension PublicFormTests {
         guard case .failure(let busy) = try call("verification.start", ["session": "lks_alice", "channel": "sms"]) else {
             return XCTFail("expected concurrent_verification")
         }
-        XCTAssertEqual(busy.reason, "concurrent_verification")
+        XCTAssertEqual(busy.reason, .concurrentVerification)
         XCTAssertEqual(busy.data?["request_id"], .string(aliceID))
         // And nothing Mallory gets back names Alice's request.
         let again = try call("verification.start", ["session": "lks_mallory", "channel": "sms"])
@@ -343,7 +343,7 @@ extension PublicFormTests {
             "user_id": "u_mallory", "purpose": "transaction", "channel": "sms", "payload": ["amount": 5000, "currency": "USD"],
         ])
         guard case .failure(let error) = refused else { return XCTFail("a transaction code went to an unproven number") }
-        XCTAssertEqual(error.reason, "invalid_params")
+        XCTAssertEqual(error.reason, .invalidParams)
         XCTAssertEqual(error.data?["rule"], "phone_not_proven")
         XCTAssertEqual(try call("verification.start", ["user_id": "u_mallory", "purpose": "login", "channel": "voice"]).failureReason, "invalid_params")
         XCTAssertTrue(harness.provider.sent.isEmpty, "nothing was sent")
@@ -354,7 +354,7 @@ extension PublicFormTests {
 
 extension Result where Failure == RPCError {
     var failureReason: String? {
-        if case .failure(let error) = self { return error.reason }
+        if case .failure(let error) = self { return error.reasonText }
         return nil
     }
 }

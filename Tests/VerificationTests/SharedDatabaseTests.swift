@@ -64,7 +64,7 @@ class SharedDatabaseTests: VerificationTestCase {
                 _ = try Self.start(services[index % 3], user: "user-\(index)", logger: logger)
                 outcomes.append("started")
             } catch let error as VerificationError {
-                outcomes.append(error.rpcError.reason ?? "?")
+                outcomes.append(error.rpcError.reasonText ?? "?")
             } catch {
                 outcomes.append("\(error)")
             }
@@ -83,7 +83,7 @@ class SharedDatabaseTests: VerificationTestCase {
                 _ = try Self.start(services[index % 3], number: String(format: "+1555555%04d", 1000 + index), logger: logger)
                 outcomes.append("started")
             } catch let error as VerificationError {
-                outcomes.append(error.rpcError.reason ?? "?")
+                outcomes.append(error.rpcError.reasonText ?? "?")
             } catch {
                 outcomes.append("\(error)")
             }
@@ -123,7 +123,7 @@ class SharedDatabaseTests: VerificationTestCase {
                 _ = try Self.start(services[index % 3], user: "alice", logger: logger)
                 outcomes.append("started")
             } catch let error as VerificationError {
-                outcomes.append(error.rpcError.reason ?? "?")
+                outcomes.append(error.rpcError.reasonText ?? "?")
             } catch {
                 outcomes.append("\(error)")
             }

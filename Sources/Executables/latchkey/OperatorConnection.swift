@@ -97,8 +97,8 @@ struct OperatorErrorAnswer: Error, CustomStringConvertible {
     let tokenSet: Bool
 
     var description: String {
-        var text = "\(method): \(error.message) (\(error.reason ?? "code \(error.code)"))"
-        if error.reason == Reason.unauthenticated.rawValue {
+        var text = "\(method): \(error.message) (\(error.reasonText ?? "code \(error.code)"))"
+        if error.reason == .unauthenticated {
             text += tokenSet
                 ? "; the service token given differs from the stack's (LATCHKEY_SERVICE_TOKEN)"
                 : "; this \(service) requires the stack's service token: set LATCHKEY_SERVICE_TOKEN or --service-token"

@@ -120,12 +120,12 @@ final class OverloadTally: @unchecked Sendable {
         switch outcome {
         case .success:
             admittedMicroseconds.append(microseconds)
-        case .failure(let error) where error.reason == "overloaded" || error.reason == "rate_limited":
+        case .failure(let error) where error.reason == .overloaded || error.reason == .rateLimited:
             refusedMicroseconds.append(microseconds)
-        case .failure(let error) where error.reason == "timeout":
+        case .failure(let error) where error.reason == .timeout:
             timeouts += 1
         case .failure(let error):
-            others[error.reason ?? "error", default: 0] += 1
+            others[error.reasonText ?? "error", default: 0] += 1
         }
     }
 

@@ -188,7 +188,7 @@ enum DemoUser {
         case .success(let result):
             guard let id = result["user_id"]?.stringValue else { throw ConfigurationError("register gave no user_id") }
             userID = id
-        case .failure(let error) where error.reason == Reason.conflict.rawValue:
+        case .failure(let error) where error.reason == .conflict:
             print("demo user already exists (its password is unchanged)")
             return
         case .failure(let error):
