@@ -1,3 +1,4 @@
+import Contract
 import FoundationEssentials
 import LineProtocol
 import RPC
@@ -17,7 +18,7 @@ public struct RPCDeviceKeys: DeviceKeyPort {
     public init(client: RPCClient) { self.client = client }
 
     public func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError) {
-        let answer = try client.callAndWait("identity.verify_signature", params: [
+        let answer = try client.callAndWait(IdentityInternalContract.verifySignature, params: [
             "user_id": .string(userID), "device_id": .string(deviceID), "message": .string(Base64URL.encode(message)),
             "signature": .string(signature),
         ], context: context)

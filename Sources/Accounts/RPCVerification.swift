@@ -1,3 +1,4 @@
+import Contract
 import FoundationEssentials
 import Glibc
 import LineProtocol
@@ -17,7 +18,7 @@ public struct RPCVerification: VerificationPort {
             "payload": .object(payload), "code_expiry_s": .int(expirySeconds),
         ]
         if let provenPhone { params["proven_number"] = .string(provenPhone) }
-        let answer = try call("verification.start", replicaID: nil, params: .object(params), context: context)
+        let answer = try call(VerificationContract.start, replicaID: nil, params: params, context: context)
         guard let requestID = answer["request_id"]?.stringValue, !requestID.isEmpty else {
             throw RPCError(.unavailable, "verification gave no request_id")
         }
@@ -25,7 +26,7 @@ public struct RPCVerification: VerificationPort {
     }
 
     public func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError) {
-        let answer = try pinnedCall("verification.check", requestID: requestID, params: [
+        let answer = try pinnedCall(VerificationContract.check, requestID: requestID, params: [
             "request_id": .string(requestID), "code": .string(code), "payload": .object(payload),
         ], context: context)
         guard answer["status"]?.stringValue == "verified" else {
@@ -34,12 +35,12 @@ public struct RPCVerification: VerificationPort {
     }
 
     public func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool {
-        let answer = try pinnedCall("verification.status", requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+        let answer = try pinnedCall(VerificationContract.statusOf, requestID: requestID, params: ["request_id": .string(requestID)], context: context)
         return answer["status"]?.stringValue == "verified"
     }
 
     public func cancel(requestID: String, context: CallContext?) throws(RPCError) {
-        _ = try pinnedCall("verification.cancel", requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+        _ = try pinnedCall(VerificationContract.cancel, requestID: requestID, params: ["request_id": .string(requestID)], context: context)
     }
 
     /// The owner replica of a request id, or nil for ids without one.
@@ -52,14 +53,14 @@ public struct RPCVerification: VerificationPort {
 
     /// Calls the replica that owns the request, or any replica for an id that names none (the
     /// replicas share PostgreSQL).
-    private func pinnedCall(_ method: String, requestID: String, params: JSON, context: CallContext?) throws(RPCError) -> JSON {
+    private func pinnedCall(_ method: MethodContract, requestID: String, params: [String: JSON], context: CallContext?) throws(RPCError) -> JSON {
         try call(method, replicaID: Self.replicaID(of: requestID), params: params, context: context)
     }
 
     /// A call that never left (a replica's id not learned yet right after start-up, or a replica
     /// that just died and refuses connections) is safe to send again, briefly; the client then
     /// picks a live replica unless the call is pinned.
-    private func call(_ method: String, replicaID replica: String?, params: JSON, context: CallContext?) throws(RPCError) -> JSON {
+    private func call(_ method: MethodContract, replicaID replica: String?, params: [String: JSON], context: CallContext?) throws(RPCError) -> JSON {
         var attempt = 0
         while true {
             do {

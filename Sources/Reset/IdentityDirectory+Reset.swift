@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 import ServiceKit
@@ -7,7 +8,7 @@ extension IdentityDirectory {
     /// The user id for an address, or nil when identity has no such account.
     func findUser(email: String, context: CallContext) throws(RPCError) -> String? {
         do throws(RPCError) {
-            let result = try call("identity.find_by_email", ["email": .string(email)], context: context)
+            let result = try call(IdentityInternalContract.findByEmail, ["email": .string(email)], context: context)
             guard let userID = result["user_id"]?.stringValue else { throw RPCError.internalError() }
             return userID
         } catch where error.reason == .notFound {
@@ -18,7 +19,7 @@ extension IdentityDirectory {
     /// The user's e-mail address, or nil when the user no longer exists.
     func email(userID: String, context: CallContext) throws(RPCError) -> String? {
         do throws(RPCError) {
-            return try call("identity.user", ["user_id": .string(userID)], context: context)["email"]?.stringValue
+            return try call(IdentityInternalContract.user, ["user_id": .string(userID)], context: context)["email"]?.stringValue
         } catch where error.reason == .notFound {
             return nil
         }

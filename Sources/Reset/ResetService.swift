@@ -180,7 +180,7 @@ public final class ResetService: Sendable {
         let log = context.logger.with(["user.id": .string(record.userID), "reset.token_ref": .string(tokenRef)])
         let credentials: [String: JSON] = ["user_id": .string(record.userID), "password": .string(password)]
         do throws(RPCError) {
-            _ = try identity.call("identity.check_password", credentials, context: context)
+            _ = try identity.call(IdentityInternalContract.checkPassword, credentials, context: context)
         } catch {
             throw Self.passwordFailure(error, log: log)
         }
@@ -197,10 +197,10 @@ public final class ResetService: Sendable {
         }
         var removedFactors: [String] = []
         do throws(RPCError) {
-            _ = try identity.call("identity.set_password", credentials, context: context)
-            _ = try identity.call("identity.revoke_all", ["user_id": .string(record.userID)], context: context)
+            _ = try identity.call(IdentityInternalContract.setPassword, credentials, context: context)
+            _ = try identity.call(IdentityInternalContract.revokeAll, ["user_id": .string(record.userID)], context: context)
             // Keys, device tokens and recently set-up factors an intruder may have planted.
-            let cleanup = try identity.call("identity.revoke_devices", ["user_id": .string(record.userID)], context: context)
+            let cleanup = try identity.call(IdentityInternalContract.revokeDevices, ["user_id": .string(record.userID)], context: context)
             removedFactors = cleanup["removed_factors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         } catch {
             // Nothing is half done for the user: the token works again and a retry redoes both steps.

@@ -77,7 +77,7 @@ public struct SessionResolver: Sendable {
         }
         var question: [String: JSON] = ["session": .string(token)]
         if withProvenPhone { question["with_proven_phone"] = true }
-        let answer = try identity.call("identity.introspect", question, context: context)
+        let answer = try identity.call(IdentityInternalContract.introspect, question, context: context)
         guard let session = SessionInfo(introspection: answer) else {
             throw RPCError(.unavailable, "identity gave an unreadable introspection")
         }

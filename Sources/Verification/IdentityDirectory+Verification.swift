@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 import ServiceKit
@@ -13,25 +14,25 @@ extension IdentityDirectory {
     /// Ends the session in `params.session` (`identity.logout`).
     func endSession(_ params: Params, _ context: CallContext) throws(RPCError) {
         let token = try params.string("session", maxLength: 128)
-        _ = try call("identity.logout", ["session": .string(token)], context: context)
+        _ = try call(IdentityContract.logout, ["session": .string(token)], context: context)
     }
 
     func user(_ userID: String, _ context: CallContext) throws(RPCError) -> JSON {
-        try call("identity.user", ["user_id": .string(userID)], context: context)
+        try call(IdentityInternalContract.user, ["user_id": .string(userID)], context: context)
     }
 
     func provePhone(userID: String, number: String, _ context: CallContext) throws(RPCError) {
-        _ = try call("identity.prove_phone", ["user_id": .string(userID), "phone": .string(number)], context: context)
+        _ = try call(IdentityInternalContract.provePhone, ["user_id": .string(userID), "phone": .string(number)], context: context)
     }
 
     func elevate(sessionID: String, factor: String, _ context: CallContext) throws(RPCError) -> Int64 {
-        let answer = try call("identity.elevate", ["session_id": .string(sessionID), "factor": .string(factor)], context: context)
+        let answer = try call(IdentityInternalContract.elevate, ["session_id": .string(sessionID), "factor": .string(factor)], context: context)
         return answer["aal"]?.intValue ?? 2
     }
 
     func record(userID: String, event: String, outcome: String, deviceID: String?, _ context: CallContext) throws(RPCError) {
         var params: [String: JSON] = ["user_id": .string(userID), "event": .string(event), "outcome": .string(outcome)]
         if let deviceID, !deviceID.isEmpty { params["device_id"] = .string(deviceID) }
-        _ = try call("identity.record", params, context: context)
+        _ = try call(IdentityInternalContract.record, params, context: context)
     }
 }

@@ -61,4 +61,23 @@ final class ContractTests: XCTestCase {
             "session": "s", "session_id": "i", "aal": 1, "required_factors": ["sms"], "sitekey": .null,
         ]))
     }
+
+    func testACallerThatDriftsFromTheDeclarationFailsBeforeSending() throws {
+        XCTAssertThrowsError(try IdentityInternalContract.user.outgoingForm(["user_id": "u", "usr": "x"])) {
+            XCTAssertEqual(($0 as? RPCError)?.reason, .internal)
+            XCTAssertEqual(($0 as? RPCError)?.message, "call drift: identity.user: usr is not a parameter of identity.user")
+        }
+        // Without a session, verification's internal form is the one a service must fit.
+        let start = try VerificationContract.start.outgoingForm(["purpose": "transaction", "user_id": "u", "channel": "sms"])
+        XCTAssertTrue(start.params.contains { $0.name == "purpose" })
+        XCTAssertThrowsError(try VerificationContract.start.outgoingForm(["purpose": "transaction", "code_expiry_s": 3600]))
+    }
+
+    func testAnAnswerOutsideTheDeclarationFailsTheCaller() {
+        let form = IdentityInternalContract.revokeDevices.form
+        XCTAssertThrowsError(try IdentityInternalContract.revokeDevices.checkedAnswer(["keys": 0, "devices": 0], of: form)) {
+            XCTAssertEqual(($0 as? RPCError)?.reason, .internal)
+        }
+        XCTAssertNoThrow(try IdentityInternalContract.revokeDevices.checkedAnswer(["keys": 0, "device_tokens": 0, "removed_factors": []], of: form))
+    }
 }

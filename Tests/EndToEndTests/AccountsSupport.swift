@@ -69,7 +69,7 @@ final class FakeUpstreams: @unchecked Sendable {
             let user = String(token.dropFirst(4))
             return [
                 "user_id": .string(user), "session_id": .string("s-\(user)"), "device_id": "d", "aal": 2,
-                "aal2_at": .null, "expires_at": 4_000_000_000, "required_factors": [],
+                "aal2_at": .null, "expires_at": 4_000_000_000, "required_factors": [], "step_up_until": 4_000_000_000,
             ]
         }
         router.register("verification.start") { [unowned self] params, _ in

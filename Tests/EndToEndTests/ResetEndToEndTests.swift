@@ -293,7 +293,7 @@ final class FakeIdentityServer: @unchecked Sendable {
             let userID = try params.string("user_id")
             return try locked { () throws(RPCError) -> JSON in
                 guard let user = users[userID] else { throw RPCError(.notFound, "no such user") }
-                return ["user_id": .string(userID), "username": "demo", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false]
+                return ["user_id": .string(userID), "username": "demo", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false, "phone_verified": false]
             }
         }
         for method in ["identity.check_password", "identity.set_password"] {
@@ -318,7 +318,7 @@ final class FakeIdentityServer: @unchecked Sendable {
                 return ["revoked": .int(Int64(count))]
             }
         }
-        router.register("identity.revoke_devices") { _, _ in ["keys": 0, "devices": 0] }
+        router.register("identity.revoke_devices") { _, _ in ["keys": 0, "device_tokens": 0, "removed_factors": []] }
         router.register("identity.record") { [self] params, _ in
             let line = "\(try params.string("user_id")) \(try params.string("event")) \(try params.string("outcome"))"
             locked { _events.append(line) }

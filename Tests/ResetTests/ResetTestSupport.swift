@@ -1,3 +1,4 @@
+import Contract
 import Delivery
 import DeliveryTestSupport
 import Foundation
@@ -48,7 +49,13 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
         return calls.filter { $0 == method }.count
     }
 
-    func call(_ method: String, _ params: [String: JSON], context: CallContext) throws(RPCError) -> JSON {
+    /// Checks the call and the answer against the declarations, as the real directory does.
+    func call(_ contract: MethodContract, _ params: [String: JSON], context: CallContext) throws(RPCError) -> JSON {
+        let form = try contract.outgoingForm(params)
+        return try contract.checkedAnswer(try answer(contract.name, params), of: form)
+    }
+
+    private func answer(_ method: String, _ params: [String: JSON]) throws(RPCError) -> JSON {
         lock.lock()
         calls.append(method)
         let fails = failing.contains(method)
@@ -65,7 +72,7 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
             return ["user_id": .string(id)]
         case "identity.user":
             guard let user = users[userID] else { throw RPCError(.notFound, "no such user") }
-            return ["user_id": .string(userID), "username": "someone", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false]
+            return ["user_id": .string(userID), "username": "someone", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false, "phone_verified": false]
         case "identity.check_password", "identity.set_password":
             guard users[userID] != nil else { throw RPCError(.notFound, "no such user") }
             let password = params["password"]?.stringValue ?? ""
@@ -80,7 +87,7 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
             return ["revoked": .int(Int64(count))]
         case "identity.revoke_devices":
             guard users[userID] != nil else { throw RPCError(.notFound, "no such user") }
-            return ["keys": 0, "devices": 0]
+            return ["keys": 0, "device_tokens": 0, "removed_factors": []]
         case "identity.record":
             events.append("\(userID) \(params["event"]?.stringValue ?? "") \(params["outcome"]?.stringValue ?? "")")
             return ["ok": true]

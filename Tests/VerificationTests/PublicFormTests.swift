@@ -25,13 +25,13 @@ final class FakeIdentity: @unchecked Sendable {
         router.register("identity.introspect") { params, _ in
             switch try params.string("session") {
             case "lks_alice":
-                return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
+                return ["user_id": "u_alice", "session_id": "s_alice", "device_id": "d_1", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"], "step_up_until": nil]
             case "lks_alice_strong":
-                return ["user_id": "u_alice", "session_id": "s_alice_2", "device_id": "d_1", "aal": 2, "aal2_at": 1, "expires_at": 4_000_000_000, "required_factors": []]
+                return ["user_id": "u_alice", "session_id": "s_alice_2", "device_id": "d_1", "aal": 2, "aal2_at": 1, "expires_at": 4_000_000_000, "required_factors": [], "step_up_until": 301]
             case "lks_bob":
-                return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
+                return ["user_id": "u_bob", "session_id": "s_bob", "device_id": "d_2", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"], "step_up_until": nil]
             case "lks_mallory":
-                return ["user_id": "u_mallory", "session_id": "s_mallory", "device_id": "d_3", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"]]
+                return ["user_id": "u_mallory", "session_id": "s_mallory", "device_id": "d_3", "aal": 1, "aal2_at": nil, "expires_at": 4_000_000_000, "required_factors": ["sms"], "step_up_until": nil]
             default: throw RPCError(.unauthenticated, "the session is not valid")
             }
         }
