@@ -42,7 +42,7 @@ public struct KeyTransferTicket: Sendable, Equatable {
     }
 }
 
-/// Transfers confirmed by the session's device key instead of an SMS code (issue 18): no
+/// Transfers confirmed by the session's device key instead of an SMS code: no
 /// verification call, no code; the app signs the transfer's own bytes behind Face ID.
 extension AccountsService {
     /// Records the pending transfer with a fresh challenge bound to it and to `deviceID` (the

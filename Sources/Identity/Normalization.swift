@@ -1,9 +1,9 @@
+import Contract
+
 /// Canonical forms of what users type: usernames, e-mail addresses, phone numbers.
 /// Pure functions; each failure names the field and the rule, never echoes the value.
 public enum Normalization {
     public static let usernameLengthRange = 3...32
-    public static let emailMaxBytes = 254
-    public static let emailLocalMaxBytes = 64
 
     /// Lower-cased ASCII: 3-32 of `a-z 0-9 . _ -`, starting with a letter or digit.
     /// Case-insensitive ("Alice" and "alice" are one user); non-ASCII is refused, so look-alike
@@ -22,35 +22,14 @@ public enum Normalization {
         return lowered
     }
 
-    /// Trimmed and lower-cased (local part too: we treat addresses case-insensitively, as mail
-    /// providers do in practice). One `@`, a local part of 1-64 RFC 5322 `atext` characters and
-    /// single dots (no quoted forms), and a domain of dot-separated labels `[a-z0-9-]` with at least one dot.
+    /// `EmailAddress`'s rule, as identity's error.
     public static func email(_ raw: String) throws(IdentityError) -> String {
-        let trimmed = raw.trimmingASCIIWhitespace().lowercasedASCII()
-        let bytes = Array(trimmed.utf8)
-        let parts = bytes.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false)
-        guard bytes.count <= emailMaxBytes, parts.count == 2 else {
-            throw .invalidField("email", "email must be one address of the form name@example.com")
+        switch EmailAddress.normalized(raw) {
+        case .success(let address): return address
+        case .failure(.shape): throw .invalidField("email", "email must be one address of the form name@example.com")
+        case .failure(.localPart): throw .invalidField("email", "email has an invalid part before the @")
+        case .failure(.domain): throw .invalidField("email", "email has an invalid domain")
         }
-        let local = parts[0]
-        let domain = parts[1]
-        let atext = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~-.".utf8)
-        let localAllowed = local.allSatisfy { atext.contains($0) }
-        let doubleDot = zip(local, local.dropFirst()).contains { $0 == UInt8(ascii: ".") && $1 == UInt8(ascii: ".") }
-        guard (1...emailLocalMaxBytes).contains(local.count), localAllowed, !doubleDot,
-            local.first != UInt8(ascii: "."), local.last != UInt8(ascii: ".")
-        else {
-            throw .invalidField("email", "email has an invalid part before the @")
-        }
-        let labels = domain.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        let labelsValid = labels.allSatisfy { label in
-            (1...63).contains(label.count) && label.allSatisfy { isLowerAlphanumeric($0) || $0 == UInt8(ascii: "-") }
-                && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
-        }
-        guard labels.count >= 2, labelsValid else {
-            throw .invalidField("email", "email has an invalid domain")
-        }
-        return trimmed
     }
 
     /// E.164 (`+` and 8-15 digits). Spaces, dots, dashes and parentheses are ignored. A number

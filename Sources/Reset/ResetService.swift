@@ -44,7 +44,6 @@ public struct ResetSettings: Sendable {
     public var clientPerHour = 20
     /// Tell an address without an account that someone asked (off: stays silent).
     public var notifyUnknownAddresses = false
-    public var maxEmailBytes = 254
     /// Identity's own limit on a password (`identity.check_password` reads at most this many bytes):
     /// a longer one is refused here as `weak_password` (`too_long`), as identity refuses one past its rule.
     public var maxPasswordBytes = 1024
@@ -119,7 +118,7 @@ public final class ResetService: Sendable {
     /// Checks the shape of the address, admits the request by the rate limits and queues its
     /// job in one transaction, and returns: the same answer, in the same time, for every address.
     public func request(email: String, context: CallContext) throws(RPCError) {
-        guard let address = Self.normalizedAddress(email, maxBytes: settings.maxEmailBytes) else {
+        guard case .success(let address) = EmailAddress.normalized(email) else {
             throw RPCError.invalidParams("email must be an e-mail address", field: "email")
         }
         metrics.increment("reset.requested")
@@ -239,31 +238,9 @@ public final class ResetService: Sendable {
 
     // MARK: delivery and helpers
 
-    /// Trimmed, lower-cased, one `@` with text either side, no spaces or controls; nil otherwise.
-    static func normalizedAddress(_ raw: String, maxBytes: Int) -> String? {
-        let address = raw.trimmingSpaces().lowercased()
-        guard address.utf8.count <= maxBytes, address.utf8.count >= 3 else { return nil }
-        let parts = address.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix(".") else { return nil }
-        guard !address.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f || "<>()[]\\,;:\"".unicodeScalars.contains($0) }) else { return nil }
-        return address
-    }
-
     /// The first 4 bytes of SHA-256(token hash), in hex: enough to follow one token through
     /// the logs, useless for finding it.
     static func reference(_ tokenHash: [UInt8]) -> String {
         Hex.encode(Array(SHA256.hash(tokenHash).prefix(4)))
-    }
-
-    /// Our errors and Storage errors never carry bound values or secrets; still, only the type
-    /// and its own description reach the log.
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        var scalars = Substring(self).unicodeScalars
-        while let first = scalars.first, first == " " || first == "\t" || first == "\n" || first == "\r" { scalars.removeFirst() }
-        while let last = scalars.last, last == " " || last == "\t" || last == "\n" || last == "\r" { scalars.removeLast() }
-        return String(scalars)
     }
 }

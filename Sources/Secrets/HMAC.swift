@@ -47,7 +47,7 @@ public enum HMACAlgorithm: String, Sendable, CaseIterable {
 /// per call (a user's TOTP secret) goes through `HMACAlgorithm.authenticate(_:key:)`.
 /// The state is set up on the first tag, not when the key is made: the first use of an OpenSSL
 /// algorithm starts its default provider, which keeps about 2 MB of libcrypto resident, and a
-/// service at rest must not pay that (issue 19, idle memory). The raw key is kept only until
+/// service at rest must not pay that. The raw key is kept only until
 /// then. Thread-safe: once set up, the state is only copied, never changed.
 public final class HMACKey: @unchecked Sendable {
     public let algorithm: HMACAlgorithm

@@ -2,7 +2,7 @@
 /// (`getrandom(2)` on Linux, `arc4random_buf` on Darwin): no user-space generator to seed, fork
 /// or wipe, and the standard library stops the process if the kernel cannot supply bytes (there
 /// is no safe fallback). Not OpenSSL's `RAND_bytes`: setting up its generator on first use kept
-/// 2 MB of libcrypto resident in every process that drew a random byte (issue 19).
+/// 2 MB of libcrypto resident in every process that drew a random byte.
 public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {

@@ -46,7 +46,10 @@ final class ResetRequestTests: ResetTestCase {
     }
 
     func testMalformedAddressIsInvalidParamsForEveryone() {
-        for bad in ["", "no-at-sign", "a@b", "two@@example.com", "spa ce@example.com", "x@example.com\r\nBcc: y@example.com"] {
+        // Registration's own rule: an address no account can have (a double dot, a domain label
+        // outside a-z 0-9 -) is refused, never answered as if it might have one.
+        let registrationRefuses = ["us..er@example.com", ".user@example.com", "user@exa_mple.com", "user@-example.com", "élan@example.com"]
+        for bad in ["", "no-at-sign", "a@b", "two@@example.com", "spa ce@example.com", "x@example.com\r\nBcc: y@example.com"] + registrationRefuses {
             XCTAssertThrowsError(try service.request(email: bad, context: context()), bad) { error in
                 XCTAssertEqual((error as? RPCError)?.reason, .invalidParams)
             }

@@ -3,7 +3,7 @@ import XCTest
 
 @testable import Storage
 
-/// libpq is found at run time (issue 19: SQLite-mode processes never map it). A host without it
+/// libpq is found at run time (SQLite-mode processes never map it). A host without it
 /// gets an error that names the library and its package, not a crash; with it, every function
 /// the PostgreSQL backend calls is found.
 final class LibPQLoadingTests: XCTestCase {

@@ -6,7 +6,7 @@ import RPC
 import ServiceKit
 import StackLauncher
 
-/// `memory` (issue 19, goal 4): resident memory of each process of a fresh stack at idle, as
+/// `memory`: resident memory of each process of a fresh stack at idle, as
 /// `ps` sees it (`VmRSS`, split into anonymous and file-backed pages), and its proportional share
 /// (`Pss`: pages shared with other processes count a share each; the stack's sum is what the
 /// host really spends, and what separate static executables would have doubled), next

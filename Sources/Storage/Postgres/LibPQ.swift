@@ -4,7 +4,7 @@ import Platform
 /// libpq's functions, found with `dlopen` the first time a PostgreSQL URL is opened instead of
 /// linked into every executable. A process in the default SQLite mode then never maps libpq and
 /// what it pulls in (GnuTLS, Kerberos, LDAP, SASL, p11-kit: about 3 MB resident in each process,
-/// issue 19). The header still gives the types, so every signature below is checked against it;
+/// measured). The header still gives the types, so every signature below is checked against it;
 /// calling a `PQ...` function directly fails at link time, since nothing links libpq.
 struct LibPQ: @unchecked Sendable {
     typealias Connection = OpaquePointer
