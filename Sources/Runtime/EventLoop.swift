@@ -32,6 +32,9 @@ public final class EventLoop: @unchecked Sendable {
     private var timers: [RepeatingTimer] = []
     private let taskLock = Lock()
     private var nextTimerID: UInt64 = 0  // under taskLock: timers are scheduled from any thread
+    /// Timers scheduled from another thread whose task to join `timers` has not run yet (under
+    /// taskLock). Cancelling one takes it out of here, and its task then adds nothing.
+    private var timersOnTheirWay: Set<UInt64> = []
     private var tasks: [() -> Void] = []
     private var wakePending = false
     private var stopRequested = false
@@ -141,17 +144,22 @@ public final class EventLoop: @unchecked Sendable {
     @discardableResult
     public func scheduleRepeating(everyMilliseconds intervalMilliseconds: Int64, _ action: @escaping () -> Void) -> RepeatingTimerHandle {
         precondition(intervalMilliseconds > 0)
+        let onLoop = isInLoopThread
         let id = taskLock.withLock {
             nextTimerID += 1
+            if !onLoop { timersOnTheirWay.insert(nextTimerID) }
             return nextTimerID
         }
         let timer = RepeatingTimer(
             id: id, intervalMilliseconds: intervalMilliseconds,
             nextMilliseconds: MonotonicClock.nowMilliseconds() + intervalMilliseconds, action: action)
-        if isInLoopThread {
+        if onLoop {
             add(timer)
         } else {
-            nonisolatedExecute { self.add(timer) }
+            nonisolatedExecute {
+                guard self.taskLock.withLock({ self.timersOnTheirWay.remove(id) }) != nil else { return }
+                self.add(timer)
+            }
         }
         return RepeatingTimerHandle(loop: self, id: id)
     }
@@ -163,13 +171,12 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Takes a timer off the loop, and with it its action and what the action holds. A timer
-    /// scheduled from another thread may not be on the loop yet; its task to add it is queued
-    /// already, so a removal queued behind it finds it.
+    /// scheduled from another thread and not on the loop yet is stopped from joining it, so it
+    /// never runs, even when its task to join runs later in the same turn as this cancel.
     fileprivate func cancelTimer(_ id: UInt64) {
+        if taskLock.withLock({ timersOnTheirWay.remove(id) }) != nil { return }
         if isInLoopThread {
-            let count = timers.count
             timers.removeAll { $0.id == id }
-            if timers.count == count { nonisolatedExecute { self.timers.removeAll { $0.id == id } } }
         } else {
             nonisolatedExecute { self.timers.removeAll { $0.id == id } }
         }

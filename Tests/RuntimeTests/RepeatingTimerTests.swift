@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Runtime
 import ServerTestSupport
 import TestSupport
@@ -69,18 +70,23 @@ final class RepeatingTimerTests: XCTestCase {
         XCTAssertEqual(cancelled.value, 0)
     }
 
-    /// Scheduled from another thread and cancelled on the loop before the loop has taken it in.
+    /// Scheduled from another thread and cancelled on the loop before the loop has taken it in,
+    /// by a task of the same turn that runs once the timer is due: it still never runs.
     func testCancelledOnTheLoopBeforeTheLoopTookItInNeverRuns() throws {
         let ticks = Counter()
         let witness = Counter()
         let handle = Locked<RepeatingTimerHandle?>(nil)
-        let scheduled = DispatchSemaphore(value: 0)
+        let due = Locked<Int64>(.max)
+        let gate = DispatchSemaphore(value: 0)
+        // Holds the loop, so that the cancel and the timer's joining run in one later turn.
+        thread.loop.execute { gate.wait() }
         thread.loop.execute {
-            scheduled.wait()
+            while MonotonicClock.nowMilliseconds() < due.withLock({ $0 }) {}
             handle.withLock { $0?.cancel() }
         }
         handle.withLock { $0 = thread.loop.scheduleRepeating(everyMilliseconds: 1) { ticks.add() } }
-        scheduled.signal()
+        due.withLock { $0 = MonotonicClock.nowMilliseconds() + 2 }
+        gate.signal()
         thread.loop.scheduleRepeating(everyMilliseconds: 1) { witness.add() }
         waitUntil("another timer ticks five times") { witness.value >= 5 }
         XCTAssertEqual(ticks.value, 0)
