@@ -7,21 +7,21 @@ import ServiceKit
 public enum AccountsRoutes {
     public static func register(on router: Router, service: AccountsService, sessions: SessionResolver) {
         router.register(AccountsContract.balances) { params, context in
-            let session = try sessions.resolve(params, context)
+            let session = try await sessions.resolve(params, context)
             return ["accounts": .array(try service.balances(userID: session.userID).map(\.json))]
         }
         router.register(AccountsContract.transfer) { params, context in
             // Read once, judged after the session: a code goes to the proven phone, read with the
             // session, which saves verification a call to identity.
             let confirmWith = Result { () throws(RPCError) in try params.optionalString("confirm_with", maxLength: 16) ?? "sms" }
-            let session = try sessions.resolve(params, context, withProvenPhone: (try? confirmWith.get()) == "sms")
+            let session = try await sessions.resolve(params, context, withProvenPhone: (try? confirmWith.get()) == "sms")
             let request = TransferRequest(
                 from: try accountName(params, "from"), to: try accountName(params, "to"),
                 amountMinor: try params.int("amount"),
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
             switch try confirmWith.get() {
             case "sms":
-                return try service.transfer(userID: session.userID, request, provenPhone: session.provenPhone, context: context).json
+                return try await service.transfer(userID: session.userID, request, provenPhone: session.provenPhone, context: context).json
             case "device_key":
                 return try service.transferWithDeviceKey(
                     userID: session.userID, sessionDeviceID: session.deviceID, deviceID: try params.string("device_id", maxLength: 128), request
@@ -32,22 +32,22 @@ public enum AccountsRoutes {
         }
         // `code` for an SMS-confirmed transfer, `device_id` + `signature` for a device-key one.
         router.register(AccountsContract.confirm) { params, context in
-            let session = try sessions.resolve(params, context)
+            let session = try await sessions.resolve(params, context)
             let transferID = try params.string("transfer_id", maxLength: 64)
             let balances: [AccountBalance]
             if params.has("signature") {
                 guard !params.has("code") else { throw RPCError.invalidParams("give code or signature, not both", field: "code") }
-                balances = try service.confirmWithDeviceKey(
+                balances = try await service.confirmWithDeviceKey(
                     userID: session.userID, sessionDeviceID: session.deviceID, transferID: transferID,
                     deviceID: try params.string("device_id", maxLength: 128), signature: try params.string("signature", maxLength: 256), context: context)
             } else {
                 let code = try params.string("code", maxLength: 32)
-                balances = try service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)
+                balances = try await service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)
             }
             return ["status": "done", "transfer_id": .string(transferID), "accounts": .array(balances.map(\.json))]
         }
         router.register(AccountsContract.history) { params, context in
-            let session = try sessions.resolve(params, context)
+            let session = try await sessions.resolve(params, context)
             let limit = try params.optionalInt("limit", range: 1...Int64(service.settings.historyMaxLimit)).map { Int($0) }
             let page = try service.history(userID: session.userID, limit: limit, before: try params.optionalString("before", maxLength: 32))
             return ["entries": .array(page.entries.map(\.json)), "next": page.next.map(JSON.string) ?? .null]

@@ -9,13 +9,13 @@ import Secrets
 public protocol VerificationPort: Sendable {
     /// Starts an SMS code bound to `payload`; returns its request id. `provenPhone`: the user's
     /// proven phone as identity gave it to this request (nil: verification looks it up).
-    func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String
+    func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) async throws(RPCError) -> String
     /// Checks `code` against the request and the same payload; throws verification's error.
-    func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError)
+    func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) async throws(RPCError)
     /// True when the request is already verified (the code was right earlier).
-    func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool
+    func isVerified(requestID: String, context: CallContext?) async throws(RPCError) -> Bool
     /// Ends a pending request: its code stops working at once.
-    func cancel(requestID: String, context: CallContext?) throws(RPCError)
+    func cancel(requestID: String, context: CallContext?) async throws(RPCError)
 }
 
 public struct TransferRequest: Sendable {
@@ -75,7 +75,7 @@ public final class AccountsService: Sendable {
     /// code; the others wait (bounded by `twinWaitMilliseconds`) and answer the same transfer.
     /// `provenPhone`: the user's proven phone, read with the session (saves verification a call
     /// to identity per code); nil lets verification look it up.
-    public func transfer(userID: String, _ request: TransferRequest, provenPhone: String? = nil, context: CallContext?) throws -> TransferTicket {
+    public func transfer(userID: String, _ request: TransferRequest, provenPhone: String? = nil, context: CallContext?) async throws -> TransferTicket {
         try validate(request)
         // A retry of a recorded transfer answers from a read, without the writer.
         if let existing = try store.existingTransfer(userID: userID, idempotencyKey: request.idempotencyKey), existing.requestID != nil {
@@ -91,7 +91,7 @@ public final class AccountsService: Sendable {
             let now = candidate.now
             switch try store.reserveTransfer(candidate, staleBefore: now - settings.codeStartTimeoutSeconds) {
             case .existing(let transfer): return TransferTicket(transfer: transfer)
-            case .reserved(let transfer): return try startCode(for: transfer, provenPhone: provenPhone, context: context)
+            case .reserved(let transfer): return try await startCode(for: transfer, provenPhone: provenPhone, context: context)
             case .insufficientFunds: throw AccountsError.insufficientFunds
             case .conflict(let message): throw AccountsError.conflict(message)
             case .starting:
@@ -99,7 +99,7 @@ public final class AccountsService: Sendable {
                 guard left > 0 else {
                     throw AccountsError.conflict("a request with this idempotency_key is still starting its code; retry")
                 }
-                twins.wait(after: seen, timeoutMilliseconds: min(left, 50))
+                await twins.wait(after: seen, timeoutMilliseconds: min(left, 50))
             }
         }
     }
@@ -123,11 +123,11 @@ public final class AccountsService: Sendable {
         }
     }
 
-    private func startCode(for reserved: Transfer, provenPhone: String?, context: CallContext?) throws -> TransferTicket {
+    private func startCode(for reserved: Transfer, provenPhone: String?, context: CallContext?) async throws -> TransferTicket {
         defer { twins.wake() }
         let requestID: String
         do {
-            requestID = try startCode(userID: reserved.userID, provenPhone: provenPhone, payload: reserved.verificationPayload, context: context)
+            requestID = try await startCode(userID: reserved.userID, provenPhone: provenPhone, payload: reserved.verificationPayload, context: context)
         } catch {
             do {
                 try store.releaseReservation(transferID: reserved.id)
@@ -141,7 +141,7 @@ public final class AccountsService: Sendable {
         do {
             attached = try store.attachCode(transferID: reserved.id, userID: reserved.userID, requestID: requestID)
         } catch {
-            withdraw(requestID: requestID, context: context)
+            await withdraw(requestID: requestID, context: context)
             throw error
         }
         if let attached {
@@ -149,15 +149,15 @@ public final class AccountsService: Sendable {
             return TransferTicket(transfer: attached)
         }
         // A retry took this reservation over as stale and attached its own code first.
-        withdraw(requestID: requestID, context: context)
+        await withdraw(requestID: requestID, context: context)
         guard let current = try store.transfer(id: reserved.id, userID: reserved.userID) else { throw AccountsError.notFound }
         return TransferTicket(transfer: current)
     }
 
     /// Best effort: cancels a code that no recorded transfer uses.
-    private func withdraw(requestID: String, context: CallContext?) {
+    private func withdraw(requestID: String, context: CallContext?) async {
         do {
-            try verification.cancel(requestID: requestID, context: context)
+            try await verification.cancel(requestID: requestID, context: context)
         } catch {
             context?.logger.warning("could not cancel an unused code", ["verification.request_id": .string(requestID)])
         }
@@ -168,18 +168,19 @@ public final class AccountsService: Sendable {
     /// new transfer supersedes it (that code is cancelled and the old transfer can no longer be
     /// confirmed); a code not yet attached to a transfer (another key's, still starting) is
     /// answered `concurrent_verification`.
-    private func startCode(userID: String, provenPhone: String?, payload: [String: JSON], context: CallContext?) throws -> String {
-        func start() throws(RPCError) -> String {
-            try verification.start(
+    private func startCode(userID: String, provenPhone: String?, payload: [String: JSON], context: CallContext?) async throws -> String {
+        func start() async throws(RPCError) -> String {
+            try await verification.start(
                 userID: userID, provenPhone: provenPhone, payload: payload, expirySeconds: settings.transferExpirySeconds, context: context)
         }
-        let first = Result { () throws(RPCError) -> String in try start() }
+        let first: Result<String, RPCError>
+        do throws(RPCError) { first = .success(try await start()) } catch { first = .failure(error) }
         guard case .failure(let error) = first, error.reason == .concurrentVerification,
             let live = error.data?["request_id"]?.stringValue,
             let superseded = try store.pendingTransfer(userID: userID, requestID: live)
         else { return try first.get() }
-        // (A typed `catch ... where` here crashes the Swift 6.0 compiler; hence the Result.)
-        let cancelled = Result { () throws(RPCError) in try verification.cancel(requestID: live, context: context) }
+        let cancelled: Result<Void, RPCError>
+        do throws(RPCError) { cancelled = .success(try await verification.cancel(requestID: live, context: context)) } catch { cancelled = .failure(error) }
         switch cancelled {
         case .success:
             try store.cancel(transferID: superseded.id)
@@ -192,7 +193,7 @@ public final class AccountsService: Sendable {
         case .failure(let refusal):
             throw refusal
         }
-        return try start()
+        return try await start()
     }
 
     /// Where a confirmation stops before any factor is checked: a transfer already done answers
@@ -217,7 +218,7 @@ public final class AccountsService: Sendable {
     /// Checks the transfer's own code, then books it in one transaction.
     /// Repeated or concurrent confirms move the money once: the loser sees the same `done`
     /// result, or `conflict` while the winner's transaction is still in flight.
-    public func confirm(userID: String, transferID: String, code: String, context: CallContext?) throws -> [AccountBalance] {
+    public func confirm(userID: String, transferID: String, code: String, context: CallContext?) async throws -> [AccountBalance] {
         guard let transfer = try store.transfer(id: transferID, userID: userID) else { throw AccountsError.notFound }
         if let balances = try settledOrExpired(transfer, userID: userID) { return balances }
         guard let requestID = transfer.requestID else {
@@ -226,17 +227,17 @@ public final class AccountsService: Sendable {
         }
         let checkError: RPCError?
         do {
-            try verification.check(requestID: requestID, code: code, payload: transfer.verificationPayload, context: context)
+            try await verification.check(requestID: requestID, code: code, payload: transfer.verificationPayload, context: context)
             checkError = nil
         } catch {
             checkError = error
         }
-        if let checkError { try recover(from: checkError, transferID: transferID, requestID: requestID, context: context) }
+        if let checkError { try await recover(from: checkError, transferID: transferID, requestID: requestID, context: context) }
         return try finish(transferID: transferID, userID: userID)
     }
 
     /// Maps verification's refusal; returns only when the code is known to be right after all.
-    private func recover(from error: RPCError, transferID: String, requestID: String, context: CallContext?) throws {
+    private func recover(from error: RPCError, transferID: String, requestID: String, context: CallContext?) async throws {
         switch error.reason {
         case .expired, .notFound:
             try store.markExpired(transferID: transferID)
@@ -248,7 +249,7 @@ public final class AccountsService: Sendable {
             // Already verified: by a concurrent confirm, or by one whose booking was cut short
             // (crash). The code was right for this very payload, so booking now is safe and
             // the state guard keeps it to once.
-            guard try verification.isVerified(requestID: requestID, context: context) else { throw error }
+            guard try await verification.isVerified(requestID: requestID, context: context) else { throw error }
         default:
             throw error
         }

@@ -9,7 +9,7 @@ import Secrets
 public protocol DeviceKeyPort: Sendable {
     /// Succeeds when the active `biometry` key of this user's device signed `message`; throws
     /// identity's refusal (`invalid_credentials` for a signature that does not verify).
-    func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError)
+    func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) async throws(RPCError)
 }
 
 public struct RPCDeviceKeys: DeviceKeyPort {
@@ -17,8 +17,8 @@ public struct RPCDeviceKeys: DeviceKeyPort {
 
     public init(client: RPCClient) { self.client = client }
 
-    public func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError) {
-        let answer = try client.callAndWait(IdentityInternalContract.verifySignature, params: [
+    public func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) async throws(RPCError) {
+        let answer = try await client.call(IdentityInternalContract.verifySignature, params: [
             "user_id": .string(userID), "device_id": .string(deviceID), "message": .string(Base64URL.encode(message)),
             "signature": .string(signature),
         ], context: context)
@@ -76,7 +76,7 @@ extension AccountsService {
     /// at once with the one that booked it; once the attempts are spent nothing books it.
     public func confirmWithDeviceKey(
         userID: String, sessionDeviceID: String, transferID: String, deviceID: String, signature: String, context: CallContext?
-    ) throws -> [AccountBalance] {
+    ) async throws -> [AccountBalance] {
         guard let deviceKeys else { throw AccountsError.invalidParams(field: "signature", message: "confirming with a device key is not enabled") }
         guard deviceID == sessionDeviceID else {
             throw AccountsError.invalidParams(field: "device_id", message: "device_id must be the device of this session")
@@ -91,10 +91,9 @@ extension AccountsService {
         }
         guard challenge.attemptsLeft > 0 else { throw AccountsError.tooManyAttempts }
         let message = TransferSigning.bytes(transfer, challenge: challenge.challenge, service: settings.brand)
-        let refusal = Result { () throws(RPCError) in
-            try deviceKeys.verifySignature(userID: userID, deviceID: deviceID, message: message, signature: signature, context: context)
-        }
-        if case .failure(let error) = refusal {
+        do throws(RPCError) {
+            try await deviceKeys.verifySignature(userID: userID, deviceID: deviceID, message: message, signature: signature, context: context)
+        } catch {
             metrics?.increment("confirms.key_refused")
             guard error.reason == .invalidCredentials else { throw error }
             guard let attemptsLeft = try store.spendKeyAttempt(transferID: transferID) else { throw AccountsError.tooManyAttempts }

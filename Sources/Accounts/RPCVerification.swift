@@ -1,6 +1,5 @@
 import Contract
 import FoundationEssentials
-import Glibc
 import LineProtocol
 import RPC
 
@@ -12,21 +11,21 @@ public struct RPCVerification: VerificationPort {
 
     public init(client: RPCClient) { self.client = client }
 
-    public func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) throws(RPCError) -> String {
+    public func start(userID: String, provenPhone: String?, payload: [String: JSON], expirySeconds: Int64, context: CallContext?) async throws(RPCError) -> String {
         var params: [String: JSON] = [
             "user_id": .string(userID), "channel": "sms", "purpose": "transaction",
             "payload": .object(payload), "code_expiry_s": .int(expirySeconds),
         ]
         if let provenPhone { params["proven_number"] = .string(provenPhone) }
-        let answer = try call(VerificationContract.start, replicaID: nil, params: params, context: context)
+        let answer = try await call(VerificationContract.start, replicaID: nil, params: params, context: context)
         guard let requestID = answer["request_id"]?.stringValue, !requestID.isEmpty else {
             throw RPCError(.unavailable, "verification gave no request_id")
         }
         return requestID
     }
 
-    public func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) throws(RPCError) {
-        let answer = try pinnedCall(VerificationContract.check, requestID: requestID, params: [
+    public func check(requestID: String, code: String, payload: [String: JSON], context: CallContext?) async throws(RPCError) {
+        let answer = try await pinnedCall(VerificationContract.check, requestID: requestID, params: [
             "request_id": .string(requestID), "code": .string(code), "payload": .object(payload),
         ], context: context)
         guard answer["status"]?.stringValue == "verified" else {
@@ -34,13 +33,13 @@ public struct RPCVerification: VerificationPort {
         }
     }
 
-    public func isVerified(requestID: String, context: CallContext?) throws(RPCError) -> Bool {
-        let answer = try pinnedCall(VerificationContract.statusOf, requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+    public func isVerified(requestID: String, context: CallContext?) async throws(RPCError) -> Bool {
+        let answer = try await pinnedCall(VerificationContract.statusOf, requestID: requestID, params: ["request_id": .string(requestID)], context: context)
         return answer["status"]?.stringValue == "verified"
     }
 
-    public func cancel(requestID: String, context: CallContext?) throws(RPCError) {
-        _ = try pinnedCall(VerificationContract.cancel, requestID: requestID, params: ["request_id": .string(requestID)], context: context)
+    public func cancel(requestID: String, context: CallContext?) async throws(RPCError) {
+        _ = try await pinnedCall(VerificationContract.cancel, requestID: requestID, params: ["request_id": .string(requestID)], context: context)
     }
 
     /// The owner replica of a request id, or nil for ids without one.
@@ -53,22 +52,28 @@ public struct RPCVerification: VerificationPort {
 
     /// Calls the replica that owns the request, or any replica for an id that names none (the
     /// replicas share PostgreSQL).
-    private func pinnedCall(_ method: MethodContract, requestID: String, params: [String: JSON], context: CallContext?) throws(RPCError) -> JSON {
-        try call(method, replicaID: Self.replicaID(of: requestID), params: params, context: context)
+    private func pinnedCall(_ method: MethodContract, requestID: String, params: [String: JSON], context: CallContext?) async throws(RPCError) -> JSON {
+        try await call(method, replicaID: Self.replicaID(of: requestID), params: params, context: context)
     }
 
     /// A call that never left (a replica's id not learned yet right after start-up, or a replica
     /// that just died and refuses connections) is safe to send again, briefly; the client then
-    /// picks a live replica unless the call is pinned.
-    private func call(_ method: MethodContract, replicaID replica: String?, params: [String: JSON], context: CallContext?) throws(RPCError) -> JSON {
+    /// picks a live replica unless the call is pinned. The pauses end where the caller's
+    /// deadline would: the last error is answered while there is still time to send it.
+    private func call(_ method: MethodContract, replicaID replica: String?, params: [String: JSON], context: CallContext?) async throws(RPCError) -> JSON {
         var attempt = 0
         while true {
-            do {
-                return try client.callAndWait(method, params: params, context: context, replicaID: replica)
-            } catch let error where error.reason == .unavailable && error.data?["sent"] == .bool(false) && attempt < 10 {
+            do throws(RPCError) {
+                return try await client.call(method, params: params, context: context, replicaID: replica)
+            } catch where error.reason == .unavailable && error.data?["sent"] == .bool(false) && attempt < Self.resendLimit {
+                let left = context?.remainingMilliseconds ?? Int64.max
+                guard left > 2 * Self.resendPauseMilliseconds else { throw error }
                 attempt += 1
-                usleep(50_000)
+                try? await Task.sleep(for: .milliseconds(Self.resendPauseMilliseconds))
             }
         }
     }
+
+    static let resendLimit = 10
+    static let resendPauseMilliseconds: Int64 = 50
 }

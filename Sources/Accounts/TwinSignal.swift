@@ -1,32 +1,42 @@
-import FoundationEssentials
 import Platform
 
 /// Wakes twins (requests with the same idempotency key) waiting for the first one to attach its
 /// code. In-process only: a twin on another replica notices on its next look (the wait is bounded).
+/// A twin waits suspended, holding no worker thread: the first one's own answer from
+/// verification needs a thread to go on, and twenty twins must not hold them all.
 final class TwinSignal: @unchecked Sendable {
-    private let condition = Condition()
+    private let lock = Lock()
     private var generation: UInt64 = 0
+    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
 
     /// The current generation: read it before looking, pass it to `wait` after.
-    var current: UInt64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return generation
-    }
+    var current: UInt64 { lock.withLock { generation } }
 
     /// Some reservation changed (its code attached, or it was released).
     func wake() {
-        condition.lock()
-        generation &+= 1
-        condition.broadcast()
-        condition.unlock()
+        let woken = lock.withLock {
+            generation &+= 1
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for waiter in woken { waiter.resume() }
     }
 
     /// Returns once a wake comes after `seen`, or after `timeoutMilliseconds`.
-    func wait(after seen: UInt64, timeoutMilliseconds: Int64) {
-        let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
-        condition.lock()
-        while generation == seen, condition.wait(until: deadline) {}
-        condition.unlock()
+    func wait(after seen: UInt64, timeoutMilliseconds: Int64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let id: UInt64? = lock.withLock {
+                guard generation == seen else { return nil }
+                nextWaiter &+= 1
+                waiters[nextWaiter] = continuation
+                return nextWaiter
+            }
+            guard let id else { return continuation.resume() }
+            Task {
+                try? await Task.sleep(for: .milliseconds(timeoutMilliseconds))
+                self.lock.withLock { self.waiters.removeValue(forKey: id) }?.resume()
+            }
+        }
     }
 }

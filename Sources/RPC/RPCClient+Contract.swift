@@ -11,4 +11,19 @@ extension RPCClient {
         let answer = try callAndWait(method.name, params: .object(params), context: context, timeoutMilliseconds: timeoutMilliseconds, replicaID: replicaID)
         return try method.checkedAnswer(answer, of: form)
     }
+
+    /// `callAndWait`, awaited: the calling task gives its thread back until the answer comes.
+    /// The call's time is the smaller of `timeoutMilliseconds` and what the caller has left.
+    public func call(
+        _ method: MethodContract, params: [String: JSON], context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
+    ) async throws(RPCError) -> JSON {
+        let form = try method.outgoingForm(params)
+        let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSON, RPCError>, Never>) in
+            call(method.name, params: .object(params), meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
+                continuation.resume(returning: outcome.result)
+            }
+        }
+        return try method.checkedAnswer(try outcome.get(), of: form)
+    }
 }

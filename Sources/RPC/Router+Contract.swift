@@ -18,21 +18,51 @@ extension Router {
         }
     }
 
+    /// `register(_:execution:_:)` for a handler that awaits other services.
+    public func register(_ contract: MethodContract, _ handler: @escaping AsyncHandler) {
+        let method = contract.name
+        register(method) { params, context in
+            let form = contract.form(withSession: params.has("session"))
+            try form.check(params.members, method: method)
+            #if DEBUG
+            return try await Self.holdingToContract(form, method: method) { try await handler(params, context) }
+            #else
+            return try await handler(params, context)
+            #endif
+        }
+    }
+
     #if DEBUG
+    private static func holdingToContract(_ form: MethodContract.Form, method: String, _ body: () async throws -> JSON) async throws -> JSON {
+        let answer: JSON
+        do {
+            answer = try await body()
+        } catch {
+            throw drift(error, form, method: method)
+        }
+        if let problem = form.resultProblem(answer) { throw RPCError(.internal, "contract drift: \(method): \(problem)") }
+        return answer
+    }
+
     /// An answer outside the declaration becomes `internal`, naming what drifted, so tests see it.
     private static func holdingToContract(_ form: MethodContract.Form, method: String, _ body: () throws -> JSON) throws -> JSON {
         let answer: JSON
         do {
             answer = try body()
         } catch {
-            let reason = (error as? RPCError)?.reason ?? (error as? RPCErrorConvertible)?.rpcError.reason
-            if let reason, !form.errors.contains(reason), !MethodContract.universalReasons.contains(reason) {
-                throw RPCError(.internal, "contract drift: \(method) answered \(reason.rawValue), which it does not declare")
-            }
-            throw error
+            throw drift(error, form, method: method)
         }
         if let problem = form.resultProblem(answer) { throw RPCError(.internal, "contract drift: \(method): \(problem)") }
         return answer
+    }
+
+    /// The error to answer for `error`: itself, or `internal` when its reason is not declared.
+    private static func drift(_ error: any Error, _ form: MethodContract.Form, method: String) -> any Error {
+        let reason = (error as? RPCError)?.reason ?? (error as? RPCErrorConvertible)?.rpcError.reason
+        if let reason, !form.errors.contains(reason), !MethodContract.universalReasons.contains(reason) {
+            return RPCError(.internal, "contract drift: \(method) answered \(reason.rawValue), which it does not declare")
+        }
+        return error
     }
     #endif
 }

@@ -4,19 +4,26 @@ import Platform
 import Runtime
 
 /// The method table of a service: `service.method` -> a handler with typed params.
-/// Handlers run on the worker pool (they may block on SQLite, scrypt or other services);
-/// trivial ones (ping, health, metrics) may run inline on the loop. Pool work carries the
+/// Handlers run on the worker pool (they may block on SQLite or scrypt); trivial ones (ping,
+/// health, metrics) may run inline on the loop. A handler that calls another service is
+/// `async`: it gives its thread back while it waits for the answer (`WorkerPool.submitTask`). Pool work carries the
 /// request's deadline: the pool refuses what cannot finish in time (`overloaded`, at once) and
 /// never runs what waited past it (see `WorkerPool`).
 public final class Router: RPCDispatcher, @unchecked Sendable {
     public typealias Handler = @Sendable (Params, CallContext) throws -> JSON
+    public typealias AsyncHandler = @Sendable (Params, CallContext) async throws -> JSON
 
     public enum Execution: Sendable { case inline, pool }
 
     private struct Route {
         let execution: Execution
-        let handler: Handler
+        let body: Body
         let metricsSlot: Metrics.Slot
+    }
+
+    private enum Body {
+        case blocking(Handler)
+        case awaiting(AsyncHandler)
     }
 
     // Filled before the server starts, then only read (by every request): unchecked in release
@@ -38,8 +45,17 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
 
     /// Registers a method. Call during setup only, before the server starts.
     public func register(_ method: String, execution: Execution = .pool, _ handler: @escaping Handler) {
+        insert(method, Route(execution: execution, body: .blocking(handler), metricsSlot: metrics.slot(for: method)))
+    }
+
+    /// Registers a method whose handler awaits other services; it runs on the pool.
+    public func register(_ method: String, _ handler: @escaping AsyncHandler) {
+        insert(method, Route(execution: .pool, body: .awaiting(handler), metricsSlot: metrics.slot(for: method)))
+    }
+
+    private func insert(_ method: String, _ route: Route) {
         precondition(!routes.contains(method), "\(method) registered twice")
-        routes.insert(Route(execution: execution, handler: handler, metricsSlot: metrics.slot(for: method)), for: method)
+        routes.insert(route, for: method)
     }
 
     public var methods: [String] { routes.names.sorted() }
@@ -80,7 +96,6 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
             run(route, request, context, started: started, reply: reply)
         case .pool:
             let metrics = self.metrics
-            let work: @Sendable () -> Void = { [self] in run(route, request, context, started: started, reply: reply) }
             // Work that can no longer finish by its deadline is dropped unrun: the caller gets (or
             // already got) `timeout`.
             let expired: @Sendable () -> Void = {
@@ -88,7 +103,19 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
                 metrics.increment("workers.expired")
                 reply(.failure(RPCError(.timeout, "\(request.method) could not finish before its deadline and was not run")))
             }
-            let admission = workers.submit(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
+            let admission: WorkerPool.Admission
+            switch route.body {
+            case .blocking(let handler):
+                let work: @Sendable () -> Void = { [self] in
+                    finish(route, request, context, started: started, Self.invoke(handler, request, context), reply: reply)
+                }
+                admission = workers.submit(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
+            case .awaiting(let handler):
+                let work: @Sendable () async -> Void = { [self] in
+                    finish(route, request, context, started: started, await Self.invoke(handler, request, context), reply: reply)
+                }
+                admission = workers.submitTask(deadlineMilliseconds: context.deadlineMilliseconds, work, expired: expired)
+            }
             if admission != .accepted {
                 metrics.record(route.metricsSlot, microseconds: 0, errorReason: Reason.overloaded.rawValue)
                 metrics.increment(admission == .cannotFinishInTime ? "workers.refused_late" : "workers.refused_full")
@@ -98,7 +125,13 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
     }
 
     private func run(_ route: Route, _ request: RPCRequest, _ context: CallContext, started: Int64, reply: Answer) {
-        let outcome = Self.invoke(route.handler, request, context)
+        guard case .blocking(let handler) = route.body else { preconditionFailure("an awaiting handler runs on the pool") }
+        finish(route, request, context, started: started, Self.invoke(handler, request, context), reply: reply)
+    }
+
+    private func finish(
+        _ route: Route, _ request: RPCRequest, _ context: CallContext, started: Int64, _ outcome: Result<JSON, RPCError>, reply: Answer
+    ) {
         let elapsed = MonotonicClock.nowMicroseconds() - started
         let reason = outcome.failureReason
         metrics.record(route.metricsSlot, microseconds: elapsed, errorReason: reason)
@@ -114,20 +147,29 @@ public final class Router: RPCDispatcher, @unchecked Sendable {
 
     private static func invoke(_ handler: Handler, _ request: RPCRequest, _ context: CallContext) -> Result<JSON, RPCError> {
         do {
-            let params = try Params(request.params)
-            return .success(try handler(params, context))
-        } catch let error as RPCError {
-            return .failure(error)
-        } catch let error as RPCErrorConvertible {
-            return .failure(error.rpcError)
+            return .success(try handler(try Params(request.params), context))
         } catch {
-            // Unknown errors stay in the log (type only); the client sees a bare `internal`.
-            // Our error types never carry secrets in their descriptions (bound values stay out).
-            context.logger.error("handler failed", [
-                "rpc.method": .string(request.method), "error": .string(String(describing: error)),
-            ])
-            return .failure(.internalError())
+            return failure(error, request, context)
         }
+    }
+
+    private static func invoke(_ handler: AsyncHandler, _ request: RPCRequest, _ context: CallContext) async -> Result<JSON, RPCError> {
+        do {
+            return .success(try await handler(try Params(request.params), context))
+        } catch {
+            return failure(error, request, context)
+        }
+    }
+
+    private static func failure(_ error: any Error, _ request: RPCRequest, _ context: CallContext) -> Result<JSON, RPCError> {
+        if let error = error as? RPCError { return .failure(error) }
+        if let error = error as? RPCErrorConvertible { return .failure(error.rpcError) }
+        // Unknown errors stay in the log (type only); the client sees a bare `internal`.
+        // Our error types never carry secrets in their descriptions (bound values stay out).
+        context.logger.error("handler failed", [
+            "rpc.method": .string(request.method), "error": .string(String(describing: error)),
+        ])
+        return .failure(.internalError())
     }
 }
 

@@ -3,12 +3,13 @@ import LineProtocol
 import RPC
 import ServiceKit
 
-/// The identity methods reset uses (protocol/internal.md), typed.
+/// The identity methods reset's background jobs use (protocol/internal.md), typed. They block:
+/// the jobs run on threads of their own.
 extension IdentityDirectory {
     /// The user id for an address, or nil when identity has no such account.
     func findUser(email: String, context: CallContext) throws(RPCError) -> String? {
         do throws(RPCError) {
-            let result = try call(IdentityInternalContract.findByEmail, ["email": .string(email)], context: context)
+            let result = try callAndWait(IdentityInternalContract.findByEmail, ["email": .string(email)], context: context)
             guard let userID = result["user_id"]?.stringValue else { throw RPCError.internalError() }
             return userID
         } catch where error.reason == .notFound {
@@ -19,7 +20,7 @@ extension IdentityDirectory {
     /// The user's e-mail address, or nil when the user no longer exists.
     func email(userID: String, context: CallContext) throws(RPCError) -> String? {
         do throws(RPCError) {
-            return try call(IdentityInternalContract.user, ["user_id": .string(userID)], context: context)["email"]?.stringValue
+            return try callAndWait(IdentityInternalContract.user, ["user_id": .string(userID)], context: context)["email"]?.stringValue
         } catch where error.reason == .notFound {
             return nil
         }

@@ -113,7 +113,7 @@ extension ResetService {
         let log = context.logger.with(["user.id": .string(userID)])
         if job.attempts == 1 {
             do throws(RPCError) {
-                _ = try backgroundIdentity.call(IdentityInternalContract.record, ["user_id": .string(userID), "event": "password.reset", "outcome": "success"], context: context)
+                _ = try backgroundIdentity.callAndWait(IdentityInternalContract.record, ["user_id": .string(userID), "event": "password.reset", "outcome": "success"], context: context)
             } catch {
                 log.warning("audit record failed", ["error.reason": .string(error.reasonText ?? "error")])
             }

@@ -108,7 +108,7 @@ public final class ResetService: Sendable {
             return ["valid": true, "expires_at": .int(expiresAt)]
         }
         router.register(ResetContract.complete) { [self] params, context in
-            try complete(token: params.string("token", maxLength: 256), password: params.string("password", maxLength: 4096), context: context)
+            try await complete(token: params.string("token", maxLength: 256), password: params.string("password", maxLength: 4096), context: context)
             return ["ok": true]
         }
     }
@@ -170,7 +170,7 @@ public final class ResetService: Sendable {
 
     /// Policy check, atomic claim, new password, every session, device key and device token
     /// ended with the second factors set up just before, audit, notice mail.
-    public func complete(token: String, password: String, context: CallContext) throws(ResetError) {
+    public func complete(token: String, password: String, context: CallContext) async throws(ResetError) {
         let record = try live(token: token)
         guard password.utf8.count <= settings.maxPasswordBytes else {
             throw .weakPassword(rule: "too_long", message: "password must have at most \(settings.maxPasswordBytes) bytes")
@@ -179,7 +179,7 @@ public final class ResetService: Sendable {
         let log = context.logger.with(["user.id": .string(record.userID), "reset.token_ref": .string(tokenRef)])
         let credentials: [String: JSON] = ["user_id": .string(record.userID), "password": .string(password)]
         do throws(RPCError) {
-            _ = try identity.call(IdentityInternalContract.checkPassword, credentials, context: context)
+            _ = try await identity.call(IdentityInternalContract.checkPassword, credentials, context: context)
         } catch {
             throw Self.passwordFailure(error, log: log)
         }
@@ -196,10 +196,10 @@ public final class ResetService: Sendable {
         }
         var removedFactors: [String] = []
         do throws(RPCError) {
-            _ = try identity.call(IdentityInternalContract.setPassword, credentials, context: context)
-            _ = try identity.call(IdentityInternalContract.revokeAll, ["user_id": .string(record.userID)], context: context)
+            _ = try await identity.call(IdentityInternalContract.setPassword, credentials, context: context)
+            _ = try await identity.call(IdentityInternalContract.revokeAll, ["user_id": .string(record.userID)], context: context)
             // Keys, device tokens and recently set-up factors an intruder may have planted.
-            let cleanup = try identity.call(IdentityInternalContract.revokeDevices, ["user_id": .string(record.userID)], context: context)
+            let cleanup = try await identity.call(IdentityInternalContract.revokeDevices, ["user_id": .string(record.userID)], context: context)
             removedFactors = cleanup["removed_factors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         } catch {
             // Nothing is half done for the user: the token works again and a retry redoes both steps.

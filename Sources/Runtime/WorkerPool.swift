@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Platform
 
-/// A fixed set of joinable threads for blocking work (SQLite, scrypt, calls to other services),
+/// A fixed set of joinable threads for blocking work (SQLite, scrypt),
 /// fed by a bounded queue. Work may carry the caller's deadline; then the pool sheds load:
 ///
 /// - Admission: work is refused at once if it cannot finish before its deadline by the estimate
@@ -12,8 +12,14 @@ import Platform
 ///   closer than `service`, or has passed) is dropped without running: nobody will read its
 ///   answer. Its `expired` callback runs instead (the router answers `timeout` at once).
 ///
-/// `shutdown` lets queued work finish and ends the threads; `awaitTermination` joins them.
-public final class WorkerPool: @unchecked Sendable {
+/// Work that awaits another service (`submitTask`) runs as a Swift task whose executor is this
+/// pool: it holds a thread while it computes and none while it waits for the answer, which
+/// comes back as a resumption queued here. So the pool's size does not depend on how slow the
+/// next service is.
+///
+/// `shutdown` lets queued work and started tasks finish and ends the threads; `awaitTermination`
+/// joins them.
+public final class WorkerPool: TaskExecutor, @unchecked Sendable {
     /// What `submit` decided.
     public enum Admission: Sendable, Equatable {
         case accepted
@@ -47,6 +53,9 @@ public final class WorkerPool: @unchecked Sendable {
     private var busy = 0
     private var averageServiceMicroseconds: Int64 = 0
     private var expired: Int64 = 0
+    /// Tasks started by `submitTask` and not finished: the threads stay while any is waiting
+    /// for an answer, since its resumption must find a thread.
+    private var tasksInFlight = 0
 
     public init(threadCount: Int, maxQueued: Int, name: String = "worker") {
         precondition(threadCount > 0 && maxQueued > 0)
@@ -78,6 +87,41 @@ public final class WorkerPool: @unchecked Sendable {
         // again (two more context switches). A thread that looks before this signal finds the work.
         if admission == .accepted { condition.signal() }
         return admission
+    }
+
+    /// `submit` for work that awaits (calls to other services): admitted by the same rules,
+    /// it then runs as a task on this pool, resumed here after each wait. A resumption is
+    /// never refused: its work was admitted already.
+    public func submitTask(
+        deadlineMilliseconds: Int64?, _ work: @escaping @Sendable () async -> Void, expired: (@Sendable () -> Void)?
+    ) -> Admission {
+        submit(deadlineMilliseconds: deadlineMilliseconds, { [self] in
+            condition.lock()
+            tasksInFlight += 1
+            condition.unlock()
+            Task(executorPreference: self) {
+                await work()
+                self.taskEnded()
+            }
+        }, expired: expired)
+    }
+
+    private func taskEnded() {
+        condition.lock()
+        tasksInFlight -= 1
+        let last = tasksInFlight == 0 && stopping
+        condition.unlock()
+        if last { condition.broadcast() }
+    }
+
+    /// A task's next part, queued past every limit (see `submitTask`).
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        condition.lock()
+        queue.append(Job(work: { job.runSynchronously(on: executor) }, deadlineMilliseconds: nil, expired: nil))
+        condition.unlock()
+        condition.signal()
     }
 
     private func admissionLocked(deadlineMilliseconds: Int64?) -> Admission {
@@ -130,7 +174,7 @@ public final class WorkerPool: @unchecked Sendable {
         return liveThreads == 0
     }
 
-    /// Refuses new work; queued work still runs (or expires), then the threads end.
+    /// Refuses new work; queued work and started tasks still run (or expire), then the threads end.
     public func shutdown() {
         condition.lock()
         stopping = true
@@ -167,7 +211,7 @@ public final class WorkerPool: @unchecked Sendable {
     private func workLoop() {
         condition.lock()
         while true {
-            while queueHead == queue.count && !stopping { condition.wait() }
+            while queueHead == queue.count && !(stopping && tasksInFlight == 0) { condition.wait() }
             if queueHead == queue.count { break }
             let job = queue[queueHead]
             queueHead += 1

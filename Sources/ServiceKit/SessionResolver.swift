@@ -53,7 +53,7 @@ public struct SessionInfo: Sendable, Equatable {
 }
 
 /// Resolves `params.session` through `identity.introspect` on every call: services keep
-/// no cache, so a revoked session stops working at once. For worker threads only.
+/// no cache, so a revoked session stops working at once.
 public struct SessionResolver: Sendable {
     private let identity: any IdentityDirectory
 
@@ -64,20 +64,20 @@ public struct SessionResolver: Sendable {
     /// The session, refused with `step_up_required` while it owes factors (as the gateway's
     /// `session` access refuses it): a password alone never acts like two factors.
     /// `withProvenPhone`: the answer also carries the user's proven phone (`provenPhone`).
-    public func resolve(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) throws(RPCError) -> SessionInfo {
-        let session = try resolveOwingFactors(params, context, withProvenPhone: withProvenPhone)
+    public func resolve(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) async throws(RPCError) -> SessionInfo {
+        let session = try await resolveOwingFactors(params, context, withProvenPhone: withProvenPhone)
         if let refusal = session.refusal(for: .session, nowSeconds: WallClock.nowSeconds()) { throw refusal }
         return session
     }
 
     /// The session even while it owes factors: only for the methods that complete them.
-    public func resolveOwingFactors(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) throws(RPCError) -> SessionInfo {
+    public func resolveOwingFactors(_ params: Params, _ context: CallContext, withProvenPhone: Bool = false) async throws(RPCError) -> SessionInfo {
         guard let token = try params.optionalString("session", maxLength: 128), !token.isEmpty else {
             throw RPCError(.unauthenticated, "a session is required")
         }
         var question: [String: JSON] = ["session": .string(token)]
         if withProvenPhone { question["with_proven_phone"] = true }
-        let answer = try identity.call(IdentityInternalContract.introspect, question, context: context)
+        let answer = try await identity.call(IdentityInternalContract.introspect, question, context: context)
         guard let session = SessionInfo(introspection: answer) else {
             throw RPCError(.unavailable, "identity gave an unreadable introspection")
         }

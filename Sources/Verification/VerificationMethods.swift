@@ -16,16 +16,16 @@ public struct VerificationMethods: Sendable {
     }
 
     public func register(on router: Router) {
-        router.register(VerificationContract.start) { params, context in try start(params, context) }
-        router.register(VerificationContract.check) { params, context in try check(params, context) }
-        router.register(VerificationContract.cancel) { params, context in try cancel(params, context) }
-        router.register(VerificationContract.next) { params, context in try next(params, context) }
+        router.register(VerificationContract.start) { params, context in try await start(params, context) }
+        router.register(VerificationContract.check) { params, context in try await check(params, context) }
+        router.register(VerificationContract.cancel) { params, context in try await cancel(params, context) }
+        router.register(VerificationContract.next) { params, context in try await next(params, context) }
         router.register(VerificationContract.statusOf) { params, context in try status(params, context) }
     }
 
-    func start(_ params: Params, _ context: CallContext) throws -> JSON {
+    func start(_ params: Params, _ context: CallContext) async throws -> JSON {
         if params.has("session") {
-            return try publicStart(params, context)
+            return try await publicStart(params, context)
         }
         let purposeText = try params.string("purpose", maxLength: 16)
         guard let purpose = Purpose(rawValue: purposeText) else {
@@ -57,7 +57,7 @@ public struct VerificationMethods: Sendable {
             if start.number == nil { start.number = provenNumber }
             start.provenNumber = provenNumber
         } else if let userID = start.userID {
-            let profile = try profile(userID, context)
+            let profile = try await profile(userID, context)
             if start.number == nil, start.workflow.steps.contains(where: { $0 != .email }) { start.number = profile.phone }
             if start.email == nil, start.workflow.usesEmail { start.email = profile.email }
             start.provenNumber = profile.provenPhone
@@ -67,8 +67,8 @@ public struct VerificationMethods: Sendable {
 
     /// `{session, channel?, locale?}`: a login factor to the phone on the user's profile; while
     /// the user has not proved that phone, the code is a `phone_proof` (the only code it gets).
-    private func publicStart(_ params: Params, _ context: CallContext) throws -> JSON {
-        let session = try identity.introspect(params, context)
+    private func publicStart(_ params: Params, _ context: CallContext) async throws -> JSON {
+        let session = try await identity.introspect(params, context)
         var workflow = service.settings.publicWorkflow
         if params.has("channel") {
             workflow = try Self.workflow(params)
@@ -76,7 +76,7 @@ public struct VerificationMethods: Sendable {
                 throw VerificationError.invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
             }
         }
-        let profile = try profile(session.userID, context)
+        let profile = try await profile(session.userID, context)
         var start = StartParameters(workflow: workflow, purpose: profile.provenPhone == nil ? .phoneProof : .login)
         start.userID = session.userID
         start.number = profile.phone
@@ -91,7 +91,7 @@ public struct VerificationMethods: Sendable {
         return ["request_id": .string(requestID), "purpose": .string(start.purpose.rawValue)]
     }
 
-    func check(_ params: Params, _ context: CallContext) throws -> JSON {
+    func check(_ params: Params, _ context: CallContext) async throws -> JSON {
         let requestID = try params.string("request_id", maxLength: 128)
         let code = try params.string("code", maxLength: 16)
         guard params.has("session") else {
@@ -101,7 +101,7 @@ public struct VerificationMethods: Sendable {
             if let userID = result.userID { answer["user_id"] = .string(userID) }
             return .object(answer)
         }
-        let session = try identity.introspect(params, context)
+        let session = try await identity.introspect(params, context)
         let owner = RequestOwner(userID: session.userID, loginOnly: true)
         let result: CheckResult
         do {
@@ -109,33 +109,33 @@ public struct VerificationMethods: Sendable {
         } catch let error as VerificationError {
             switch error {
             case .invalidCode, .tooManyAttempts:
-                audit(session, event: "factor.failed", outcome: error.rpcError.reasonText ?? "invalid_code", context)
+                await audit(session, event: "factor.failed", outcome: error.rpcError.reasonText ?? "invalid_code", context)
             default: break
             }
-            if error == .tooManyAttempts && session.owesFactors { endOwingSession(params, context) }
+            if error == .tooManyAttempts && session.owesFactors { await endOwingSession(params, context) }
             throw error
         }
         var answer: [String: JSON] = ["status": "verified"]
         if result.purpose == .phoneProof, let number = result.number {
             // Proved before elevating: a session never reaches aal 2 on a number left unproven.
-            try identity.provePhone(userID: session.userID, number: number, context)
+            try await identity.provePhone(userID: session.userID, number: number, context)
             answer["phone_verified"] = true
         }
-        answer["aal"] = .int(try identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context))
-        audit(session, event: "factor.passed", outcome: result.channel.rawValue, context)
+        answer["aal"] = .int(try await identity.elevate(sessionID: session.sessionID, factor: result.channel.rawValue, context))
+        await audit(session, event: "factor.passed", outcome: result.channel.rawValue, context)
         return .object(answer)
     }
 
-    func cancel(_ params: Params, _ context: CallContext) throws -> JSON {
+    func cancel(_ params: Params, _ context: CallContext) async throws -> JSON {
         let requestID = try params.string("request_id", maxLength: 128)
-        let owner = try owner(params, context)
+        let owner = try await owner(params, context)
         let status = try service.cancel(requestID: requestID, owner: owner, logger: context.logger)
         return ["status": .string(status.rawValue)]
     }
 
-    func next(_ params: Params, _ context: CallContext) throws -> JSON {
+    func next(_ params: Params, _ context: CallContext) async throws -> JSON {
         let requestID = try params.string("request_id", maxLength: 128)
-        let owner = try owner(params, context)
+        let owner = try await owner(params, context)
         let channel = try service.next(requestID: requestID, owner: owner, client: context.client, logger: context.logger)
         return ["status": "pending", "channel": .string(channel.rawValue)]
     }
@@ -147,17 +147,17 @@ public struct VerificationMethods: Sendable {
     // MARK: Helpers
 
     /// A session that still owes factors may touch only login requests (its own factor).
-    private func owner(_ params: Params, _ context: CallContext) throws -> RequestOwner? {
+    private func owner(_ params: Params, _ context: CallContext) async throws -> RequestOwner? {
         guard params.has("session") else { return nil }
-        let session = try identity.introspect(params, context)
+        let session = try await identity.introspect(params, context)
         return RequestOwner(userID: session.userID, loginOnly: session.owesFactors)
     }
 
     /// The login code failed for good: the session owes a factor it can no longer pass, so it
     /// ends (the app logs the user out here). Best effort: the answer stays `too_many_attempts`.
-    private func endOwingSession(_ params: Params, _ context: CallContext) {
+    private func endOwingSession(_ params: Params, _ context: CallContext) async {
         do {
-            try identity.endSession(params, context)
+            try await identity.endSession(params, context)
         } catch {
             context.logger.warning("ending the session after too many codes failed", ["error.reason": .string(error.reasonText ?? "error")])
         }
@@ -170,16 +170,16 @@ public struct VerificationMethods: Sendable {
         var provenPhone: String?
     }
 
-    private func profile(_ userID: String, _ context: CallContext) throws -> Profile {
-        let user = try identity.user(userID, context)
+    private func profile(_ userID: String, _ context: CallContext) async throws -> Profile {
+        let user = try await identity.user(userID, context)
         let phone = user["phone"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         return Profile(phone: phone, email: user["email"]?.stringValue, provenPhone: user["phone_verified"] == .bool(true) ? phone : nil)
     }
 
     /// Audit events are best effort: a failed record is logged, never turns a check around.
-    private func audit(_ session: SessionInfo, event: String, outcome: String, _ context: CallContext) {
+    private func audit(_ session: SessionInfo, event: String, outcome: String, _ context: CallContext) async {
         do {
-            try identity.record(userID: session.userID, event: event, outcome: outcome, deviceID: session.deviceID, context)
+            try await identity.record(userID: session.userID, event: event, outcome: outcome, deviceID: session.deviceID, context)
         } catch {
             context.logger.warning("audit record failed", ["audit.event": .string(event), "error": .string(error.message)])
         }

@@ -169,3 +169,24 @@ class AccountsTestCase: XCTestCase {
         }
     }
 }
+
+/// The service's async methods, awaited on the calling thread: the tests call them from plain
+/// (and many) threads; inside the closures the async methods themselves run.
+extension AccountsService {
+    func transfer(userID: String, _ request: TransferRequest, provenPhone: String? = nil, context: CallContext?) throws -> TransferTicket {
+        try blocking { try await self.transfer(userID: userID, request, provenPhone: provenPhone, context: context) }
+    }
+
+    func confirm(userID: String, transferID: String, code: String, context: CallContext?) throws -> [AccountBalance] {
+        try blocking { try await self.confirm(userID: userID, transferID: transferID, code: code, context: context) }
+    }
+
+    func confirmWithDeviceKey(
+        userID: String, sessionDeviceID: String, transferID: String, deviceID: String, signature: String, context: CallContext?
+    ) throws -> [AccountBalance] {
+        try blocking {
+            try await self.confirmWithDeviceKey(
+                userID: userID, sessionDeviceID: sessionDeviceID, transferID: transferID, deviceID: deviceID, signature: signature, context: context)
+        }
+    }
+}

@@ -50,7 +50,7 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
     }
 
     /// Checks the call and the answer against the declarations, as the real directory does.
-    func call(_ contract: MethodContract, _ params: [String: JSON], context: CallContext) throws(RPCError) -> JSON {
+    func callAndWait(_ contract: MethodContract, _ params: [String: JSON], context: CallContext) throws(RPCError) -> JSON {
         let form = try contract.outgoingForm(params)
         return try contract.checkedAnswer(try answer(contract.name, params), of: form)
     }
@@ -183,5 +183,18 @@ class ResetTestCase: XCTestCase {
     /// Runs every due job of the queue on this thread (the tests' stand-in for the mail workers).
     func runJobs() {
         while service.runNextJob() {}
+    }
+}
+
+extension ResetService {
+    /// `complete`, awaited on the calling thread: the tests call it from plain (and many) threads.
+    func complete(token: String, password: String, context: CallContext) throws(ResetError) {
+        do {
+            try blocking { try await self.complete(token: token, password: password, context: context) }
+        } catch let error as ResetError {
+            throw error
+        } catch {
+            preconditionFailure("complete throws only ResetError")
+        }
     }
 }
