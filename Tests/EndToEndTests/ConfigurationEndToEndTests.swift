@@ -4,6 +4,7 @@ import Platform
 import RPC
 import ServiceKit
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// Configuration fails closed, on the real executables: a `LATCHKEY_*` name no Latchkey
@@ -120,9 +121,7 @@ final class ChildProcess {
 
     /// The exit status, or nil when it still runs at the deadline (it is then killed).
     func waitForExit(timeoutSeconds: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        guard !process.isRunning else {
+        guard process.exits(withinSeconds: timeoutSeconds) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return nil

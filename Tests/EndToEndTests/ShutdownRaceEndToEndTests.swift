@@ -2,6 +2,7 @@ import Foundation
 import LineProtocol
 import Platform
 import RPC
+import TestSupport
 import XCTest
 
 /// SIGTERM lands while a burst is being worked on, in every executable: each run must end with
@@ -109,7 +110,7 @@ final class ShutdownRaceEndToEndTests: XCTestCase {
             // Mid-burst: the first answer is back, so the rest are queued or running.
             XCTAssertNotNil(try clients[0].readLine(), "\(executable) answers before the signal", file: file, line: line)
             Glibc.kill(process.process.processIdentifier, SIGTERM)
-            let exited = waitForExit(process.process, timeoutSeconds: 30)
+            let exited = process.process.exits(withinSeconds: 30)
             XCTAssertTrue(exited, "\(executable) run \(run) ends within 30 s of SIGTERM", file: file, line: line)
             guard exited else { return }
             let status = process.process.terminationReason == .exit ? "exit \(process.process.terminationStatus)" : "signal \(process.process.terminationStatus)"
@@ -119,13 +120,5 @@ final class ShutdownRaceEndToEndTests: XCTestCase {
             }
         }
         XCTAssertEqual(statuses, Array(repeating: "exit 0", count: Self.runsPerExecutable), "\(executable): every SIGTERM ends in exit 0", file: file, line: line)
-    }
-
-    private func waitForExit(_ process: Process, timeoutSeconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { return false }
-        process.waitUntilExit()
-        return true
     }
 }

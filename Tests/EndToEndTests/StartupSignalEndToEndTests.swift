@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// A stop request can come at any moment, also while a process is still starting (an
@@ -26,28 +27,15 @@ final class StartupSignalEndToEndTests: XCTestCase {
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             // The first log line: the process is inside its start-up, before it listens.
-            try waitUntil(deadlineSeconds: 20, "\(executable) wrote nothing") { fileSize(atPath: logPath) > 0 || !process.isRunning }
+            let started = eventually(timeoutSeconds: 20, pollMilliseconds: 1) { fileSize(atPath: logPath) > 0 || !process.isRunning }
+            guard started else { throw StartupError(description: "\(executable) wrote nothing") }
             kill(process.processIdentifier, SIGTERM)
-            let ended = waitForExit(process, deadlineSeconds: 20)
+            let ended = process.exits(withinSeconds: 20)
             if !ended { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
             XCTAssertTrue(ended, "\(executable) ignored a SIGTERM sent during start-up")
             XCTAssertEqual(process.terminationReason, .exit, "\(executable) was killed by the signal instead of draining")
             XCTAssertEqual(process.terminationStatus, 0, "\(executable): \(Stack.readFile(logPath))")
         }
-    }
-
-    private func waitUntil(deadlineSeconds: Double, _ message: String, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(deadlineSeconds)
-        while !condition() {
-            guard Date() < deadline else { throw StartupError(description: message) }
-            usleep(1_000)
-        }
-    }
-
-    private func waitForExit(_ process: Process, deadlineSeconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(deadlineSeconds)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        return !process.isRunning
     }
 }
 

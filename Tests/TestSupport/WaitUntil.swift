@@ -24,3 +24,13 @@ public func waitUntil(
     if !held { XCTFail("timed out after \(timeoutSeconds) s waiting: \(what)", file: file, line: line) }
     return held
 }
+
+extension Process {
+    /// Waits until the process has exited and been reaped, for at most `seconds`; false while it
+    /// still runs then.
+    public func exits(withinSeconds seconds: Double) -> Bool {
+        guard eventually(timeoutSeconds: seconds, pollMilliseconds: 10, { !isRunning }) else { return false }
+        waitUntilExit()
+        return true
+    }
+}
