@@ -12,11 +12,10 @@ public enum AccountsProcess {
         "transfer-expiry-s", default: "300", help: "a pending transfer and its code expire after this long")
     public static let groupCommitMax = ConfigOption(
         "group-commit-max", default: "64", help: "writes sharing one transaction (1 = one commit per write); SQLite only, PostgreSQL commits each write alone")
-    public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
     public static let key = ConfigOption(
         "accounts-key",
         help: "server key sealing history cursors: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/accounts.key, mode 0600; with --database-url required, the same on every replica)")
-    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, brand, key]
+    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, CommonOptions.brand, key]
 
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(name: "accounts", defaultPort: 7403, arguments: arguments, environment: environment, extraOptions: options)
@@ -34,10 +33,7 @@ public enum AccountsProcess {
                     + "lives as long as the transfer, and verification gives a code a life in that range only")
         }
         settings.transferExpirySeconds = Int64(seconds)
-        settings.brand = configuration.string(brand) ?? settings.brand
-        guard TransferSigning.isValidServiceName(settings.brand) else {
-            throw ConfigurationError("--brand must be 1-32 bytes without control characters or '=' (it is part of the bytes a device key signs)")
-        }
+        settings.brand = try configuration.brand()
         let database = try host.openDatabase(
             sqliteFile: "accounts.sqlite", sqlite: LedgerSchema.sqlite, postgres: LedgerSchema.postgres,
             sqliteOptions: DatabaseOptions(synchronous: .full))

@@ -25,9 +25,4 @@ enum TransferSigning {
         ]
         return Array(lines.joined(separator: "\n").utf8)
     }
-
-    /// A brand fits the encoding: 1-32 bytes of UTF-8 without control characters or `=`.
-    static func isValidServiceName(_ name: String) -> Bool {
-        (1...32).contains(name.utf8.count) && name.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control && $0 != "=" }
-    }
 }

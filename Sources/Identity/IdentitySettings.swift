@@ -89,7 +89,6 @@ public enum IdentityOptions {
 
     public static let key = ConfigOption(
         "identity-key", help: "server key sealing TOTP secrets and keying recovery-code hashes: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/identity.key, mode 0600)")
-    public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
     public static let resetRemovesFactors = ConfigOption(
         "reset-removes-factors-days", default: "7",
         help: "a password reset removes the authenticator app and recovery codes set up within this many days (0: none)")
@@ -98,7 +97,7 @@ public enum IdentityOptions {
         scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
-        auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, brand, resetRemovesFactors,
+        auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, CommonOptions.brand, resetRemovesFactors,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -132,8 +131,7 @@ public enum IdentityOptions {
         settings.challengeRefillPerMinute = try configuration.int(challengeRefill, range: 1...1_000_000)
         settings.stepUpWindowSeconds = Int64(try configuration.int(stepUpWindow, range: 1...86_400))
         settings.resetRemovesFactorsSetUpWithinSeconds = Int64(try configuration.int(resetRemovesFactors, range: 0...365)) * 86_400
-        settings.brand = configuration.string(brand) ?? settings.brand
-        guard !settings.brand.isEmpty, settings.brand.utf8.count <= 32 else { throw ConfigurationError("--brand must be 1-32 bytes") }
+        settings.brand = try configuration.brand()
         return settings
     }
 

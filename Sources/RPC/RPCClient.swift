@@ -199,7 +199,8 @@ public final class RPCClient: @unchecked Sendable {
         target.send(call, callID: callID, deadlineMilliseconds: deadline, completion: completion)
     }
 
-    /// Blocking form for handlers on worker threads. Never call it on the loop thread.
+    /// Blocking form, for work on threads of its own (background jobs, tools); a request
+    /// handler awaits `call(_:params:context:)` instead. Never call it on a loop thread.
     public func callAndWait(
         _ method: String, params: JSON?, context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
     ) throws(RPCError) -> JSON {

@@ -32,12 +32,18 @@ public enum CommonOptions {
     public static let lineTimeoutMilliseconds = ConfigOption("line-timeout-ms", default: "10000", help: "a started line must end within this long (slow clients)")
     public static let writeTimeoutMilliseconds = ConfigOption("write-timeout-ms", default: "10000", help: "a client that reads none of its answers for this long is cut off")
     public static let requestTimeoutMilliseconds = ConfigOption("request-timeout-ms", default: "10000", help: "answer `timeout` when a request takes longer")
-    public static let workerThreads = ConfigOption("workers", default: "16", help: "threads for database, crypto and outbound calls")
+    public static let workerThreads = ConfigOption(
+        "workers", default: "16", help: "threads for database and crypto work (a request waiting for another service holds none)")
     public static let workerQueueDepth = ConfigOption("worker-queue", default: "1024", help: "requests waiting for a worker before `overloaded`")
     public static let drainTimeoutMilliseconds = ConfigOption("drain-timeout-ms", default: "10000", help: "on SIGTERM, wait this long for in-flight requests")
     public static let stopOnStdinClose = ConfigOption(
         "stop-on-stdin-close", default: "false",
         help: "drain and stop, as on SIGTERM, when standard input reaches its end: set by `latchkey up`, `latchkey bench` and the tests, which hold its other end, so a stack never outlives its launcher")
+
+    /// Not in `all`: only identity, verification and accounts put the brand before users.
+    public static let brand = ConfigOption(
+        "brand", default: "Latchkey",
+        help: "the name users see in codes, mails and authenticator apps, and that device keys sign into transfer confirmations: give every service the same one")
 
     public static let all: [ConfigOption] = [
         listen, dataDirectory, databaseURL, eventBackend, eventLoops, replicaID, logLevel, identity, verification, accounts, reset, serviceToken,
@@ -45,6 +51,18 @@ public enum CommonOptions {
         lineTimeoutMilliseconds, writeTimeoutMilliseconds, requestTimeoutMilliseconds,
         workerThreads, workerQueueDepth, drainTimeoutMilliseconds, stopOnStdinClose,
     ]
+}
+
+extension Configuration {
+    /// `--brand`, by one rule for every service: 1-32 bytes without control characters or `=`
+    /// (accounts writes it into the bytes a device key signs, as `service=<brand>`).
+    public func brand() throws(ConfigurationError) -> String {
+        let brand = string(CommonOptions.brand) ?? "Latchkey"
+        guard (1...32).contains(brand.utf8.count), brand.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control && $0 != "=" }) else {
+            throw ConfigurationError("--brand must be 1-32 bytes without control characters or '=' (device keys sign it)")
+        }
+        return brand
+    }
 }
 
 extension ServerLimits {

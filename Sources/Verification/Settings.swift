@@ -9,7 +9,6 @@ public enum VerificationOptions {
     public static let key = ConfigOption(
         "verification-key",
         help: "server key for code and payload hashes: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/verification.key, mode 0600; with --database-url required, the same on every replica)")
-    public static let brand = ConfigOption("brand", default: "Latchkey", help: "brand name shown in messages when the caller gives none")
     public static let defaultLocale = ConfigOption("verification-locale", default: "en", help: "message language when the caller gives none: en, fr or ru")
     public static let publicWorkflow = ConfigOption(
         "verification-public-workflow", default: "sms_voice_voice", help: "workflow of a public start without `channel`")
@@ -39,7 +38,7 @@ public enum VerificationOptions {
         "delivery-workers", default: "4", help: "threads sending queued messages to the providers (request workers never wait for a provider)")
 
     public static let all: [ConfigOption] = [
-        key, brand, defaultLocale, publicWorkflow, publicNextWaitSeconds, minimumNextWaitSeconds, maxAttempts,
+        key, CommonOptions.brand, defaultLocale, publicWorkflow, publicNextWaitSeconds, minimumNextWaitSeconds, maxAttempts,
         allowedCountries, sendsPerNumber10m, sendsPerNumberDay, proofSendsPerNumber10m, proofSendsPerNumberDay, sendsPerUser10m, sendsPerUserDay,
         sendsPerClient10m, sendsPerClientDay, sendsGlobalHour, sendsGlobalDay, tickMilliseconds, deliveryWorkers,
     ]
@@ -90,8 +89,7 @@ public struct VerificationSettings: Sendable {
 
     public init(replicaID: String, configuration: Configuration) throws(ConfigurationError) {
         self.replicaID = replicaID
-        brand = configuration.string(VerificationOptions.brand) ?? brand
-        guard !brand.isEmpty, brand.utf8.count <= 32 else { throw ConfigurationError("--brand must be 1-32 bytes") }
+        brand = try configuration.brand()
         guard let locale = MessageLocale(rawValue: configuration.string(VerificationOptions.defaultLocale) ?? "en") else {
             throw ConfigurationError("--verification-locale must be en, fr or ru")
         }

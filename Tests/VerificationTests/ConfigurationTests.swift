@@ -29,6 +29,11 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try VerificationSettings(replicaID: "v", configuration: try configuration(["--verification-public-workflow", "email"])))
         XCTAssertThrowsError(try VerificationSettings(replicaID: "v", configuration: try configuration(["--verification-countries", "USA"])))
         XCTAssertThrowsError(try VerificationSettings(replicaID: "v", configuration: try configuration(["--verification-min-next-wait-s", "0"])))
+        // One brand rule on every service: accounts signs it into `service=<brand>`, so `=` and
+        // control characters are refused here too, where it only reaches the message text.
+        for brand in ["Ac=me", "Ac\u{07}me", "", String(repeating: "b", count: 33)] {
+            XCTAssertThrowsError(try VerificationSettings(replicaID: "v", configuration: try configuration(["--brand", brand])), brand)
+        }
     }
 
     func testServerKeyIsGeneratedOnceWithMode0600() throws {
