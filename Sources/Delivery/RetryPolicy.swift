@@ -1,5 +1,5 @@
 import FoundationEssentials
-import Glibc
+import Platform
 
 /// Retries with exponential back-off: waits `initialBackoffMilliseconds`, then twice that, ...
 /// Transient failures only (network, timeouts, 408, 429, 5xx); a permanent one stops at once.
@@ -28,7 +28,7 @@ public struct RetryPolicy: Sendable {
     /// `pause` waits the given milliseconds (a test records them instead).
     func run<Failure: Error>(
         _ attempt: () throws(Failure) -> Void, isPermanent: (Failure) -> Bool, gaveUp: (Failure, _ tries: Int) -> Failure,
-        pause: (Int) -> Void = { usleep(UInt32($0) * 1000) }
+        pause: (Int) -> Void = { Pause.milliseconds(Int64($0)) }
     ) throws(Failure) {
         var backoff = initialBackoffMilliseconds
         var tries = 0

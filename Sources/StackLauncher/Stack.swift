@@ -192,7 +192,7 @@ public final class Stack: @unchecked Sendable {
                 if let port = Self.portInUse(in: finalLog) { throw StackStartError(Self.portInUseMessage(port)) }
                 throw StackStartError("\(service) exited with status \(process.terminationStatus) before listening:\n\(finalLog)")
             }
-            usleep(20_000)
+            Pause.milliseconds(20)
         }
         throw StackStartError("\(service) did not start listening within \(Int(timeoutSeconds)) s")
     }
@@ -290,7 +290,7 @@ public final class Stack: @unchecked Sendable {
         }
         for member in members.reversed() {
             let deadline = Date().addingTimeInterval(15)
-            while member.process.isRunning && Date() < deadline { usleep(10_000) }
+            while member.process.isRunning && Date() < deadline { Pause.milliseconds(10) }
             if member.process.isRunning {
                 LibC.kill(member.process.processIdentifier, SIGKILL)
                 member.process.waitUntilExit()

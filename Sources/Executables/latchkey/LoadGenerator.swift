@@ -186,8 +186,7 @@ private final class StartGate: @unchecked Sendable {
 }
 
 private func sleepUntil(microseconds: Int64) {
-    let left = microseconds - MonotonicClock.nowMicroseconds()
-    if left > 0 { usleep(useconds_t(left)) }
+    Pause.microseconds(microseconds - MonotonicClock.nowMicroseconds())
 }
 
 private final class ResultCollector: @unchecked Sendable {

@@ -123,7 +123,7 @@ enum MemoryBench {
             let memory = try ProcessMemory.read(pid: process.processIdentifier)
             if memory.residentKilobytes == previous { return memory }
             previous = memory.residentKilobytes
-            usleep(100_000)
+            Pause.milliseconds(100)
         }
         return try ProcessMemory.read(pid: process.processIdentifier)
     }

@@ -51,7 +51,7 @@ enum OverloadBench {
                 while Date().timeIntervalSince(start) < settings.seconds {
                     let due = start.addingTimeInterval(Double(count) * perConnectionInterval)
                     // Pacing the load (open loop), not synchronisation.
-                    if case let wait = due.timeIntervalSinceNow, wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+                    Pause.microseconds(Int64(due.timeIntervalSinceNow * 1_000_000))
                     count += 1
                     let request = RPCRequest(method: "identity.login", params: [
                         "username": .string(user.username), "password": .string(user.password), "device_id": .string("overload-\(index)"),

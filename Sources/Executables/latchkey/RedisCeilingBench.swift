@@ -58,7 +58,7 @@ enum RedisCeilingBench {
         let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
         while MonotonicClock.nowMilliseconds() < deadline {
             if (try? LineClient(Endpoint(host: "127.0.0.1", port: port), timeoutMilliseconds: 500)) != nil { return true }
-            usleep(20_000)
+            Pause.milliseconds(20)
         }
         return false
     }

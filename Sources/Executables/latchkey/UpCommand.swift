@@ -135,7 +135,7 @@ enum UpCommand {
                 follower.pump()
                 return 1
             }
-            usleep(100_000)
+            Pause.milliseconds(100)
         }
     }
 }

@@ -57,7 +57,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             } catch StorageError.serializationFailure where attempt < options.serializationRetries {
                 attempt += 1
                 // A short random pause lets the transaction that won finish first.
-                usleep(UInt32.random(in: 0...UInt32(min(attempt, 10) * 500)))
+                Pause.microseconds(Int64.random(in: 0...Int64(min(attempt, 10) * 500)))
             }
         }
     }
