@@ -30,7 +30,7 @@ public func systemCall<T: BinaryInteger>(_ name: String, _ body: () -> T) throws
     while true {
         let result = body()
         if result >= 0 { return .done(result) }
-        let code = Glibc.errno
+        let code = errno  // the C library's, on Linux and Darwin alike
         switch code {
         case EINTR: continue
         case EAGAIN, EWOULDBLOCK, EINPROGRESS: return .wouldBlock
