@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Platform
+import Synchronization
 
 /// Readiness of a registered file descriptor, as the loop reports it.
 public struct Readiness: Sendable {
@@ -38,6 +39,8 @@ public final class EventLoop: @unchecked Sendable {
     private var tasks: [() -> Void] = []
     private var wakePending = false
     private var stopRequested = false
+    /// Set by `run()` on its thread. Before it, the thread setting the loop up owns its state.
+    private let running = Atomic<Bool>(false)
     /// Turns of `run` so far. Loop thread only: a handler tells the work of one turn from the next's.
     public var iteration: UInt64 { turns }
     /// When the current step of this turn began (`MonotonicClock`, ms): its wait's end, then its
@@ -117,9 +120,19 @@ public final class EventLoop: @unchecked Sendable {
         return key
     }()
 
+    /// Debug builds stop at loop-confined state touched from another thread once the loop
+    /// runs (registrations, flushes): the comments that say "loop thread only", checked.
+    @inline(__always)
+    public func assertOnLoop(_ what: StaticString = #function) {
+        #if DEBUG
+        precondition(!running.load(ordering: .relaxed) || isInLoopThread, "\(what) called off its event loop's thread")
+        #endif
+    }
+
     // MARK: Registration (loop thread)
 
     public func register(_ fd: Int32, readable: Bool, writable: Bool, handler: EventHandler) throws(SystemError) {
+        assertOnLoop()
         precondition(handlers[fd] == nil, "fd \(fd) registered twice")
         let token = nextToken
         nextToken += 1
@@ -129,11 +142,13 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     public func reregister(_ fd: Int32, readable: Bool, writable: Bool) {
+        assertOnLoop()
         guard let registration = handlers[fd] else { return }
         backend.modify(fd, readable: readable, writable: writable, token: registration.token)
     }
 
     public func unregister(_ fd: Int32) {
+        assertOnLoop()
         guard let registration = handlers.removeValue(forKey: fd) else { return }
         fdsByToken.removeValue(forKey: registration.token)
         backend.remove(fd)
@@ -209,7 +224,11 @@ public final class EventLoop: @unchecked Sendable {
     public func run() {
         precondition(EventLoop.current == nil, "an event loop is already running on this thread")
         pthread_setspecific(Self.currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(Self.currentLoopKey, nil) }
+        running.store(true, ordering: .relaxed)
+        defer {
+            running.store(false, ordering: .relaxed)
+            pthread_setspecific(Self.currentLoopKey, nil)
+        }
         var ready = [ReadyEvent](repeating: ReadyEvent(token: 0, readable: false, writable: false, hangup: false), count: 256)
         while !stopRequested {
             turns &+= 1
@@ -243,6 +262,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Called by a channel the first time it queues output in an iteration.
     func scheduleFlush(_ channel: Channel) {
+        assertOnLoop()
         channelsToFlush.append(channel)
     }
 
