@@ -10,7 +10,7 @@ public enum Fields {
     /// 3-32 of a-z, 0-9, '.', '_' and '-' starting with a letter or digit, case-insensitive.
     public static let newUsername = Member("username", .string(maxBytes: 256, pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{2,31}$"))
     public static let password = Member("password", .string(maxBytes: 1024))
-    public static let email = Member("email", .string(maxBytes: 254, format: "email"))
+    public static let email = Member("email", .string(maxBytes: EmailAddress.maxBytes, format: "email"))
     /// E.164 as the schema says it; the service also takes national forms for its default country.
     public static let phone = Member("phone", .string(maxBytes: 64, pattern: "^\\+(1[2-9][0-9]{2}[2-9][0-9]{6}|[2-9][0-9]{7,14})$"))
     public static let keyID = Member("key_id", .string(maxBytes: 128))

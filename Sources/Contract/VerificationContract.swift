@@ -23,7 +23,7 @@ public enum VerificationContract {
             params: [
                 Member("purpose", .string(maxBytes: 16, values: ["login", "transaction", "phone_proof"])),
                 Member("workflow", .string(maxBytes: 32), .optional), channel, Member("number", .string(maxBytes: 32), .optional),
-                Fields.userID.optional, Member("email", .string(maxBytes: 254), .optional), Member("brand", .string(maxBytes: 64), .optional),
+                Fields.userID.optional, Member("email", .string(maxBytes: EmailAddress.maxBytes), .optional), Member("brand", .string(maxBytes: 64), .optional),
                 Member("code_length", .integer(minimum: 4, maximum: 10), .optional),
                 Member("code_expiry_s", .integer(minimum: codeLifetimeSeconds.lowerBound, maximum: codeLifetimeSeconds.upperBound), .optional),
                 Member("next_event_wait_s", .integer(minimum: 1, maximum: 86_400), .optional), locale,

@@ -18,7 +18,7 @@ extension RPCClient {
         _ method: MethodContract, params: [String: JSON], context: CallContext?, timeoutMilliseconds: Int64 = 5000, replicaID: String? = nil
     ) async throws(RPCError) -> JSON {
         let form = try method.outgoingForm(params)
-        let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
+        let timeout = Self.timeout(timeoutMilliseconds, within: context)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSON, RPCError>, Never>) in
             call(method.name, params: .object(params), meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
                 continuation.resume(returning: outcome.result)

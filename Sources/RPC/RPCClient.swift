@@ -206,12 +206,18 @@ public final class RPCClient: @unchecked Sendable {
     ) throws(RPCError) -> JSON {
         // On any loop thread it would stall that loop (on its own loop: deadlock it).
         precondition(EventLoop.current == nil, "callAndWait blocks; never call it on an event loop thread")
-        let timeout = min(timeoutMilliseconds, context.map { max(1, $0.remainingMilliseconds) } ?? timeoutMilliseconds)
+        let timeout = Self.timeout(timeoutMilliseconds, within: context)
         let box = OutcomeBox()
         call(method, params: params, meta: context?.forwardedMeta, timeoutMilliseconds: timeout, replicaID: replicaID) { outcome in
             box.set(outcome.result)
         }
         return try box.wait().get()
+    }
+
+    /// A call's time: `requested`, or less when the caller has less left (at least 1 ms, so an
+    /// answer to a caller out of time is a timeout, not a call never made).
+    static func timeout(_ requested: Int64, within context: CallContext?) -> Int64 {
+        min(requested, context.map { max(1, $0.remainingMilliseconds) } ?? requested)
     }
 
     /// Asks every known address for its `replica_id` (`<service>.health`), so calls can be

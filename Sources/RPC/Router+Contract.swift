@@ -40,8 +40,7 @@ extension Router {
         } catch {
             throw drift(error, form, method: method)
         }
-        if let problem = form.resultProblem(answer) { throw RPCError(.internal, "contract drift: \(method): \(problem)") }
-        return answer
+        return try held(answer, form, method: method)
     }
 
     /// An answer outside the declaration becomes `internal`, naming what drifted, so tests see it.
@@ -52,6 +51,11 @@ extension Router {
         } catch {
             throw drift(error, form, method: method)
         }
+        return try held(answer, form, method: method)
+    }
+
+    /// `answer` when it has the declared result's members and shapes.
+    private static func held(_ answer: JSON, _ form: MethodContract.Form, method: String) throws(RPCError) -> JSON {
         if let problem = form.resultProblem(answer) { throw RPCError(.internal, "contract drift: \(method): \(problem)") }
         return answer
     }

@@ -6,21 +6,16 @@ import Foundation
 /// rival request) never starves the shared pool the others would need.
 public func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let executor = CallingThreadExecutor()
-    let outcome = OutcomeSlot<T>()
+    let outcome = ResultBox<Result<T, any Error>>()
     Task(executorPreference: executor) {
         do {
-            outcome.result = .success(try await body())
+            outcome.set(.success(try await body()))
         } catch {
-            outcome.result = .failure(error)
+            outcome.set(.failure(error))
         }
     }
-    executor.runJobs { outcome.result != nil }
-    return try outcome.result!.get()
-}
-
-/// Set by the task's last job, read after it, both on the calling thread.
-private final class OutcomeSlot<T>: @unchecked Sendable {
-    var result: Result<T, any Error>?
+    executor.runJobs { outcome.value != nil }
+    return try outcome.wait().get()
 }
 
 /// Jobs queued from any thread (a resumption comes from an event loop), run on the thread that
