@@ -37,7 +37,7 @@ public enum IdentityContract {
         params: [Fields.session, Member("sms_verification", .boolean, .optional), sitekey],
         result: [
             Member("sms_verification", .boolean), Member("sitekey", .nullable(.string)), Member("factors", Fields.factorNames),
-            Member("recovery_codes_left", .integer(minimum: 0)),
+            Member("recovery_codes_left", .integer(minimum: 0)), Member("email", .string), Member("email_verified", .boolean),
         ],
         errors: [.unauthenticated, .stepUpRequired])
     public static let activity = MethodContract(

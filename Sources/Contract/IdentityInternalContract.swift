@@ -16,7 +16,7 @@ public enum IdentityInternalContract {
         "identity.user", .internal, retry: .safe, summary: "A user's profile.", params: [Fields.userID],
         result: [
             Fields.userID, Member("username", .string), Member("email", .string), Member("phone", .string),
-            Member("sms_verification", .boolean), Member("phone_verified", .boolean),
+            Member("sms_verification", .boolean), Member("phone_verified", .boolean), Member("email_verified", .boolean),
         ],
         errors: [.notFound])
     public static let provePhone = MethodContract(
@@ -84,5 +84,9 @@ public enum IdentityOperatorContract {
         "identity.operator_activity", .operator, retry: .safe, summary: "The user's recent activity.", params: [Fields.userID, Fields.limit],
         result: [Member("events", .array(IdentityContract.activityEntry))], errors: [.notFound])
 
-    static let all = [findByUsername, unlock, sessions, revokeSession, keys, revokeKey, activity]
+    public static let verifyEmail = MethodContract(
+        "identity.operator_verify_email", .operator, retry: .safe, summary: "Marks the user's current address verified.", params: [Fields.userID],
+        result: [Member("email_verified", .boolean), Member("changed", .boolean)], errors: [.notFound])
+
+    static let all = [findByUsername, unlock, sessions, revokeSession, keys, revokeKey, activity, verifyEmail]
 }

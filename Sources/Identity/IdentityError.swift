@@ -35,6 +35,11 @@ public enum IdentityError: Error, Equatable, Sendable {
     case factorLocked(retryAfterSeconds: Int64)
     /// A factor is in a state that forbids the change (`detail` is stable, e.g. `totp_active`).
     case factorConflict(detail: String, String)
+    /// A mailed link that is unknown, used, expired, replaced by a newer one, or about an
+    /// address the account no longer has (one answer for all).
+    case invalidLink
+    /// A link was mailed moments ago: the next may be asked for after `retryAfterSeconds`.
+    case linkTooSoon(retryAfterSeconds: Int64)
 
     public var rpcError: RPCError {
         switch self {
@@ -68,6 +73,10 @@ public enum IdentityError: Error, Equatable, Sendable {
             return RPCError(.locked, "too many wrong codes; try again later", extra: ["retry_after": .int(seconds)])
         case .factorConflict(let detail, let message):
             return RPCError(.conflict, message, extra: ["detail": .string(detail)])
+        case .invalidLink:
+            return RPCError(.invalidToken, "this link does not work: it was used, it expired or a newer one replaced it; ask for a new one")
+        case .linkTooSoon(let seconds):
+            return RPCError(.rateLimited, "a link was mailed moments ago; ask again later", extra: ["retry_after": .int(seconds)])
         case .invalidChallenge(let detail):
             let message: String
             switch detail {

@@ -13,6 +13,7 @@ public enum IdentityMethods {
 
     public static func register(on router: Router, service: IdentityService) {
         registerAccount(router, service)
+        IdentityAccountMethods.register(router, service)
         registerSessions(router, service)
         registerKeys(router, service)
         registerFactors(router, service)
@@ -56,6 +57,7 @@ public enum IdentityMethods {
             return [
                 "sms_verification": .bool(preferences.smsVerification), "sitekey": sitekeyJSON(preferences.sitekey),
                 "factors": .array(preferences.factors.map(JSON.string)), "recovery_codes_left": .int(Int64(preferences.recoveryCodesLeft)),
+                "email": .string(preferences.email), "email_verified": .bool(preferences.emailVerified),
             ]
         }
         router.register(IdentityContract.activity) { params, _ in
@@ -156,7 +158,7 @@ public enum IdentityMethods {
             return [
                 "user_id": .string(user.userID), "username": .string(user.username), "email": .string(user.email),
                 "phone": .string(user.phone), "sms_verification": .bool(user.smsVerification),
-                "phone_verified": .bool(try service.isPhoneProven(userID: user.userID)),
+                "phone_verified": .bool(try service.isPhoneProven(userID: user.userID)), "email_verified": .bool(user.emailVerifiedAt != nil),
             ]
         }
         router.register(IdentityInternalContract.provePhone) { params, context in

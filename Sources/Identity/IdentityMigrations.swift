@@ -103,6 +103,7 @@ public enum IdentityMigrations {
         Migration(version: 5, name: "second factors", sql: secondFactors),
         historyIndexes,
         deviceTrustByToken,
+        emailTokens,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -125,6 +126,28 @@ public enum IdentityMigrations {
         ALTER TABLE device_tokens ADD COLUMN trusted_at INTEGER;
         ALTER TABLE sessions ADD COLUMN device_token_hash BLOB;
         DROP TABLE devices;
+        """)
+
+    /// Verified e-mail addresses and the links that prove or change them. A user's address
+    /// counts as verified while `email_verified_at` is set; every link is a row here, hashed,
+    /// single use. An e-mail change is two rows sharing `change_id`: the confirmation mailed to
+    /// the new address and the revert link mailed to the old one (`email` is the address each
+    /// row is about; `previous_verified_at` keeps the old address's state for a revert).
+    static let emailTokens = Migration(version: 8, name: "email tokens", sql: """
+        ALTER TABLE users ADD COLUMN email_verified_at INTEGER;
+        CREATE TABLE email_tokens (
+            token_hash BLOB PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            user_id TEXT NOT NULL REFERENCES users(user_id),
+            email TEXT NOT NULL,
+            change_id TEXT,
+            previous_verified_at INTEGER,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER
+        );
+        CREATE INDEX email_tokens_by_user ON email_tokens (user_id, purpose, created_at);
+        CREATE INDEX email_tokens_by_change ON email_tokens (change_id);
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

@@ -54,6 +54,10 @@ enum IdentityOperatorMethods {
             let events = try service.operatorActivity(userID: try params.string("user_id", maxLength: idMaxBytes), limit: Int(limit))
             return ["events": .array(events.map { $0.json(service.activitySeals) })]
         }
+        router.register(IdentityOperatorContract.verifyEmail) { params, context in
+            let changed = try service.operatorVerifyEmail(userID: try params.string("user_id", maxLength: idMaxBytes), caller: caller(context))
+            return ["email_verified": true, "changed": .bool(changed)]
+        }
     }
 
     private static func caller(_ context: CallContext) -> Caller { Caller(client: context.client) }

@@ -32,10 +32,10 @@ public enum IdentityProcess {
     private static func notices(_ host: ServiceHost) throws -> UserNotices {
         let mail = try DeliveryOptions.emailProvider(host.configuration, logger: host.logger)
         let (workers, logger) = (host.workers, host.logger)
-        return UserNotices { to, subject, text in
+        return UserNotices { message in
             let accepted = workers.submit {
                 do {
-                    try mail.deliver(OutgoingMessage(channel: .email, to: to, subject: subject, text: text))
+                    try mail.deliver(message)
                 } catch {
                     logger.warning("account notice not sent", ["error": .string(String(describing: error))])
                 }

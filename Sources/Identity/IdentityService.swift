@@ -19,6 +19,9 @@ public struct Preferences: Sendable, Equatable {
     /// Every second factor the user has (`sms`, `totp`, `device_key`), for the app to offer a choice.
     public var factors: [String] = []
     public var recoveryCodesLeft = 0
+    public var email = ""
+    /// The owner proved the address with a mailed link.
+    public var emailVerified = false
 }
 
 public struct IssuedChallenge: Sendable, Equatable {
@@ -81,7 +84,7 @@ public final class IdentityService: Sendable {
         dummyHash = try PasswordHasher.unmatchableHash(parameters: settings.scrypt)
     }
 
-    private func verifyPassword(_ password: String, against phc: String) -> Bool {
+    func verifyPassword(_ password: String, against phc: String) -> Bool {
         metrics.increment(Self.passwordChecksCounter)
         return PasswordHasher.verify(password, against: phc)
     }
@@ -102,21 +105,37 @@ public final class IdentityService: Sendable {
         }
     }
 
-    /// Creates a user and returns its id. `conflict` (field `username` or `email`) is the only
-    /// answer that says anything about other users, and registration cannot avoid it.
+    /// Creates a user and returns its id, and mails a link that proves the address. A taken
+    /// username is `conflict` (usernames are public); a taken e-mail address is not: the answer
+    /// is the same as for a new one, with an id that names nobody, after the same work (the
+    /// password hashed, one mail sent), and the address's owner is told by mail instead.
     public func register(_ input: Registration, caller: Caller) throws -> String {
         let username = try Normalization.username(input.username)
         let email = try Normalization.email(input.email)
         let phone = try Normalization.phone(input.phone, defaultCountry: settings.defaultCountry)
         try settings.policy.check(input.password, username: username, email: email)
+        let passwordHash = try PasswordHasher.hash(PasswordPolicy.normalize(input.password), parameters: settings.scrypt)
         let now = clock.now()
+        if try store.user(username: username) != nil { throw IdentityError.conflict(field: "username", "this username is taken") }
         let user = UserRecord(
-            userID: Self.newID("usr_"), username: username, email: email, phone: phone,
-            passwordHash: try PasswordHasher.hash(PasswordPolicy.normalize(input.password), parameters: settings.scrypt),
+            userID: Self.newID("usr_"), username: username, email: email, phone: phone, passwordHash: passwordHash,
             smsVerification: false, sitekey: nil, createdAt: now)
-        try store.insertUser(user)
+        let (link, verification) = emailToken(.verify, userID: user.userID, email: email, now: now)
+        do {
+            if let owner = try store.user(email: email) { throw IdentityError.conflict(field: "email", owner.userID) }
+            try store.insertUser(user, verification: verification, events: [
+                event(user.userID, "user.registered", "ok", device: nil, caller, now),
+                event(user.userID, "email.verification_sent", "registration", device: nil, caller, now),
+            ])
+        } catch IdentityError.conflict(field: "email", _) {
+            if let owner = try store.user(email: email) {
+                try store.record([event(owner.userID, "registration.attempted", "email_taken", device: nil, caller, now)])
+            }
+            notices.registrationAttempt(to: email, productName: settings.brand)
+            return Self.newID("usr_")
+        }
         try store.clearLoginThrottle(username: username)  // guesses at the name before it existed do not count
-        try store.record([event(user.userID, "user.registered", "ok", device: nil, caller, now)])
+        notices.verifyAddress(to: email, token: link, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
         return user.userID
     }
 
@@ -255,7 +274,9 @@ public final class IdentityService: Sendable {
             if let sitekey { user.sitekey = sitekey }
         }
         let owned = try store.ownedFactors(userID: user.userID)
-        return Preferences(smsVerification: user.smsVerification, sitekey: user.sitekey, factors: owned.factors, recoveryCodesLeft: owned.recoveryCodesLeft)
+        return Preferences(
+            smsVerification: user.smsVerification, sitekey: user.sitekey, factors: owned.factors, recoveryCodesLeft: owned.recoveryCodesLeft,
+            email: user.email, emailVerified: user.emailVerifiedAt != nil)
     }
 
     /// A small PNG, JPEG, GIF or WebP image.

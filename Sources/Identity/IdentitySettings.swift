@@ -53,6 +53,14 @@ public struct IdentitySettings: Sendable {
     public var totpSkewSteps: Int64 = 1
     /// A password reset removes the authenticator app and recovery codes set up this recently.
     public var resetRemovesFactorsSetUpWithinSeconds: Int64 = 7 * 86_400
+    /// Where mailed account links point.
+    public var accountLinks = AccountLinks()
+    /// How long a verification or e-mail change link works.
+    public var emailLinkSeconds: Int64 = 86_400
+    /// How long the old address can undo an e-mail change.
+    public var emailRevertSeconds: Int64 = 7 * 86_400
+    /// At most one verification mail per user this often.
+    public var emailResendIntervalSeconds: Int64 = 60
 
     public init() {}
 }
@@ -93,11 +101,18 @@ public enum IdentityOptions {
         "reset-removes-factors-days", default: "7",
         help: "a password reset removes the authenticator app and recovery codes set up within this many days (0: none)")
 
+    public static let emailLinkTTL = ConfigOption(
+        "email-link-ttl-s", default: "86400", help: "how long an e-mail verification or e-mail change link works, in seconds (300-604800)")
+    public static let emailRevertDays = ConfigOption(
+        "email-revert-days", default: "7", help: "how long the old address can undo an e-mail change, in days (1-30)")
+    public static let appLinkScheme = ConfigOption("app-link-scheme", default: "latchkey", help: "the app's URL scheme in mailed deep links")
+
     public static let all: [ConfigOption] = [
         scryptLogN, scryptR, scryptP, passwordMinLength, breachedPasswords, defaultCountry, sessionLifetime, sessionIdle,
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
         auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, CommonOptions.brand, resetRemovesFactors,
+        emailLinkTTL, emailRevertDays, appLinkScheme, HTTPOptions.publicURL,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -132,6 +147,13 @@ public enum IdentityOptions {
         settings.stepUpWindowSeconds = Int64(try configuration.int(stepUpWindow, range: 1...86_400))
         settings.resetRemovesFactorsSetUpWithinSeconds = Int64(try configuration.int(resetRemovesFactors, range: 0...365)) * 86_400
         settings.brand = try configuration.brand()
+        settings.emailLinkSeconds = Int64(try configuration.int(emailLinkTTL, range: 300...(7 * 86_400)))
+        settings.emailRevertSeconds = Int64(try configuration.int(emailRevertDays, range: 1...30)) * 86_400
+        let scheme = try configuration.requiredString(appLinkScheme)
+        guard AccountLinks.isValidScheme(scheme) else {
+            throw ConfigurationError("\(appLinkScheme.flag) must be a URL scheme: a letter, then letters, digits, '+', '-' or '.' (at most 32)")
+        }
+        settings.accountLinks = AccountLinks(scheme: scheme, publicOrigin: try HTTPOptions.publicOrigin(configuration))
         return settings
     }
 

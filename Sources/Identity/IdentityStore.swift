@@ -10,6 +10,8 @@ public struct UserRecord: Sendable, Equatable {
     public var smsVerification: Bool
     public var sitekey: [UInt8]?
     public var createdAt: Int64
+    /// When the owner proved the address by a link mailed to it (nil: not yet).
+    public var emailVerifiedAt: Int64? = nil
 }
 
 public struct SessionRecord: Sendable, Equatable {
@@ -86,29 +88,18 @@ public final class IdentityStore: Sendable {
 
     // MARK: Users
 
-    /// Inserts a user; `conflict` naming `username` or `email` when either is taken.
-    public func insertUser(_ user: UserRecord) throws {
-        do {
-            try database.write { c in
-                _ = try c.run(
-                    "INSERT INTO users (user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [.text(user.userID), .text(user.username), .text(user.email), .text(user.phone), .text(user.passwordHash),
-                     SQLValue(user.smsVerification), SQLValue(user.sitekey), .integer(user.createdAt)])
-            }
-        } catch StorageError.constraintUnique(let what) {
-            if what.contains("email") { throw IdentityError.conflict(field: "email", "this e-mail address is already registered") }
-            throw IdentityError.conflict(field: "username", "this username is taken")
-        }
-    }
-
-    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at"
+    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at"
     // Built once: an SQL text made for each call costs its building and a lookup by contents.
     private static let userByID = "SELECT \(userColumns) FROM users WHERE user_id = ?"
     private static let userByUsername = "SELECT \(userColumns) FROM users WHERE username = ?"
     private static let userByEmail = "SELECT \(userColumns) FROM users WHERE email = ?"
 
     public func user(id: String) throws -> UserRecord? {
-        try database.read { c in try c.queryOne(Self.userByID, [.text(id)]).map(Self.user) }
+        try database.read { c in try user(id: id, c) }
+    }
+
+    func user(id: String, _ c: Connection) throws -> UserRecord? {
+        try c.queryOne(Self.userByID, [.text(id)]).map(Self.user)
     }
 
     public func user(username: String) throws -> UserRecord? {
@@ -124,7 +115,7 @@ public final class IdentityStore: Sendable {
             userID: try row.string("user_id"), username: try row.string("username"), email: try row.string("email"),
             phone: try row.string("phone"), passwordHash: try row.string("password_hash"),
             smsVerification: try row.bool("sms_verification"), sitekey: try row.optionalBlob("sitekey"),
-            createdAt: try row.int("created_at"))
+            createdAt: try row.int("created_at"), emailVerifiedAt: try row.optionalInt("email_verified_at"))
     }
 
     /// A new password, and in the same transaction the end of both throttles on the old one:

@@ -1,17 +1,25 @@
+import Delivery
 import FoundationEssentials
 import Runtime
 
-/// Tells a user by e-mail about a change to their account, after it is committed. Best effort:
-/// the change never waits for (or fails because of) the mail; the audit event is the record.
-/// The process wires it to the e-mail provider (outbox in development, SMTP in production).
+/// Mails a user about their account, after the change is committed: notices of changes, and
+/// the links that verify or change the address. Best effort: the change never waits for (or
+/// fails because of) the mail; the audit event is the record, and every link can be asked for
+/// again. Each mail is text with an HTML alternative. The process wires it to the e-mail
+/// provider (outbox in development, SMTP in production).
 public struct UserNotices: Sendable {
-    private let send: @Sendable (_ to: String, _ subject: String, _ text: String) -> Void
+    private let deliver: @Sendable (OutgoingMessage) -> Void
 
-    public init(send: @escaping @Sendable (_ to: String, _ subject: String, _ text: String) -> Void) {
-        self.send = send
+    public init(deliver: @escaping @Sendable (OutgoingMessage) -> Void) {
+        self.deliver = deliver
     }
 
-    public static let none = UserNotices { _, _, _ in }
+    public static let none = UserNotices { _ in }
+
+    /// `link`: the paragraph of `text` that is exactly this URL becomes a button in the HTML.
+    func send(_ to: String, _ subject: String, _ text: String, link: (url: String, label: String)? = nil) {
+        deliver(OutgoingMessage(channel: .email, to: to, subject: subject, text: text, html: MailHTML.paragraphs(text, title: subject, link: link)))
+    }
 
     /// After a recovery code was used: how many are left, and what to do if it was not them.
     func recoveryCodeUsed(to address: String, remaining: Int, productName: String) {

@@ -32,21 +32,6 @@ public struct LinkTemplate: Sendable, Equatable {
     }
 }
 
-/// Turns a duration into words a person reads at a glance: "30 minutes", "1 hour and 15 minutes".
-public func durationInWords(seconds: Int64) -> String {
-    precondition(seconds >= 0)
-    func unit(_ value: Int64, _ name: String) -> String { "\(value) \(name)\(value == 1 ? "" : "s")" }
-    if seconds < 60 { return unit(seconds, "second") }
-    let minutesTotal = (seconds + 30) / 60
-    if minutesTotal < 60 { return unit(minutesTotal, "minute") }
-    let hours = minutesTotal / 60
-    let minutes = minutesTotal % 60
-    if hours < 48 {
-        return minutes == 0 ? unit(hours, "hour") : "\(unit(hours, "hour")) and \(unit(minutes, "minute"))"
-    }
-    return unit((hours + 12) / 24, "day")
-}
-
 /// The three mails of the reset flow, as plain text and HTML alternatives.
 public struct ResetMailComposer: Sendable {
     public let productName: String
@@ -83,16 +68,16 @@ public struct ResetMailComposer: Sendable {
             """
         let html = """
             <!DOCTYPE html>
-            <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>\(escapeHTML("Reset your \(productName) password"))</title></head>
+            <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>\(MailHTML.escape("Reset your \(productName) password"))</title></head>
             <body style="font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5">
             <p>Hello,</p>
-            <p>We received a request to reset the password of your \(escapeHTML(productName)) account.
+            <p>We received a request to reset the password of your \(MailHTML.escape(productName)) account.
             Open this link on your phone to choose a new password:</p>
-            <p><a href="\(escapeHTML(link))" rel="noreferrer">Choose a new password</a></p>
-            <p>The link works once and expires in <strong>\(escapeHTML(expiry))</strong>.</p>
+            <p><a href="\(MailHTML.escape(link))" rel="noreferrer">Choose a new password</a></p>
+            <p>The link works once and expires in <strong>\(MailHTML.escape(expiry))</strong>.</p>
             <p>If you did not ask for this, ignore this e-mail: your password stays as it is and
             nobody can change it without this link. If such mails keep coming, tell us.</p>
-            <p style="color: #666; font-size: 90%">\(escapeHTML(fallback))<br>\(escapeHTML(link))</p>
+            <p style="color: #666; font-size: 90%">\(MailHTML.escape(fallback))<br>\(MailHTML.escape(link))</p>
             </body></html>
             """
         return OutgoingMessage(channel: .email, to: address, subject: "Reset your \(productName) password", text: text, html: html)
@@ -109,7 +94,7 @@ public struct ResetMailComposer: Sendable {
 
             \(productName)
             """
-        let html = paragraphsHTML(text)
+        let html = MailHTML.paragraphs(text)
         return OutgoingMessage(channel: .email, to: address, subject: "Password reset request for \(productName)", text: text, html: html)
     }
 
@@ -138,27 +123,6 @@ public struct ResetMailComposer: Sendable {
 
             \(productName)
             """
-        return OutgoingMessage(channel: .email, to: address, subject: "Your \(productName) password was changed", text: text, html: paragraphsHTML(text))
+        return OutgoingMessage(channel: .email, to: address, subject: "Your \(productName) password was changed", text: text, html: MailHTML.paragraphs(text))
     }
-
-    private func paragraphsHTML(_ text: String) -> String {
-        let paragraphs = text.components(separatedBy: "\n\n").map { "<p>\(escapeHTML($0))</p>" }.joined(separator: "\n")
-        return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head>\n<body style=\"font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5\">\n\(paragraphs)\n</body></html>"
-    }
-}
-
-func escapeHTML(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for character in text {
-        switch character {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&#39;"
-        default: out.append(character)
-        }
-    }
-    return out
 }

@@ -11,13 +11,9 @@ public enum ResetOptions {
     /// apple-app-site-association); else the app's own scheme.
     public static func linkTemplate(_ configuration: Configuration) throws -> String {
         if configuration.isSet(linkTemplate) { return try configuration.requiredString(linkTemplate) }
-        guard let origin = configuration.string(publicURL), !origin.isEmpty else { return LinkTemplate.defaultTemplate }
-        guard origin.hasPrefix("https://"), !origin.dropFirst(8).contains("/") || origin.hasSuffix("/") else {
-            throw ConfigurationError("--public-url must be an https:// origin such as https://bank.example.com")
-        }
+        guard let base = try HTTPOptions.publicOrigin(configuration) else { return LinkTemplate.defaultTemplate }
         let firstPath = (configuration.string(HTTPOptions.aasaPaths) ?? "/reset*").split(separator: ",").first.map(String.init) ?? "/reset*"
         let path = String(firstPath.trimmingWhitespace().prefix { $0 != "*" && $0 != "?" })
-        let base = origin.hasSuffix("/") ? String(origin.dropLast()) : origin
         return "\(base)\(path)?token={token}"
     }
 
@@ -25,8 +21,6 @@ public enum ResetOptions {
     public static let linkTemplate = ConfigOption(
         "reset-link-template", default: LinkTemplate.defaultTemplate,
         help: "the link mailed, with {token}: a deep link (latchkey://...) or a universal link (https://...)")
-    public static let publicURL = ConfigOption(
-        "public-url", help: "the HTTPS origin of the gateway's HTTP door (https://bank.example.com); with it, reset links default to the universal link <public-url><first --aasa-paths path>?token={token}")
     public static let addressIntervalSeconds = ConfigOption("reset-address-interval-s", default: "60", help: "at most one request per e-mail address in this many seconds")
     public static let addressPerHour = ConfigOption("reset-address-per-hour", default: "5", help: "requests per e-mail address an hour")
     public static let clientPerHour = ConfigOption("reset-client-per-hour", default: "20", help: "requests per client address an hour")
@@ -45,7 +39,7 @@ public enum ResetOptions {
         help: "server key for the keyed hashes of e-mail addresses in rate-limit records: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/reset.key, mode 0600; with --database-url required, the same on every replica)")
 
     public static let all = [
-        key, tokenTTLSeconds, linkTemplate, publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown,
+        key, tokenTTLSeconds, linkTemplate, HTTPOptions.publicURL, HTTPOptions.aasaPaths, addressIntervalSeconds, addressPerHour, clientPerHour, notifyUnknown,
         productName, mailWorkers, mailQueue, mailAttempts, mailBackoffMilliseconds,
     ]
 

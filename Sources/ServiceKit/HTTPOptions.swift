@@ -20,7 +20,11 @@ public enum HTTPOptions {
     public static let writeTimeoutMilliseconds = ConfigOption("http-write-timeout-ms", default: "10000", help: "cut off an HTTP client that reads none of its responses for this long")
     public static let requestTimeoutMilliseconds = ConfigOption("http-request-timeout-ms", default: "15000", help: "answer 504 when a request takes longer (a backstop behind the gateway's own timeout)")
     public static let aasaAppIDs = ConfigOption("aasa-app-ids", help: "apple-app-site-association app ids, comma-separated TEAMID.bundle.id (unset: 404)")
-    public static let aasaPaths = ConfigOption("aasa-paths", default: "/reset*", help: "universal-link paths in apple-app-site-association, comma-separated")
+    public static let aasaPaths = ConfigOption(
+        "aasa-paths", default: "/reset*,/verify-email*,/email-change/*", help: "universal-link paths in apple-app-site-association, comma-separated")
+    public static let publicURL = ConfigOption(
+        "public-url",
+        help: "the HTTPS origin of the gateway's HTTP door (https://bank.example.com); with it, mailed links are universal links under it (reset: <public-url><first --aasa-paths path>?token={token})")
     public static let trustedProxies = ConfigOption("trusted-proxies", help: "peer addresses whose X-Forwarded-For is believed, comma-separated (unset: none)")
 
     public static let all: [ConfigOption] = [
@@ -29,6 +33,15 @@ public enum HTTPOptions {
         headerTimeoutMilliseconds, bodyTimeoutMilliseconds, idleTimeoutMilliseconds, writeTimeoutMilliseconds,
         requestTimeoutMilliseconds, aasaAppIDs, aasaPaths, trustedProxies,
     ]
+
+    /// `--public-url` without a trailing slash, or nil when unset: an https origin, no path.
+    public static func publicOrigin(_ configuration: Configuration) throws(ConfigurationError) -> String? {
+        guard let origin = configuration.string(publicURL), !origin.isEmpty else { return nil }
+        guard origin.hasPrefix("https://"), origin.count > 8, !origin.dropFirst(8).dropLast(origin.hasSuffix("/") ? 1 : 0).contains("/") else {
+            throw ConfigurationError("--public-url must be an https:// origin such as https://bank.example.com")
+        }
+        return origin.hasSuffix("/") ? String(origin.dropLast()) : origin
+    }
 
     /// Where the door listens, or nil when `--http-listen off` (or empty).
     public static func endpoint(_ configuration: Configuration) throws(ConfigurationError) -> Endpoint? {

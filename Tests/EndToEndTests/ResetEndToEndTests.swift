@@ -295,7 +295,7 @@ final class FakeIdentityServer: @unchecked Sendable {
             let userID = try params.string("user_id")
             return try locked { () throws(RPCError) -> JSON in
                 guard let user = users[userID] else { throw RPCError(.notFound, "no such user") }
-                return ["user_id": .string(userID), "username": "demo", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false, "phone_verified": false]
+                return ["user_id": .string(userID), "username": "demo", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false, "phone_verified": false, "email_verified": false]
             }
         }
         for method in ["identity.check_password", "identity.set_password"] {

@@ -11,7 +11,7 @@ final class ResetStackEndToEndTests: StackTestCase {
     static let newPassword = "staple gun rhubarb kite"
 
     private func mails(to address: String) -> [JSON] {
-        outbox().filter { $0["to"]?.stringValue == address }
+        outboxAfterRegistration().filter { $0["to"]?.stringValue == address }
     }
 
     private func waitForMails(to address: String, count: Int) -> [JSON] {

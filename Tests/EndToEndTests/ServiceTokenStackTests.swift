@@ -29,7 +29,7 @@ final class ServiceTokenStackTests: StackTestCase {
         let deadline = Date().addingTimeInterval(10)
         var mails: [JSON] = []
         repeat {
-            mails = outbox().filter { $0["to"]?.stringValue == address }
+            mails = outboxAfterRegistration().filter { $0["to"]?.stringValue == address }
             if mails.count >= count { break }
             usleep(20_000)
         } while Date() < deadline

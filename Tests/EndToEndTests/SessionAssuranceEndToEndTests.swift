@@ -196,7 +196,7 @@ final class SessionAssuranceEndToEndTests: StackTestCase {
         let deadline = Date().addingTimeInterval(10)
         var text: String?
         while text == nil && Date() < deadline {
-            text = outbox().last(where: { $0["to"]?.stringValue == address && ($0["text"]?.stringValue ?? "").contains("token=") })?["text"]?.stringValue
+            text = outboxAfterRegistration().last(where: { $0["to"]?.stringValue == address && ($0["text"]?.stringValue ?? "").contains("token=") })?["text"]?.stringValue
             if text == nil { usleep(20_000) }
         }
         let body = try XCTUnwrap(text, "no reset mail to \(address)")

@@ -51,6 +51,11 @@ class StackTestCase: XCTestCase {
         return text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
     }
 
+    /// The messages delivered so far but the link registration mails to prove an address.
+    func outboxAfterRegistration() -> [JSON] {
+        outbox().filter { !($0["text"]?.stringValue ?? "").contains("://verify-email?token=") }
+    }
+
     /// The code in the newest outbox message for `requestID` (voice texts speak it digit by digit).
     func code(for requestID: String, channel: String = "sms", timeoutSeconds: Double = 20) throws -> String {
         try Self.code(outboxPath: stack.outboxPath, for: requestID, channel: channel, timeoutSeconds: timeoutSeconds)

@@ -72,7 +72,7 @@ final class FakeIdentity: IdentityDirectory, @unchecked Sendable {
             return ["user_id": .string(id)]
         case "identity.user":
             guard let user = users[userID] else { throw RPCError(.notFound, "no such user") }
-            return ["user_id": .string(userID), "username": "someone", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false, "phone_verified": false]
+            return ["user_id": .string(userID), "username": "someone", "email": .string(user.email), "phone": "+15555550100", "sms_verification": false, "phone_verified": false, "email_verified": false]
         case "identity.check_password", "identity.set_password":
             guard users[userID] != nil else { throw RPCError(.notFound, "no such user") }
             let password = params["password"]?.stringValue ?? ""

@@ -48,11 +48,11 @@ final class FakeIdentity: @unchecked Sendable {
             lock.unlock()
             switch try params.string("user_id") {
             case "u_alice":
-                return ["user_id": "u_alice", "username": "alice", "email": "alice@example.com", "phone": "+15555550100", "sms_verification": true, "phone_verified": true]
+                return ["user_id": "u_alice", "username": "alice", "email": "alice@example.com", "phone": "+15555550100", "sms_verification": true, "phone_verified": true, "email_verified": false]
             case "u_bob":
-                return ["user_id": "u_bob", "username": "bob", "email": "bob@example.com", "phone": "+15555550199", "sms_verification": true, "phone_verified": true]
+                return ["user_id": "u_bob", "username": "bob", "email": "bob@example.com", "phone": "+15555550199", "sms_verification": true, "phone_verified": true, "email_verified": false]
             case "u_mallory":
-                return ["user_id": "u_mallory", "username": "mallory", "email": "m@example.com", "phone": "+15555550100", "sms_verification": false, "phone_verified": false]
+                return ["user_id": "u_mallory", "username": "mallory", "email": "m@example.com", "phone": "+15555550100", "sms_verification": false, "phone_verified": false, "email_verified": false]
             default: throw RPCError(.notFound, "no such user")
             }
         }

@@ -113,8 +113,12 @@ extension LatchkeyClient {
                 public let factors: [Factor]
                 /// Unused recovery codes (0 until the user generates a set).
                 public let recoveryCodesLeft: Int
+                /// The account's address, and whether its owner proved it with the mailed link.
+                public let email: String
+                public let emailVerified: Bool
                 enum CodingKeys: String, CodingKey, CaseIterable {
-                    case smsVerification = "sms_verification", sitekey, factors, recoveryCodesLeft = "recovery_codes_left"
+                    case smsVerification = "sms_verification", sitekey, factors, recoveryCodesLeft = "recovery_codes_left", email,
+                        emailVerified = "email_verified"
                 }
             }
         }

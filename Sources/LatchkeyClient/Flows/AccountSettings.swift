@@ -1,0 +1,30 @@
+import Foundation
+
+/// The "Security settings" screen: the password, the e-mail address and its proof.
+extension LatchkeyClient {
+    /// Needs a recent step-up. Every other device is signed out; this one stays signed in.
+    /// Returns how many other sessions ended.
+    @discardableResult
+    public func changePassword(current: String, new: String) async throws -> Int {
+        try await send(Identity.ChangePassword(currentPassword: current, newPassword: new)).sessionsEnded
+    }
+
+    /// The token of a `verify-email` link the app was opened with. Returns the verified address.
+    @discardableResult
+    public func verifyEmail(token: String) async throws -> String { try await send(Identity.VerifyEmail(token: token)).email }
+
+    /// Mails a fresh verification link (at most one a minute).
+    public func resendEmailVerification() async throws { _ = try await send(Identity.ResendVerification()) }
+
+    /// Needs a recent step-up. Nothing changes until the link mailed to `email` is opened.
+    public func changeEmail(to email: String) async throws { _ = try await send(Identity.ChangeEmail(email: email)) }
+
+    /// The token of an `email-change/confirm` link. Returns the account's new address.
+    @discardableResult
+    public func confirmEmailChange(token: String) async throws -> String { try await send(Identity.ConfirmEmailChange(token: token)).email }
+
+    /// The token of an `email-change/revert` link. Returns the restored address; every session,
+    /// this one too, has ended.
+    @discardableResult
+    public func revertEmailChange(token: String) async throws -> String { try await send(Identity.RevertEmailChange(token: token)).email }
+}

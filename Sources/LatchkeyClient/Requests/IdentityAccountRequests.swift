@@ -1,0 +1,63 @@
+import Foundation
+
+extension LatchkeyClient.Identity {
+    public struct ChangePassword: LatchkeyRequest, WireKeyed {
+        public static let method = "identity.change_password", session = SessionUse.required, retry = RetryClass.never
+        public var currentPassword, newPassword: String
+        public init(currentPassword: String, newPassword: String) { (self.currentPassword, self.newPassword) = (currentPassword, newPassword) }
+        enum CodingKeys: String, CodingKey, CaseIterable { case currentPassword = "current_password", newPassword = "new_password" }
+
+        public struct Response: Codable, Sendable, Equatable, WireKeyed {
+            public let ok: Bool
+            /// The user's other sessions that ended (this one stays).
+            public let sessionsEnded: Int
+            enum CodingKeys: String, CodingKey, CaseIterable { case ok, sessionsEnded = "sessions_ended" }
+        }
+    }
+
+    /// What a mailed link's method answers: the address it is about.
+    public struct AddressAnswer: Codable, Sendable, Equatable, WireKeyed {
+        public let ok: Bool
+        public let email: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case ok, email }
+    }
+
+    public struct VerifyEmail: LatchkeyRequest, WireKeyed {
+        public typealias Response = AddressAnswer
+        public static let method = "identity.verify_email", session = SessionUse.none, retry = RetryClass.never
+        public var token: String
+        public init(token: String) { self.token = token }
+        enum CodingKeys: String, CodingKey, CaseIterable { case token }
+    }
+
+    public struct ResendVerification: LatchkeyRequest, WireKeyed {
+        public typealias Response = OK
+        public static let method = "identity.resend_verification", session = SessionUse.required, retry = RetryClass.never
+        public init() {}
+        enum CodingKeys: CodingKey, CaseIterable {}
+    }
+
+    public struct ChangeEmail: LatchkeyRequest, WireKeyed {
+        public typealias Response = OK
+        public static let method = "identity.change_email", session = SessionUse.required, retry = RetryClass.never
+        public var email: String
+        public init(email: String) { self.email = email }
+        enum CodingKeys: String, CodingKey, CaseIterable { case email }
+    }
+
+    public struct ConfirmEmailChange: LatchkeyRequest, WireKeyed {
+        public typealias Response = AddressAnswer
+        public static let method = "identity.confirm_email_change", session = SessionUse.none, retry = RetryClass.never
+        public var token: String
+        public init(token: String) { self.token = token }
+        enum CodingKeys: String, CodingKey, CaseIterable { case token }
+    }
+
+    public struct RevertEmailChange: LatchkeyRequest, WireKeyed {
+        public typealias Response = AddressAnswer
+        public static let method = "identity.revert_email_change", session = SessionUse.none, retry = RetryClass.never
+        public var token: String
+        public init(token: String) { self.token = token }
+        enum CodingKeys: String, CodingKey, CaseIterable { case token }
+    }
+}
