@@ -6,9 +6,10 @@
 1. starts interop/smtp_server.py (aiosmtpd: plain, STARTTLS, smtps, AUTH PLAIN/LOGIN, a
    throw-away CA) in a temporary directory;
 2. runs the Swift client in every mode through XCTest
-   (`swift test --filter DeliveryTests.SMTPInteropTests` with LATCHKEY_SMTP_INTEROP=1), and the
+   (`swift test --filter DeliveryTests.SMTPInteropTests` with LATCHKEY_SMTP_INTEROP=1), the
    real `reset` executable mailing a reset link through STARTTLS + AUTH
-   (`EndToEndTests.ResetSMTPInteropTests`);
+   (`EndToEndTests.ResetSMTPInteropTests`), and the real `identity` executable on the whole
+   stack mailing the account's links and notices (`EndToEndTests.AccountMailSMTPInteropTests`);
 3. parses every message the server received with Python's `email` package (policy=default)
    and checks headers, MIME structure, the links, non-ASCII text and dot-stuffed lines.
 
@@ -71,7 +72,8 @@ def start_server(directory):
 
 def run_swift(directory, skip_build):
     environment = dict(os.environ, LATCHKEY_SMTP_INTEROP="1", LATCHKEY_SMTP_INTEROP_DIR=directory)
-    command = ["swift", "test", "--filter", "DeliveryTests.SMTPInteropTests|EndToEndTests.ResetSMTPInteropTests"]
+    command = ["swift", "test", "--filter",
+               "DeliveryTests.SMTPInteropTests|EndToEndTests.ResetSMTPInteropTests|EndToEndTests.AccountMailSMTPInteropTests"]
     if skip_build:
         command.insert(2, "--skip-build")
     result = subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -103,12 +105,49 @@ def check_reset_mail(raw, message, meta):
     return "reset"
 
 
+# The account's mails (subject: what it is, recipient, the page its link opens or None).
+ACCOUNT_MAILS = {
+    "Confirm your Latchkey e-mail address": ("verify", "nina@example.com", "verify-email"),
+    "Your Latchkey password was changed": ("password", "nina@example.com", None),
+    "Confirm your new Latchkey e-mail address": ("confirm", "nina@example.org", "email-change/confirm"),
+    "Latchkey: your e-mail address is being changed": ("revert", "nina@example.com", "email-change/revert"),
+}
+
+
+def check_account_mail(raw, message, meta):
+    import re
+    kind, recipient, page = ACCOUNT_MAILS[str(message["Subject"])]
+    print("- account mail %s from the identity executable (tls=%s, auth=%s)" % (kind, meta["tls"], meta["auth_user"]))
+    check(meta["tls"] and meta["auth_user"] == "latchkey", "%s: sent over STARTTLS with AUTH" % kind)
+    check(meta["rcpt_tos"] == [recipient], "%s: envelope recipient %s (%s)" % (kind, recipient, meta["rcpt_tos"]))
+    check(not message.defects, "%s: no MIME defects" % kind)
+    check(all(len(line) <= 78 for line in raw.split(b"\r\n")), "%s: no line longer than 78 characters" % kind)
+    check(message["From"].addresses[0].addr_spec == "no-reply@latchkey.test", "%s: From" % kind)
+    check(message.get_content_type() == "multipart/alternative", "%s: multipart/alternative" % kind)
+    text = message.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
+    markup = message.get_body(preferencelist=("html",)).get_content()
+    check("correct horse battery" not in text and "a much longer passphrase" not in text, "%s: no password in the mail" % kind)
+    tokens = set(re.findall(r"lke_[A-Za-z0-9_-]{43}", text))
+    if page is None:
+        check(not tokens, "%s: a notice holds no token" % kind)
+        return "account-" + kind
+    check(len(tokens) == 1, "%s: one lke_ token in the text (%d)" % (kind, len(tokens)))
+    for token in tokens:
+        check("https://bank.example/%s?token=%s\n" % (page, token) in text, "%s: the universal link in the text" % kind)
+        check("latchkey://%s?token=%s\n" % (page, token) in text, "%s: the app's link in the text" % kind)
+        check('href="https://bank.example/%s?token=%s"' % (page, token) in markup, "%s: the link in the HTML part" % kind)
+        check('rel="noreferrer"' in markup, "%s: the HTML link sends no referrer" % kind)
+    return "account-" + kind
+
+
 def check_message(path, meta):
     with open(path, "rb") as f:
         raw = f.read()
     message = email.message_from_bytes(raw, policy=email.policy.default)
     if str(message["Subject"]) == "Reset your Latchkey password":
         return check_reset_mail(raw, message, meta)
+    if str(message["Subject"]) in ACCOUNT_MAILS:
+        return check_account_mail(raw, message, meta)
     request = str(message.get("X-Latchkey-Request", ""))
     mode = request.replace("interop-", "", 1)
     print("- %s (port %s, tls=%s, auth=%s)" % (mode, meta["port"], meta["tls"], meta["auth_user"]))
@@ -177,7 +216,7 @@ def main():
                 with open(os.path.join(messages, name[:-4] + ".json")) as f:
                     meta = json.load(f)
                 seen.append(check_message(os.path.join(messages, name), meta))
-        for mode in list(MODES) + ["reset"]:
+        for mode in list(MODES) + ["reset"] + ["account-" + kind for kind, _, _ in ACCOUNT_MAILS.values()]:
             check(seen.count(mode) == 1, "exactly one message in mode %s (got %d)" % (mode, seen.count(mode)))
         check(not any(m is None for m in seen), "no unexpected messages (untrusted or misnamed servers must get none)")
     finally:
