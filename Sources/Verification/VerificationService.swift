@@ -190,7 +190,9 @@ public final class VerificationService: Sendable {
                 throw .invalidParams("e-mail is not a second factor for login", field: "channel", rule: "email_not_a_login_factor")
             }
             guard p.allowEmail else { throw .invalidParams("the e-mail channel needs allow_email", field: "channel", rule: "email_not_allowed") }
-            guard let email = p.email, Self.isPlausibleEmail(email) else { throw .invalidParams("email is required: an address", field: "email") }
+            guard let email = p.email, case .success = EmailAddress.normalized(email) else {
+                throw .invalidParams("email is required: an address", field: "email")
+            }
         }
         var number: PhoneNumber?
         if steps.contains(where: { $0 != .email }) {
@@ -244,12 +246,6 @@ public final class VerificationService: Sendable {
         }
         guard p.userID != nil, let number, number.e164 != p.provenNumber.flatMap(PhoneNumber.init)?.e164 else { return }
         throw .invalidParams("the user has not proved this phone number yet", field: "user_id", rule: "phone_not_proven")
-    }
-
-    static func isPlausibleEmail(_ text: String) -> Bool {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && text.utf8.count <= 254
-            && !text.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" })
     }
 
     // MARK: Limits

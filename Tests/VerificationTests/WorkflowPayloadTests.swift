@@ -108,6 +108,20 @@ class WorkflowTests: VerificationTestCase {
         XCTAssertEqual(message.subject, "Latchkey verification code")
         _ = try harness.check(id, harness.code(id))
     }
+
+    /// The one e-mail rule registration uses: an address it would refuse gets no code either.
+    func testAnAddressRegistrationWouldRefuseGetsNoCode() throws {
+        let harness = try makeHarness()
+        for address in ["a@example..com", "a@-bad.example", "a..b@example.com", "a@example", "a(b)@example.com"] {
+            XCTAssertVerificationError(
+                .invalidParams("email is required: an address", field: "email"),
+                try harness.start(workflow: .email) {
+                    $0.number = nil
+                    $0.email = address
+                    $0.allowEmail = true
+                }, address)
+        }
+    }
 }
 
 class PayloadBindingTests: VerificationTestCase {
