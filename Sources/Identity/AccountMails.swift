@@ -62,6 +62,22 @@ extension UserNotices {
             """)
     }
 
+    /// A sign-in completed on a device the account had not trusted before (best effort).
+    func newDeviceSignIn(to address: String, device: String, from client: String?, at: Int64, productName: String) {
+        let place = client.map { " from the address \($0)" } ?? ""
+        send(address, "\(productName): a sign-in on a new device", """
+            Hello,
+
+            Your \(productName) account was signed in to on the device "\(device)"\(place) on \(Self.timestamp(at)), \
+            with your password and a second factor.
+
+            If this was you, there is nothing to do. If it was not, sign out that device in the \
+            app (Security > Sessions), reset your password and contact us.
+
+            \(productName)
+            """)
+    }
+
     /// To the new address of an e-mail change: the link that applies it.
     func confirmAddressChange(to address: String, token: String, links: AccountLinks, validForSeconds: Int64, productName: String) {
         let (lines, primary) = Self.linkLines(.confirmEmailChange, token: token, links: links)

@@ -299,6 +299,7 @@ public final class IdentityService: Sendable {
     }
 
     /// A verified second factor lifts the session to aal 2 and trusts its device for its user.
+    /// A device trusted for the first time beside others is a new device: the owner is mailed.
     public func elevate(sessionID: String, factor: String, caller: Caller) throws -> Int {
         guard Self.factors.contains(factor) else {
             throw IdentityError.invalidField("factor", "factor must be sms, voice, email, device_key, totp or recovery_code")
@@ -308,7 +309,10 @@ public final class IdentityService: Sendable {
             // The service that checked the factor records `factor.passed` itself (see `record`).
             [event(session.userID, "session.elevated", factor, device: session.deviceID, caller, now)]
         }
-        guard elevated != nil else { throw IdentityError.notFound("no such active session") }
+        guard let elevated else { throw IdentityError.notFound("no such active session") }
+        if elevated.newDevice, let user = try? store.user(id: elevated.session.userID) {
+            notices.newDeviceSignIn(to: user.email, device: elevated.session.deviceID, from: caller.client, at: now, productName: settings.brand)
+        }
         return 2
     }
 

@@ -241,22 +241,32 @@ public final class IdentityStore: Sendable {
     /// Lifts a session to aal 2 (`aal2_at` = now, also when it already was), trusts the device
     /// token its login was given (so that device owes no factor for being new) and forgets the user's wrong second-factor codes. Nil when the session is unknown, revoked, past its absolute expiry, or not
     /// seen since `seenSince` (idle).
-    public func elevate(sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]) throws -> SessionRecord? {
+    /// `newDevice`: the session's device token was trusted now for the first time while the user
+    /// had another trusted device already (a sign-in from a device the owner should hear of).
+    public func elevate(
+        sessionID: String, now: Int64, seenSince: Int64, events: (SessionRecord) -> [PendingEvent]
+    ) throws -> (session: SessionRecord, newDevice: Bool)? {
         try database.write { c in
             guard let row = try c.queryOne(Self.sessionByID, [.text(sessionID)]) else { return nil }
             var session = try Self.session(row)
             guard session.revokedAt == nil, session.expiresAt > now, session.lastSeenAt > seenSince else { return nil }
             _ = try c.run("UPDATE sessions SET aal = 2, aal2_at = ?, last_seen_at = ? WHERE session_id = ?", [.integer(now), .integer(now), .text(sessionID)])
+            var newDevice = false
             if let tokenHash = session.deviceTokenHash {
-                _ = try c.run("UPDATE device_tokens SET trusted_at = ? WHERE token_hash = ? AND user_id = ? AND trusted_at IS NULL",
-                              [.integer(now), .blob(tokenHash), .text(session.userID)])
+                let trusted = try c.run("UPDATE device_tokens SET trusted_at = ? WHERE token_hash = ? AND user_id = ? AND trusted_at IS NULL",
+                                        [.integer(now), .blob(tokenHash), .text(session.userID)])
+                if trusted > 0 {
+                    newDevice = try c.queryOne(
+                        "SELECT COUNT(*) AS n FROM device_tokens WHERE user_id = ? AND token_hash <> ? AND trusted_at IS NOT NULL",
+                        [.text(session.userID), .blob(tokenHash)])?.int("n") ?? 0 > 0
+                }
             }
             for event in events(session) { try Self.insert(event, c) }
             try Self.clearFactorThrottle(userID: session.userID, c)
             session.aal = 2
             session.aal2At = now
             session.lastSeenAt = now
-            return session
+            return (session, newDevice)
         }
     }
 

@@ -336,3 +336,27 @@ final class EmailChangeTests: AccountLifeTestCase {
         XCTAssertEqual(try service.confirmEmailChange(token: try linkToken(to: "two@example.com", "Confirm your new"), caller: caller), "two@example.com")
     }
 }
+
+final class NewDeviceNoticeTests: AccountLifeTestCase {
+    private var notices: [OutgoingMessage] { mailed(to: "alice@example.com", "a sign-in on a new device") }
+
+    func testASignInCompletedOnANewDeviceIsMailedOnceNamingDeviceAddressAndTime() throws {
+        try registerUser()
+        _ = try elevatedLogin()
+        XCTAssertTrue(notices.isEmpty, "the first device after registration is no news")
+
+        let stranger = Caller(client: "198.51.100.23")
+        var other = try service.login(username: "alice", password: Self.password, deviceID: "unknown-laptop", caller: stranger)
+        _ = try service.elevate(sessionID: other.sessionID, factor: "sms", caller: stranger)
+        let notice = try XCTUnwrap(notices.first)
+        XCTAssertTrue(notice.text.contains("\"unknown-laptop\""), notice.text)
+        XCTAssertTrue(notice.text.contains("198.51.100.23"), notice.text)
+        XCTAssertTrue(notice.text.contains(UserNotices.timestamp(clock.nowSeconds)), notice.text)
+
+        // The same device again, with the token it was given: trusted, no second mail.
+        other = try service.login(username: "alice", password: Self.password, deviceID: "unknown-laptop", deviceToken: other.deviceToken, caller: stranger)
+        XCTAssertEqual(other.requiredFactors, [])
+        _ = try elevatedLogin()
+        XCTAssertEqual(notices.count, 1)
+    }
+}

@@ -15,10 +15,10 @@ final class PasswordResetEndToEndTests: ClientStackTestCase {
 
         // The reset link's mail, not a notice about a factor the sign-in paid.
         let mail = try await awaitMessage {
-            $0["channel"]?.stringValue == "email" && $0["to"]?.stringValue == "demo@example.com" && ($0["text"]?.stringValue?.contains("latchkey://") ?? false)
+            $0["channel"]?.stringValue == "email" && $0["to"]?.stringValue == "demo@example.com" && ($0["text"]?.stringValue?.contains("latchkey://reset-password") ?? false)
         }
         let text = try XCTUnwrap(mail["text"]?.stringValue)
-        let linkText = try XCTUnwrap(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("latchkey://") }, text)
+        let linkText = try XCTUnwrap(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("latchkey://reset-password") }, text)
         let link = try XCTUnwrap(URL(string: String(linkText)).flatMap { ResetLink(url: $0) }, String(linkText))
 
         let expiresAt = try await app.validateResetToken(link.token)
