@@ -1,5 +1,6 @@
 import Contract
 import LineProtocol
+import Platform
 import RPC
 import ServiceKit
 
@@ -21,6 +22,11 @@ public enum AccountsRoutes {
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
             switch try confirmWith.get() {
             case "sms":
+                if let until = session.phoneCoolingOffUntil, until > WallClock.nowSeconds() {
+                    throw RPCError(
+                        .conflict, "the phone number changed recently: confirm transfers with the device key until then",
+                        extra: ["detail": "phone_recently_changed", "retry_after": .int(until - WallClock.nowSeconds()), "until": .int(until)])
+                }
                 return try await service.transfer(userID: session.userID, request, provenPhone: session.provenPhone, context: context).json
             case "device_key":
                 return try service.transferWithDeviceKey(

@@ -30,5 +30,11 @@ public enum IdentityAccountContract {
         summary: "Undoes an address change with the link mailed to the old address; every session and device token ends.",
         params: [linkToken], result: [Fields.ok, Member("email", .string)], errors: [.invalidToken, .conflict])
 
-    static let all = [changePassword, verifyEmail, resendVerification, changeEmail, confirmEmailChange, revertEmailChange]
+    public static let changePhone = MethodContract(
+        "identity.change_phone", .recentStepUp, retry: .neverSent,
+        summary: "Puts another phone number on the profile: unproven until a proof code passes; SMS confirms no money for the cooling-off.",
+        params: [Fields.session, Fields.phone], result: [Fields.ok, Member("phone_verified", .boolean)],
+        errors: [.unauthenticated, .stepUpRequired])
+
+    static let all = [changePhone, changePassword, verifyEmail, resendVerification, changeEmail, confirmEmailChange, revertEmailChange]
 }

@@ -9,7 +9,7 @@ public enum IdentityInternalContract {
         result: [
             Fields.userID, Fields.sessionID, Fields.deviceID, Fields.aal, Member("aal2_at", .nullable(.timestamp)),
             Member("expires_at", .timestamp), Member("required_factors", Fields.factorNames), Member("step_up_until", .nullable(.timestamp)),
-            Member("proven_phone", .nullable(.string), .optional),
+            Member("proven_phone", .nullable(.string), .optional), Member("phone_cooling_off_until", .nullable(.timestamp), .optional),
         ],
         errors: [.unauthenticated])
     public static let user = MethodContract(

@@ -50,6 +50,31 @@ extension IdentityService {
         return ended
     }
 
+    // MARK: Phone
+
+    /// Needs a recent step-up. The new number is a claim until its owner passes a proof code
+    /// (`verification.start` with `purpose: phone_proof`): no code goes to it as a factor
+    /// before. For `phoneChangeCoolingOffSeconds` after, SMS codes confirm no money. The
+    /// address is mailed at once.
+    public func changePhone(token: String, phone rawPhone: String, caller: Caller) throws {
+        let session = try recentlySteppedUpSession(token: token)
+        let phone = try Normalization.phone(rawPhone, defaultCountry: settings.defaultCountry)
+        guard let user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
+        guard phone != user.phone else { throw IdentityError.invalidField("phone", "this is the account's phone number already") }
+        let now = clock.now()
+        try store.changePhone(userID: user.userID, phone: phone, now: now, event: event(user.userID, "phone.changed", "ok", device: session.deviceID, caller, now))
+        notices.phoneChanged(
+            to: user.email, newPhone: phone, device: session.deviceID, at: now, coolingOffSeconds: settings.phoneChangeCoolingOffSeconds,
+            productName: settings.brand)
+    }
+
+    /// Until when SMS codes confirm no money for this user (nil: they do).
+    func phoneCoolingOffUntil(_ user: UserRecord) -> Int64? {
+        guard let changed = user.phoneChangedAt, settings.phoneChangeCoolingOffSeconds > 0 else { return nil }
+        let until = changed + settings.phoneChangeCoolingOffSeconds
+        return until > clock.now() ? until : nil
+    }
+
     // MARK: Verification
 
     /// Marks the address the link was mailed to verified, if it is still the account's.

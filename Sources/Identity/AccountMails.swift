@@ -78,6 +78,24 @@ extension UserNotices {
             """)
     }
 
+    /// After `identity.change_phone`: the new number (its last digits), and the cooling-off.
+    func phoneChanged(to address: String, newPhone: String, device: String, at: Int64, coolingOffSeconds: Int64, productName: String) {
+        let hold = coolingOffSeconds > 0
+            ? " For the next \(durationInWords(seconds: coolingOffSeconds)), transfers are confirmed with Face ID / Touch ID only, not by SMS."
+            : ""
+        send(address, "\(productName): your phone number was changed", """
+            Hello,
+
+            The phone number of your \(productName) account was changed to one ending in \(newPhone.suffix(2)) from the \
+            device "\(device)" on \(Self.timestamp(at)).\(hold)
+
+            If this was not you, someone has your password and a second factor: reset your \
+            password at once and contact us.
+
+            \(productName)
+            """)
+    }
+
     /// To the new address of an e-mail change: the link that applies it.
     func confirmAddressChange(to address: String, token: String, links: AccountLinks, validForSeconds: Int64, productName: String) {
         let (lines, primary) = Self.linkLines(.confirmEmailChange, token: token, links: links)

@@ -15,6 +15,11 @@ enum IdentityAccountMethods {
                 newPassword: try params.string("new_password", maxLength: passwordMaxBytes), caller: caller(context))
             return ["ok": true, "sessions_ended": .int(Int64(ended))]
         }
+        router.register(IdentityAccountContract.changePhone) { params, context in
+            try service.changePhone(
+                token: try params.string("session", maxLength: tokenMaxBytes), phone: try params.string("phone", maxLength: 64), caller: caller(context))
+            return ["ok": true, "phone_verified": false]
+        }
         router.register(IdentityAccountContract.verifyEmail) { params, context in
             let email = try service.verifyEmail(token: try params.string("token", maxLength: tokenMaxBytes), caller: caller(context))
             return ["ok": true, "email": .string(email)]

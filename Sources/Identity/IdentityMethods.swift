@@ -150,6 +150,7 @@ public enum IdentityMethods {
             ]
             if try params.optionalBool("with_proven_phone") == true {
                 answer["proven_phone"] = try service.provenPhone(userID: session.userID).map(JSON.string) ?? .null
+                answer["phone_cooling_off_until"] = try service.store.user(id: session.userID).flatMap(service.phoneCoolingOffUntil).map(JSON.int) ?? .null
             }
             return .object(answer)
         }

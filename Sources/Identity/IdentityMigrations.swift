@@ -104,6 +104,7 @@ public enum IdentityMigrations {
         historyIndexes,
         deviceTrustByToken,
         emailTokens,
+        phoneChanges,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -148,6 +149,12 @@ public enum IdentityMigrations {
         );
         CREATE INDEX email_tokens_by_user ON email_tokens (user_id, purpose, created_at);
         CREATE INDEX email_tokens_by_change ON email_tokens (change_id);
+        """)
+
+    /// When the user last put another phone number on the profile: for the cooling-off after
+    /// it, SMS codes confirm no money (a SIM swap's defence).
+    static let phoneChanges = Migration(version: 9, name: "phone changes", sql: """
+        ALTER TABLE users ADD COLUMN phone_changed_at INTEGER;
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

@@ -59,6 +59,8 @@ public struct IdentitySettings: Sendable {
     public var emailLinkSeconds: Int64 = 86_400
     /// How long the old address can undo an e-mail change.
     public var emailRevertSeconds: Int64 = 7 * 86_400
+    /// After a phone change, SMS codes confirm no money for this long.
+    public var phoneChangeCoolingOffSeconds: Int64 = 72 * 3600
     /// At most one verification mail per user this often.
     public var emailResendIntervalSeconds: Int64 = 60
 
@@ -105,6 +107,9 @@ public enum IdentityOptions {
         "email-link-ttl-s", default: "86400", help: "how long an e-mail verification or e-mail change link works, in seconds (300-604800)")
     public static let emailRevertDays = ConfigOption(
         "email-revert-days", default: "7", help: "how long the old address can undo an e-mail change, in days (1-30)")
+    public static let phoneCoolingOff = ConfigOption(
+        "phone-change-cooling-off-h", default: "72",
+        help: "after a phone number change, SMS codes confirm no transfer for this many hours (0-720): the device key must")
     public static let appLinkScheme = ConfigOption("app-link-scheme", default: "latchkey", help: "the app's URL scheme in mailed deep links")
 
     public static let all: [ConfigOption] = [
@@ -112,7 +117,7 @@ public enum IdentityOptions {
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
         auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, CommonOptions.brand, resetRemovesFactors,
-        emailLinkTTL, emailRevertDays, appLinkScheme, HTTPOptions.publicURL,
+        emailLinkTTL, emailRevertDays, phoneCoolingOff, appLinkScheme, HTTPOptions.publicURL,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -149,6 +154,7 @@ public enum IdentityOptions {
         settings.brand = try configuration.brand()
         settings.emailLinkSeconds = Int64(try configuration.int(emailLinkTTL, range: 300...(7 * 86_400)))
         settings.emailRevertSeconds = Int64(try configuration.int(emailRevertDays, range: 1...30)) * 86_400
+        settings.phoneChangeCoolingOffSeconds = Int64(try configuration.int(phoneCoolingOff, range: 0...720)) * 3600
         let scheme = try configuration.requiredString(appLinkScheme)
         guard AccountLinks.isValidScheme(scheme) else {
             throw ConfigurationError("\(appLinkScheme.flag) must be a URL scheme: a letter, then letters, digits, '+', '-' or '.' (at most 32)")

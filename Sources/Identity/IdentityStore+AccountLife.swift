@@ -131,6 +131,16 @@ extension IdentityStore {
         }
     }
 
+    /// Another phone number on the profile, unproven until its owner passes a proof code.
+    public func changePhone(userID: String, phone: String, now: Int64, event: PendingEvent) throws {
+        try database.write { c in
+            guard try c.run("UPDATE users SET phone = ?, phone_changed_at = ? WHERE user_id = ?", [.text(phone), .integer(now), .text(userID)]) > 0 else {
+                throw IdentityError.unauthenticated
+            }
+            try Self.insert(event, c)
+        }
+    }
+
     /// An operator's word that the user's current address is theirs. False when it was already.
     public func markEmailVerified(userID: String, now: Int64, event: PendingEvent) throws -> Bool {
         try database.write { c in

@@ -12,6 +12,8 @@ public struct UserRecord: Sendable, Equatable {
     public var createdAt: Int64
     /// When the owner proved the address by a link mailed to it (nil: not yet).
     public var emailVerifiedAt: Int64? = nil
+    /// When the owner last changed the phone number (nil: the one registered).
+    public var phoneChangedAt: Int64? = nil
 }
 
 public struct SessionRecord: Sendable, Equatable {
@@ -88,7 +90,7 @@ public final class IdentityStore: Sendable {
 
     // MARK: Users
 
-    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at"
+    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at, phone_changed_at"
     // Built once: an SQL text made for each call costs its building and a lookup by contents.
     private static let userByID = "SELECT \(userColumns) FROM users WHERE user_id = ?"
     private static let userByUsername = "SELECT \(userColumns) FROM users WHERE username = ?"
@@ -115,7 +117,8 @@ public final class IdentityStore: Sendable {
             userID: try row.string("user_id"), username: try row.string("username"), email: try row.string("email"),
             phone: try row.string("phone"), passwordHash: try row.string("password_hash"),
             smsVerification: try row.bool("sms_verification"), sitekey: try row.optionalBlob("sitekey"),
-            createdAt: try row.int("created_at"), emailVerifiedAt: try row.optionalInt("email_verified_at"))
+            createdAt: try row.int("created_at"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
+            phoneChangedAt: try row.optionalInt("phone_changed_at"))
     }
 
     /// A new password, and in the same transaction the end of both throttles on the old one:

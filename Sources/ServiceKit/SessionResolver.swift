@@ -20,10 +20,12 @@ public struct SessionInfo: Sendable, Equatable {
     /// The user's phone when its owner proved it; only asked for by `resolve(withProvenPhone:)`,
     /// nil otherwise (and never kept in the gateway's cache).
     public let provenPhone: String?
+    /// With `provenPhone`: until when SMS codes confirm no money, after a phone change.
+    public let phoneCoolingOffUntil: Int64?
 
     public init(
         userID: String, sessionID: String, deviceID: String, aal: Int64, aal2At: Int64? = nil, expiresAt: Int64,
-        requiredFactors: [String] = [], stepUpUntil: Int64? = nil, provenPhone: String? = nil
+        requiredFactors: [String] = [], stepUpUntil: Int64? = nil, provenPhone: String? = nil, phoneCoolingOffUntil: Int64? = nil
     ) {
         self.userID = userID
         self.sessionID = sessionID
@@ -34,6 +36,7 @@ public struct SessionInfo: Sendable, Equatable {
         self.requiredFactors = requiredFactors
         self.stepUpUntil = stepUpUntil
         self.provenPhone = provenPhone
+        self.phoneCoolingOffUntil = phoneCoolingOffUntil
     }
 
     public var owesFactors: Bool { !requiredFactors.isEmpty }
@@ -48,7 +51,8 @@ public struct SessionInfo: Sendable, Equatable {
         self.init(
             userID: userID, sessionID: sessionID, deviceID: json["device_id"]?.stringValue ?? "", aal: aal,
             aal2At: json["aal2_at"]?.intValue, expiresAt: expiresAt, requiredFactors: required.compactMap(\.stringValue),
-            stepUpUntil: json["step_up_until"]?.intValue, provenPhone: json["proven_phone"]?.stringValue)
+            stepUpUntil: json["step_up_until"]?.intValue, provenPhone: json["proven_phone"]?.stringValue,
+            phoneCoolingOffUntil: json["phone_cooling_off_until"]?.intValue)
     }
 }
 

@@ -100,4 +100,19 @@ final class AccountLifeEndToEndTests: StackTestCase {
         XCTAssertEqual(preferences["email"], "alice@example.com")
         XCTAssertEqual(preferences["email_verified"], true)
     }
+
+    func testAfterAPhoneChangeSMSConfirmsNoTransfer() throws {
+        let gateway = try gateway()
+        try register(gateway)
+        let session = try steppedUp(gateway, device: "iphone-1")
+        let transfer: [String: JSON] = ["session": session, "from": "checking", "to": "saving", "amount": 100, "idempotency_key": "k-1"]
+        assertError(try gateway.call("accounts.transfer", .object(transfer)), "insufficient_funds")  // allowed to start: no money yet
+
+        XCTAssertEqual(try gateway.result("identity.change_phone", ["session": session, "phone": "+15555550199"])["phone_verified"], false)
+        let held = assertError(try gateway.call("accounts.transfer", .object(transfer)), "conflict")
+        XCTAssertEqual(held?.data?["detail"], "phone_recently_changed")
+        XCTAssertNotNil(held?.data?["retry_after"]?.intValue)
+        XCTAssertEqual(try direct("identity").result("identity.user", ["user_id": try XCTUnwrap(
+            try direct("identity").result("identity.introspect", ["session": session])["user_id"])])["phone"], "+15555550199")
+    }
 }

@@ -360,3 +360,33 @@ final class NewDeviceNoticeTests: AccountLifeTestCase {
         XCTAssertEqual(notices.count, 1)
     }
 }
+
+final class ChangePhoneTests: AccountLifeTestCase {
+    func testANewNumberIsUnprovenAndHoldsSMSMoneyForTheCoolingOff() throws {
+        let userID = try registerUser()
+        try service.provePhone(userID: userID, phone: "+15555550100", caller: caller)
+        let session = try elevatedLogin()
+        XCTAssertNil(service.phoneCoolingOffUntil(try service.user(id: userID)), "the registered number holds nothing")
+
+        try service.changePhone(token: session.session, phone: "(555) 555-0199", caller: caller)
+        let user = try service.user(id: userID)
+        XCTAssertEqual(user.phone, "+15555550199")
+        XCTAssertFalse(try service.isPhoneProven(userID: userID), "a claim until its owner passes a proof code")
+        XCTAssertEqual(service.phoneCoolingOffUntil(user), clock.nowSeconds + service.settings.phoneChangeCoolingOffSeconds)
+        let mail = try XCTUnwrap(mailed(to: "alice@example.com", "phone number was changed").first)
+        XCTAssertTrue(mail.text.contains("ending in 99"), mail.text)
+        XCTAssertFalse(mail.text.contains("5555550199"), "never the whole number")
+
+        clock.advance(seconds: service.settings.phoneChangeCoolingOffSeconds)
+        XCTAssertNil(service.phoneCoolingOffUntil(try service.user(id: userID)))
+    }
+
+    func testItNeedsARecentStepUpAndAnotherNumber() throws {
+        try registerUser()
+        let session = try elevatedLogin()
+        assertReason(.invalidParams) { try service.changePhone(token: session.session, phone: "+15555550100", caller: caller) }
+        assertReason(.invalidParams) { try service.changePhone(token: session.session, phone: "12", caller: caller) }
+        clock.advance(seconds: service.settings.stepUpWindowSeconds + 1)
+        assertReason(.stepUpRequired) { try service.changePhone(token: session.session, phone: "+15555550199", caller: caller) }
+    }
+}

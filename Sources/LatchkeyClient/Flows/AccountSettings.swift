@@ -9,6 +9,11 @@ extension LatchkeyClient {
         try await send(Identity.ChangePassword(currentPassword: current, newPassword: new)).sessionsEnded
     }
 
+    /// Needs a recent step-up. The new number must then be proven with a code
+    /// (`startCode` for the phone proof); for some days after, transfers are confirmed with the
+    /// device key only (`.conflict(field: nil, detail: "phone_recently_changed", status: nil)` for an SMS one).
+    public func changePhone(to phone: String) async throws { _ = try await send(Identity.ChangePhone(phone: phone)) }
+
     /// The token of a `verify-email` link the app was opened with. Returns the verified address.
     @discardableResult
     public func verifyEmail(token: String) async throws -> String { try await send(Identity.VerifyEmail(token: token)).email }

@@ -15,6 +15,20 @@ extension LatchkeyClient.Identity {
         }
     }
 
+    public struct ChangePhone: LatchkeyRequest, WireKeyed {
+        public static let method = "identity.change_phone", session = SessionUse.required, retry = RetryClass.never
+        public var phone: String
+        public init(phone: String) { self.phone = phone }
+        enum CodingKeys: String, CodingKey, CaseIterable { case phone }
+
+        public struct Response: Codable, Sendable, Equatable, WireKeyed {
+            public let ok: Bool
+            /// False: the new number is a claim until a proof code passes.
+            public let phoneVerified: Bool
+            enum CodingKeys: String, CodingKey, CaseIterable { case ok, phoneVerified = "phone_verified" }
+        }
+    }
+
     /// What a mailed link's method answers: the address it is about.
     public struct AddressAnswer: Codable, Sendable, Equatable, WireKeyed {
         public let ok: Bool

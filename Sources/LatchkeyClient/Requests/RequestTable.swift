@@ -7,7 +7,7 @@ extension LatchkeyClient {
         Identity.Revoke.self, Identity.Preferences.self, Identity.Challenge.self, Identity.EnrollKey.self,
         Identity.VerifyKey.self, Identity.KeyLogin.self, Identity.Keys.self, Identity.RevokeKey.self, Identity.Activity.self,
         Identity.TotpEnroll.self, Identity.TotpActivate.self, Identity.TotpVerify.self, Identity.TotpRemove.self,
-        Identity.RecoveryCodes.self, Identity.RecoveryVerify.self, Identity.ChangePassword.self, Identity.VerifyEmail.self,
+        Identity.RecoveryCodes.self, Identity.RecoveryVerify.self, Identity.ChangePassword.self, Identity.ChangePhone.self, Identity.VerifyEmail.self,
         Identity.ResendVerification.self, Identity.ChangeEmail.self, Identity.ConfirmEmailChange.self, Identity.RevertEmailChange.self,
         Verification.Ping.self, Verification.Start.self, Verification.Check.self, Verification.Cancel.self, Verification.Next.self,
         Accounts.Ping.self, Accounts.Balances.self, Accounts.Transfer.self, Accounts.Confirm.self, Accounts.History.self,
