@@ -3,14 +3,22 @@ import Foundation
 import LineProtocol
 import XCTest
 
-/// protocol/methods.json and protocol/openapi.json are written from the declarations and
-/// committed: a change to a declaration that is not regenerated fails here.
+/// protocol/methods.json, protocol/openapi.json and the method tables of the service pages are
+/// written from the declarations and committed: a change to a declaration that is not
+/// regenerated fails here.
 /// `LATCHKEY_REGENERATE_PROTOCOL=1 swift test --filter GeneratedDocumentsTests` rewrites them.
 final class GeneratedDocumentsTests: XCTestCase {
-    private func check(_ name: String, _ document: JSON) throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    private func protocolPath(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("protocol").appendingPathComponent(name).path
-        let generated = PrettyJSON.text(document)
+    }
+
+    private func check(_ name: String, _ document: JSON) throws {
+        try check(name, generated: PrettyJSON.text(document))
+    }
+
+    private func check(_ name: String, generated: String) throws {
+        let path = protocolPath(name)
         if ProcessInfo.processInfo.environment["LATCHKEY_REGENERATE_PROTOCOL"] != nil {
             try generated.write(toFile: path, atomically: true, encoding: .utf8)
         }
@@ -24,6 +32,15 @@ final class GeneratedDocumentsTests: XCTestCase {
 
     func testOpenAPIDocumentIsGeneratedFromTheContract() throws {
         try check("openapi.json", OpenAPIDocument.json())
+    }
+
+    func testEachServicePagesMethodTableIsGeneratedFromTheContract() throws {
+        for service in ["identity", "verification", "accounts", "reset"] {
+            let name = "\(service).md"
+            let committed = try String(contentsOfFile: protocolPath(name), encoding: .utf8)
+            let page = try XCTUnwrap(MethodsTable.page(committed, service: service), "protocol/\(name) has no \(MethodsTable.begin(service)) section")
+            try check(name, generated: page)
+        }
     }
 
     func testPrettyTextParsesBackToTheSameValue() throws {
