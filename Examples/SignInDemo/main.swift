@@ -1,6 +1,7 @@
 // A consumer of LatchkeyClient's public surface (no @testable): signs in the demo user of
 // `latchkey up --demo`, pays the SMS (or authenticator-app) factor with the code typed on stdin,
-// prints the balances.
+// prints the balances; with --new-password, then changes the password (the code it just paid is
+// the recent step-up the change needs) and the demo's other devices are signed out.
 //
 //   swift run latchkey up --demo        (prints the demo password; codes go to ./.latchkey/outbox.jsonl)
 //   swift run SignInDemo --password "$LATCHKEY_DEMO_PASSWORD"
@@ -15,6 +16,7 @@ struct DemoOptions {
     var username = "demo"
     var password = ProcessInfo.processInfo.environment["LATCHKEY_DEMO_PASSWORD"]
     var deviceID = "signin-demo"
+    var newPassword: String?
 
     init(arguments: [String]) throws {
         var remaining = arguments[...]
@@ -26,7 +28,8 @@ struct DemoOptions {
             case "--username": username = value
             case "--password": password = value
             case "--device-id": deviceID = value
-            default: throw DemoFailure("unknown option \(flag) (use --url, --base-port, --username, --password, --device-id)")
+            case "--new-password": newPassword = value
+            default: throw DemoFailure("unknown option \(flag) (use --url, --base-port, --username, --password, --device-id, --new-password)")
             }
         }
     }
@@ -83,6 +86,10 @@ func run() async throws {
     }
     for account in try await client.balances() {
         print("\(account.name): \(formatted(account))")
+    }
+    if let newPassword = options.newPassword {
+        let ended = try await client.changePassword(current: password, new: newPassword)
+        print("password changed; \(ended) other session\(ended == 1 ? "" : "s") signed out")
     }
     try await client.signOut()
 }

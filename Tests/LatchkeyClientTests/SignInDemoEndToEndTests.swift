@@ -32,11 +32,31 @@ final class SignInDemoEndToEndTests: ClientStackTestCase {
     }
 
     /// Runs the example against the stack, types `code()` on its stdin, and returns what it printed.
-    private func runDemo(code: () async throws -> String) async throws -> String {
+    func testTheExampleChangesThePasswordAfterTheCodeItPaid() async throws {
+        let other = try client()
+        try await signInWithCode(other)
+        let earlier = Set(outbox().compactMap { $0["request_id"]?.stringValue })
+        let printed = try await runDemo(["--new-password", "a much longer passphrase"]) {
+            let message = try await self.awaitMessage {
+                $0["channel"]?.stringValue == "sms" && !earlier.contains($0["request_id"]?.stringValue ?? "")
+            }
+            return try await self.code(for: try XCTUnwrap(message["request_id"]?.stringValue))
+        }
+        XCTAssertTrue(printed.contains("password changed; 1 other session signed out"), printed)
+        await XCTAssertThrowsLatchkeyError(.unauthenticated) { _ = try await other.balances() }
+        let fresh = try client()
+        await XCTAssertThrowsLatchkeyError(.invalidCredentials) {
+            _ = try await fresh.signIn(username: "demo", password: self.demoPassword, deviceID: "after-change")
+        }
+        let signedIn = try await fresh.signIn(username: "demo", password: "a much longer passphrase", deviceID: "after-change")
+        XCTAssertNotNil(signedIn.sessionID)
+    }
+
+    private func runDemo(_ extra: [String] = [], code: () async throws -> String) async throws -> String {
         let executable = (Stack.siblingBinaryDirectory() as NSString).appendingPathComponent("SignInDemo")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--url", try baseURL.absoluteString, "--password", demoPassword, "--device-id", "demo-run"]
+        process.arguments = ["--url", try baseURL.absoluteString, "--password", demoPassword, "--device-id", "demo-run"] + extra
         let input = Pipe(), output = Pipe(), errors = Pipe()
         (process.standardInput, process.standardOutput, process.standardError) = (input, output, errors)
         try process.run()
