@@ -95,12 +95,9 @@ extension IdentityService {
         guard let user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         guard user.emailVerifiedAt == nil else { throw IdentityError.factorConflict(detail: "already_verified", "this address is verified already") }
         let now = clock.now()
-        if let latest = try store.latestEmailToken(userID: user.userID, purpose: .verify), now - latest < settings.emailResendIntervalSeconds {
-            throw IdentityError.linkTooSoon(retryAfterSeconds: settings.emailResendIntervalSeconds - (now - latest))
-        }
         let (link, record) = emailToken(.verify, userID: user.userID, email: user.email, now: now)
         try store.issueEmailTokens(
-            [record], voidingEarlier: [.verify], now: now, event: event(user.userID, "email.verification_sent", "resend", device: session.deviceID, caller, now))
+            [record], voidingEarlier: [.verify], now: now, interval: settings.emailResendIntervalSeconds, event: event(user.userID, "email.verification_sent", "resend", device: session.deviceID, caller, now))
         notices.verifyAddress(to: user.email, token: link, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
     }
 

@@ -56,9 +56,19 @@ extension IdentityStore {
 
     /// Adds a link of `purpose` and voids the user's earlier unused ones of the same purpose
     /// (a second change or a resend makes the first link useless).
-    public func issueEmailTokens(_ tokens: [EmailTokenRecord], voidingEarlier purposes: [EmailTokenPurpose], now: Int64, event: PendingEvent) throws {
-        guard let userID = tokens.first?.userID else { return }
+    /// `interval`: refused (`linkTooSoon`) when a link of the first token's purpose was issued
+    /// less than this long ago, decided in the same transaction, so parallel asks mail one link.
+    public func issueEmailTokens(
+        _ tokens: [EmailTokenRecord], voidingEarlier purposes: [EmailTokenPurpose], now: Int64, interval: Int64? = nil, event: PendingEvent
+    ) throws {
+        guard let first = tokens.first else { return }
+        let userID = first.userID
         try database.write { c in
+            if let interval, let latest = try c.queryOne(
+                "SELECT MAX(created_at) AS at FROM email_tokens WHERE user_id = ? AND purpose = ?", [.text(userID), .text(first.purpose.rawValue)]
+            )?.optionalInt("at"), now - latest < interval {
+                throw IdentityError.linkTooSoon(retryAfterSeconds: interval - (now - latest))
+            }
             for purpose in purposes {
                 _ = try c.run(
                     "UPDATE email_tokens SET used_at = ? WHERE user_id = ? AND purpose = ? AND used_at IS NULL",
@@ -66,15 +76,6 @@ extension IdentityStore {
             }
             for token in tokens { try Self.insert(token, c) }
             try Self.insert(event, c)
-        }
-    }
-
-    /// When the user's latest link of `purpose` was issued (for the resend interval).
-    public func latestEmailToken(userID: String, purpose: EmailTokenPurpose) throws -> Int64? {
-        try database.read { c in
-            try c.queryOne(
-                "SELECT MAX(created_at) AS at FROM email_tokens WHERE user_id = ? AND purpose = ?", [.text(userID), .text(purpose.rawValue)]
-            )?.optionalInt("at")
         }
     }
 
