@@ -15,7 +15,7 @@ public enum AccountsProcess {
     public static let key = ConfigOption(
         "accounts-key",
         help: "server key sealing history cursors: 64+ hex digits or 32+ bytes of text (default: generated once into <data dir>/accounts.key, mode 0600; with --database-url required, the same on every replica)")
-    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, CommonOptions.brand, key]
+    public static let options = [currency, maxAmountMinor, transferExpirySeconds, groupCommitMax, CommonOptions.brand, key, ErasureFollower.pollMilliseconds]
 
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(name: "accounts", defaultPort: 7403, arguments: arguments, environment: environment, extraOptions: options)
@@ -48,6 +48,9 @@ public enum AccountsProcess {
             store: store, verification: verification, deviceKeys: RPCDeviceKeys(client: identity), settings: settings, metrics: host.metrics)
         let sessions = SessionResolver(identity: identity)
         AccountsRoutes.register(on: host.router, service: service, sessions: sessions)
+        try ErasureFollower(service: "accounts", identity: RPCIdentityDirectory(client: identity), logger: host.logger) { erasure in
+            try service.erase(erasure)
+        }.start(on: host)
         host.addHealthCheck {
             let statistics = store.groupCommitStatistics
             return ("ledger", ["batches": .int(Int64(statistics.batches)), "writes": .int(Int64(statistics.jobs))])

@@ -66,6 +66,12 @@ public enum AccountsRoutes {
                 idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
             return ["balance": .int(balance), "currency": .string(service.settings.currency)]
         }
+        router.register(AccountsContract.payOut) { params, _ in
+            let balance = try service.payOut(
+                userID: try params.string("user_id", maxLength: 128), account: try accountName(params, "account"),
+                amountMinor: try params.int("amount"), idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
+            return ["balance": .int(balance), "currency": .string(service.settings.currency)]
+        }
         router.register(AccountsContract.audit) { _, _ in
             let breaches = try service.audit()
             return ["ok": .bool(breaches.isEmpty), "breaches": .array(breaches.map(\.json))]

@@ -4,6 +4,7 @@ import Platform
 import RPC
 import Runtime
 import Secrets
+import ServiceKit
 
 /// What the service needs from the verification service (internal forms, see protocol/internal.md).
 public protocol VerificationPort: Sendable {
@@ -301,6 +302,33 @@ public final class AccountsService: Sendable {
         case .conflict(let message): throw AccountsError.conflict(message)
         case .balanceTooLarge:
             throw AccountsError.invalidParams(field: "amount", message: "the balance would exceed \(settings.maxBalanceMinor) minor units")
+        }
+    }
+
+    public func payOut(userID: String, account: AccountName, amountMinor: Int64, idempotencyKey: String) throws -> Int64 {
+        guard (1...settings.maxBalanceMinor).contains(amountMinor) else {
+            throw AccountsError.invalidParams(field: "amount", message: "amount must be between 1 and \(settings.maxBalanceMinor) minor units")
+        }
+        let outcome = try store.payOut(NewPayOut(
+            id: SortableIDs.shared.next(prefix: "po_", randomBytes: 16), userID: userID, account: account, amountMinor: amountMinor,
+            currency: settings.currency, idempotencyKey: idempotencyKey, now: clock()))
+        switch outcome {
+        case .balance(let balance):
+            metrics?.increment("pay_outs")
+            return balance
+        case .conflict(let message): throw AccountsError.conflict(message)
+        case .insufficientFunds: throw AccountsError.insufficientFunds
+        }
+    }
+
+    /// A deleted user's part here: the accounts close, or nothing changes while money is left.
+    public func erase(_ erasure: ErasureFollower.Erasure) throws -> ErasureFollower.Outcome {
+        switch try store.closeUser(userID: erasure.userID, pseudonym: erasure.pseudonym, now: clock()) {
+        case .closed:
+            metrics?.increment("users_closed")
+            return .done
+        case .balanceNotZero(let balances):
+            return .refused(detail: "balance_not_zero", balances: .array(balances.map(\.json)))
         }
     }
 

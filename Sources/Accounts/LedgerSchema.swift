@@ -46,6 +46,7 @@ public enum LedgerSchema {
             """),
         Migration(version: 2, name: "transfer key challenges", sql: keyChallenges),
         Migration(version: 3, name: "index by code of coded transfers only", sql: codedTransfersOnly),
+        Migration(version: 4, name: "closed users", sql: closedUsers),
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -59,6 +60,17 @@ public enum LedgerSchema {
             device_id TEXT NOT NULL,
             challenge BLOB NOT NULL,
             attempts_left INTEGER NOT NULL
+        );
+        """
+
+    /// Users whose accounts were closed when they deleted their account, by a hash of the user
+    /// id: their accounts and transfers now carry `pseudonym` instead.
+    private static let closedUsers =
+        """
+        CREATE TABLE closed_users (
+            user_hash TEXT PRIMARY KEY,
+            pseudonym TEXT NOT NULL,
+            closed_at INTEGER NOT NULL
         );
         """
 

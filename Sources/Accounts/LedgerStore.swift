@@ -18,6 +18,9 @@ public protocol LedgerStore: Sendable {
     /// `whileKeyAttemptsLeft`: a device-key transfer books only while its challenge has attempts left.
     func complete(transferID: String, userID: String, now: Int64, whileKeyAttemptsLeft: Bool) throws -> CompleteOutcome
     func deposit(_ request: NewDeposit) throws -> DepositOutcome
+    // A deleted user's accounts (LedgerStore+Closing.swift).
+    func closeUser(userID: String, pseudonym: String, now: Int64) throws -> CloseOutcome
+    func payOut(_ request: NewPayOut) throws -> PayOutOutcome
     func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry]
     func audit(maxBreaches: Int) throws -> [Breach]
     // Transfers confirmed by a device key (LedgerStore+KeyChallenges.swift).
@@ -357,6 +360,7 @@ public final class SQLLedgerStore: LedgerStore, @unchecked Sendable {
                     """, [.text(try row.string("id")), .text(request.userID)])
                 return .balance(try after?.int("balance_after") ?? 0)
             }
+            guard try !Self.isClosed(c, userID: request.userID) else { return .conflict("this user's accounts are closed") }
             let external = try Self.account(c, userID: "", name: AccountName.external, currency: request.currency, now: request.now)
             let target = try Self.account(c, userID: request.userID, name: request.account.rawValue, currency: request.currency, now: request.now)
             guard target.balance <= request.maxBalanceMinor - request.amountMinor,

@@ -52,11 +52,16 @@ public enum AccountsContract {
         "accounts.deposit", .operator, retry: .withIdempotencyKey, summary: "Money from outside into a user's account (`latchkey deposit`).",
         params: [Fields.userID, Member("account", accountName), Member("amount", .integer(minimum: 1)), idempotencyKey],
         result: [Member("balance", .amount), Member("currency", .string)], errors: [.conflict])
+    public static let payOut = MethodContract(
+        "accounts.pay_out", .operator, retry: .withIdempotencyKey,
+        summary: "Money from a user's account to outside, paid by other means (`latchkey deletions settle`).",
+        params: [Fields.userID, Member("account", accountName), Member("amount", .integer(minimum: 1)), idempotencyKey],
+        result: [Member("balance", .amount), Member("currency", .string)], errors: [.conflict, .insufficientFunds])
     public static let audit = MethodContract(
         "accounts.audit", .operator, retry: .safe, summary: "Checks the ledger's invariants (`latchkey audit`).",
         result: [Fields.ok, Member("breaches", .array(.anyObject))])
 
-    static let all = [balances, transfer, confirm, history, deposit, audit]
+    static let all = [balances, transfer, confirm, history, deposit, payOut, audit]
 }
 
 /// Password reset by e-mailed link.

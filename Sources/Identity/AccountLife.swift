@@ -32,13 +32,7 @@ extension IdentityService {
         guard let user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         try settings.policy.check(newPassword, username: user.username, email: user.email)
         let now = clock.now()
-        let reservation = try reserveLoginAttempt(
-            username: user.username, user: user, deviceID: session.deviceID, deviceToken: nil, caller: caller, now: now)
-        guard verifyPassword(PasswordPolicy.normalize(currentPassword), against: user.passwordHash) else {
-            try settleFailedLogin(reservation, username: user.username, user: user, deviceID: session.deviceID, caller: caller, now: now)
-            throw IdentityError.invalidCredentials("the current password is wrong")
-        }
-        if case .untrusted(let address) = reservation { try? clientBudget.refund(address: address, now: Double(now)) }
+        try checkCurrentPassword(currentPassword, of: user, session: session, caller: caller, now: now)
         let hash = try PasswordHasher.hash(PasswordPolicy.normalize(newPassword), parameters: settings.scrypt)
         let ended = try store.changePassword(
             userID: user.userID, username: user.username, hash: hash, keep: (session.sessionID, session.deviceTokenHash), now: now,
@@ -48,6 +42,18 @@ extension IdentityService {
             ])
         notices.passwordChanged(to: user.email, device: session.deviceID, at: now, productName: settings.brand)
         return ended
+    }
+
+    /// The signed-in user's password, checked on the account's and the client's login budgets
+    /// exactly as a login without a device token is: wrong ones lock the account for logins too.
+    func checkCurrentPassword(_ password: String, of user: UserRecord, session: SessionRecord, caller: Caller, now: Int64) throws {
+        let reservation = try reserveLoginAttempt(
+            username: user.username, user: user, deviceID: session.deviceID, deviceToken: nil, caller: caller, now: now)
+        guard verifyPassword(PasswordPolicy.normalize(password), against: user.passwordHash) else {
+            try settleFailedLogin(reservation, username: user.username, user: user, deviceID: session.deviceID, caller: caller, now: now)
+            throw IdentityError.invalidCredentials("the current password is wrong")
+        }
+        if case .untrusted(let address) = reservation { try? clientBudget.refund(address: address, now: Double(now)) }
     }
 
     // MARK: Phone

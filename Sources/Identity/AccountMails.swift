@@ -189,3 +189,20 @@ extension UserNotices {
         return "\(address[address.startIndex])***\(address[at...])"
     }
 }
+
+extension UserNotices {
+    /// The last mail of a deletion, to the address the account had: nothing is left to sign in to.
+    func accountDeleted(to address: String, productName: String) {
+        send(address, "Your \(productName) account was deleted", """
+            Hello,
+
+            Your \(productName) account was deleted, as you asked from the app. Your sign-in details, \
+            devices, factors and personal data are erased; the records of past payments that the law \
+            makes us keep are held under an anonymous number, apart from anything that names you.
+
+            This is the last e-mail you will receive from us. If you did not ask for this, contact us.
+
+            \(productName)
+            """)
+    }
+}

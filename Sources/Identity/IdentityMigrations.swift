@@ -105,6 +105,7 @@ public enum IdentityMigrations {
         deviceTrustByToken,
         emailTokens,
         phoneChanges,
+        accountDeletions,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -155,6 +156,27 @@ public enum IdentityMigrations {
     /// it, SMS codes confirm no money (a SIM swap's defence).
     static let phoneChanges = Migration(version: 9, name: "phone changes", sql: """
         ALTER TABLE users ADD COLUMN phone_changed_at INTEGER;
+        """)
+
+    /// Each account deletion, kept as the saga's durable state: which service has done its part.
+    /// Once deleted, a row holds only the ids, the times and the pseudonym accounts keeps the
+    /// ledger under; the user's other rows are gone.
+    static let accountDeletions = Migration(version: 10, name: "account deletions", sql: """
+        CREATE TABLE account_deletions (
+            user_id TEXT PRIMARY KEY,
+            pseudonym TEXT NOT NULL UNIQUE,
+            email TEXT,
+            phone TEXT,
+            state TEXT NOT NULL,
+            detail TEXT,
+            balances TEXT,
+            verification_done_at INTEGER,
+            reset_done_at INTEGER,
+            mail_lease_until INTEGER,
+            requested_at INTEGER NOT NULL,
+            finished_at INTEGER
+        );
+        CREATE INDEX account_deletions_by_state ON account_deletions (state, requested_at);
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

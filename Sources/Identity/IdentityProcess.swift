@@ -20,6 +20,8 @@ public enum IdentityProcess {
         let store = IdentityStore(database: database)
         let service = try IdentityService(store: store, settings: settings, metrics: host.metrics, notices: try notices(host))
         IdentityMethods.register(on: host.router, service: service)
+        // Last mails of deletions whose sender stopped before sending them.
+        host.loop.scheduleRepeating(everyMilliseconds: 5000) { _ = host.workers.submit { service.sendLastMails() } }
         host.logger.info("identity configured", [
             "scrypt.log_n": .int(Int64(settings.scrypt.logN)), "session.lifetime_s": .int(settings.sessionLifetimeSeconds),
             "session.idle_s": .int(settings.sessionIdleSeconds), "password.breached_entries": .int(Int64(settings.policy.breached.count)),

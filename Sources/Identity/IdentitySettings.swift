@@ -63,6 +63,9 @@ public struct IdentitySettings: Sendable {
     public var phoneChangeCoolingOffSeconds: Int64 = 72 * 3600
     /// At most one verification mail per user this often.
     public var emailResendIntervalSeconds: Int64 = 60
+    /// How long `identity.delete_account` waits for accounts to close the accounts (or refuse)
+    /// before answering `closing_accounts`.
+    public var deletionWaitMilliseconds: Int64 = 3000
 
     public init() {}
 }
@@ -110,6 +113,9 @@ public enum IdentityOptions {
     public static let phoneCoolingOff = ConfigOption(
         "phone-change-cooling-off-h", default: "72",
         help: "after a phone number change, SMS codes confirm no transfer for this many hours (0-720): the device key must")
+    public static let deletionWait = ConfigOption(
+        "deletion-wait-ms", default: "3000",
+        help: "how long a deletion request waits for accounts to close the accounts before answering closing_accounts (0-8000)")
     public static let appLinkScheme = ConfigOption("app-link-scheme", default: "latchkey", help: "the app's URL scheme in mailed deep links")
 
     public static let all: [ConfigOption] = [
@@ -117,7 +123,7 @@ public enum IdentityOptions {
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
         auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, CommonOptions.brand, resetRemovesFactors,
-        emailLinkTTL, emailRevertDays, phoneCoolingOff, appLinkScheme, HTTPOptions.publicURL,
+        emailLinkTTL, emailRevertDays, phoneCoolingOff, deletionWait, appLinkScheme, HTTPOptions.publicURL,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -155,6 +161,7 @@ public enum IdentityOptions {
         settings.emailLinkSeconds = Int64(try configuration.int(emailLinkTTL, range: 300...(7 * 86_400)))
         settings.emailRevertSeconds = Int64(try configuration.int(emailRevertDays, range: 1...30)) * 86_400
         settings.phoneChangeCoolingOffSeconds = Int64(try configuration.int(phoneCoolingOff, range: 0...720)) * 3600
+        settings.deletionWaitMilliseconds = Int64(try configuration.int(deletionWait, range: 0...8000))
         let scheme = try configuration.requiredString(appLinkScheme)
         guard AccountLinks.isValidScheme(scheme) else {
             throw ConfigurationError("\(appLinkScheme.flag) must be a URL scheme: a letter, then letters, digits, '+', '-' or '.' (at most 32)")

@@ -62,7 +62,7 @@ public enum ResetProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(
             name: "reset", defaultPort: 7404, arguments: arguments, environment: environment,
-            extraOptions: ResetOptions.all + DeliveryOptions.all + SMTPOptions.all)
+            extraOptions: ResetOptions.all + DeliveryOptions.all + SMTPOptions.all + [ErasureFollower.pollMilliseconds])
         let configuration = host.configuration
         let settings = try ResetOptions.settings(configuration)
         let composer = ResetMailComposer(
@@ -96,6 +96,10 @@ public enum ResetProcess {
         mailWorkers.wake()
         host.loop.scheduleRepeating(everyMilliseconds: 500) { mailWorkers.wake() }
         service.register(on: host.router)
+        try ErasureFollower(service: "reset", identity: identity, logger: host.logger) { erasure in
+            _ = try store.eraseUser(userID: erasure.userID, email: erasure.email)
+            return .done
+        }.start(on: host)
         host.loop.scheduleRepeating(everyMilliseconds: 600_000) {
             host.workers.submit {
                 let now = WallClock.nowMilliseconds()

@@ -44,6 +44,8 @@ public protocol ResetStore: ResetJobQueue {
     /// Deletes request records from before `requestsBefore` and tokens that expired before
     /// `tokensEndedBefore` (unix milliseconds).
     func prune(requestsBefore: Int64, tokensEndedBefore: Int64) throws
+    /// A deleted user's tokens and queued mails; the per-address limits stay (keyed hashes).
+    func eraseUser(userID: String, email: String?) throws -> Int
 }
 
 /// The store on SQLite or PostgreSQL (`ResetMigrations`): `reset_tokens` (hashes only),
@@ -132,6 +134,14 @@ public final class SQLResetStore: ResetStore {
             try c.run(
                 "UPDATE reset_tokens SET superseded_at_ms = ? WHERE user_id = ? AND used_at_ms IS NULL AND superseded_at_ms IS NULL",
                 [.integer(now), .text(userID)])
+        }
+    }
+
+    public func eraseUser(userID: String, email: String?) throws -> Int {
+        try database.write { c in
+            let tokens = try c.run("DELETE FROM reset_tokens WHERE user_id = ?", [.text(userID)])
+            let jobs = try c.run("DELETE FROM reset_jobs WHERE user_id = ? OR address = ?", [.text(userID), SQLValue(email)])
+            return tokens + jobs
         }
     }
 

@@ -86,6 +86,9 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
     func dueRequestIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
     func expiredPendingIDs(nowMilliseconds: Int64, limit: Int) throws -> [String]
     func prune(before: Int64) throws
+    /// A deleted user's requests (and those to the user's number or address that name no
+    /// user), their events and queued sends, and the user's own send limit.
+    func eraseUser(userID: String, number: String?, email: String?) throws -> Int
 }
 
 /// Where requests live. `write` bodies run in one serialized transaction and roll back on throw.
@@ -239,6 +242,16 @@ struct SQLTransaction: VerificationTransaction {
             "DELETE FROM request_events WHERE request_id IN (SELECT id FROM requests WHERE status <> 'pending' AND created_at <= ?)",
             [.integer(before)])
         try connection.run("DELETE FROM requests WHERE status <> 'pending' AND created_at <= ?", [.integer(before)])
+    }
+
+    func eraseUser(userID: String, number: String?, email: String?) throws -> Int {
+        let mine = "SELECT id FROM requests WHERE user_id = ? OR (user_id IS NULL AND (number = ? OR email = ?))"
+        let values: [SQLValue] = [.text(userID), SQLValue(number), SQLValue(email)]
+        try connection.run("DELETE FROM deliveries WHERE request_id IN (\(mine))", values)
+        try connection.run("DELETE FROM request_events WHERE request_id IN (\(mine))", values)
+        let erased = try connection.run("DELETE FROM requests WHERE id IN (\(mine))", values)
+        try connection.run("DELETE FROM send_log WHERE key = ?", [.text("user:\(userID)")])
+        return erased
     }
 
     private static func values(_ r: StoredRequest) -> [SQLValue] {

@@ -10,7 +10,7 @@ public enum VerificationProcess {
     public static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let host = try ServiceHost(
             name: "verification", defaultPort: 7402, arguments: arguments, environment: environment,
-            extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options + SMTPOptions.all)
+            extraOptions: VerificationOptions.all + DeliveryOptions.all + ProviderFactory.options + SMTPOptions.all + [ErasureFollower.pollMilliseconds])
         let configuration = host.configuration
         var settings = try VerificationSettings(replicaID: host.replicaID, configuration: configuration)
         // SQLite: replicas may share a volume (`docker compose --scale`), so each keeps its own
@@ -29,6 +29,7 @@ public enum VerificationProcess {
         let service = VerificationService(settings: settings, store: store, providers: providers, key: key, metrics: host.metrics)
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         VerificationMethods(service: service, identity: identity).register(on: host.router)
+        try ErasureFollower(service: "verification", identity: identity, logger: host.logger) { erasure in try service.erase(erasure) }.start(on: host)
         // The gateway pins a request to the replica its id names only when ids name one.
         let requestIDs: JSON = settings.requestIDsNameReplica ? "name_replica" : "any_replica"
         host.addHealthCheck { ("request_ids", requestIDs) }

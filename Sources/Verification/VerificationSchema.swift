@@ -73,6 +73,7 @@ public enum VerificationSchema {
         pendingOnlyIndexes,
         keyedDeliveries,
         purposeSlots,
+        keyedDestinationLimits,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -158,6 +159,13 @@ public enum VerificationSchema {
         DROP TABLE deliveries;
         ALTER TABLE deliveries_keyed RENAME TO deliveries;
         CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'queued';
+        """)
+
+    /// A number's or an address's send limit is kept under a keyed hash of it, never the
+    /// number itself, so the limits outlive a deleted user without naming anyone. The windows
+    /// counted under the old keys (at most a day of sends) start again once.
+    static let keyedDestinationLimits = Migration(version: 9, name: "destination limits under keyed hashes", sql: """
+        DELETE FROM send_log WHERE key LIKE 'number:%' OR key LIKE 'email:%' OR key LIKE 'proof:%';
         """)
 
     /// The one-live-code rule keys a request by its purpose too (`StoredRequest.liveKey`): the

@@ -5,6 +5,7 @@ import LineProtocol
 import Platform
 import Runtime
 import Secrets
+import ServiceKit
 
 /// Wall time in Unix milliseconds; tests inject a clock they move by hand.
 public protocol VerificationClock: Sendable {
@@ -253,9 +254,10 @@ public final class VerificationService: Sendable {
     /// Proof codes count against the number's own proof budget, apart from the owner's; both
     /// answer scope `number`, so a refusal says nothing about who else uses the number.
     private func limitKeys(destination: String, purpose: Purpose, userID: String?, client: String?) -> [(String, [SendLimit], String)] {
+        let keyed = limitKey(destination: destination)
         var keys: [(String, [SendLimit], String)] = purpose == .phoneProof
-            ? [("proof:" + destination, settings.perProofNumber, "number")]
-            : [(destination, settings.perNumber, "number")]
+            ? [("proof:" + keyed, settings.perProofNumber, "number")]
+            : [(keyed, settings.perNumber, "number")]
         if let userID { keys.append(("user:\(userID)", settings.perUser, "user")) }
         if let client { keys.append(("client:\(client)", settings.perClient, "client")) }
         keys.append(("global", settings.global, "global"))
@@ -505,6 +507,21 @@ public final class VerificationService: Sendable {
     }
 
     // MARK: Hashes
+
+    /// The send-limit key of a number or an address: a keyed hash (128 bits), so the limits
+    /// name nobody, and outlive a deleted user who owned the number.
+    func limitKey(destination: String) -> String {
+        "dest:" + Hex.encode(Array(key.authenticate(Array("limit\u{0}\(destination)".utf8)).prefix(16)))
+    }
+
+    /// A deleted user's part here: requests, their events and queued sends, the user's limit.
+    /// The number's and the address's limits stay, under their keyed hashes.
+    public func erase(_ erasure: ErasureFollower.Erasure) throws -> ErasureFollower.Outcome {
+        let erased = try store.write { tx in try tx.eraseUser(userID: erasure.userID, number: erasure.phone, email: erasure.email) }
+        metrics?.increment("users_erased")
+        metrics?.increment("requests_erased", by: Int64(erased))
+        return .done
+    }
 
     func codeHash(requestID: String, code: String) -> [UInt8] {
         key.authenticate(Array("code\u{0}\(requestID)\u{0}\(code)".utf8))

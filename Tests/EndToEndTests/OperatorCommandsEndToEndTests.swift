@@ -290,7 +290,7 @@ private struct DeviceKey {
 }
 
 /// One run of the real `latchkey` binary, stdout and stderr captured apart in files.
-private final class OperatorRun {
+final class OperatorRun {
     struct Result {
         let status: Int32
         let stdout: String

@@ -41,19 +41,23 @@ class SendWindowTests: VerificationTestCase {
         XCTAssertGreaterThan(refusals, 50)
     }
 
-    func testSendsRecordedBeforeTheMigrationStillCount() throws {
+    /// Sends recorded before the numbering still count under the keys that are kept (`global`);
+    /// a number's own window, once kept under the number in clear, starts again under its
+    /// keyed hash, and no number stays in the table.
+    func testSendsRecordedBeforeTheMigrationsStillCountUnderTheKeysKept() throws {
         let before = try databases.open(
             "verification", sqlite: Array(VerificationSchema.sqlite.prefix(3)), postgres: Array(VerificationSchema.postgres.prefix(3)))
         let start = ManualClock().nowMilliseconds()
         try before.write { c in
-            // Two sends to the number 200 s and 100 s ago, inserted out of time order.
-            for (key, at) in [("number:+15555550100", start - 100_000), ("number:+15555550100", start - 200_000), ("global", start - 100_000)] {
+            // Two sends 200 s and 100 s ago, inserted out of time order.
+            for (key, at) in [("global", start - 100_000), ("number:+15555550100", start - 200_000), ("global", start - 200_000)] {
                 try c.run("INSERT INTO sends (key, at) VALUES (?, ?)", [.text(key), .integer(at)])
             }
         }
-        let harness = try makeHarness { $0.perNumber = [SendLimit(count: 2, windowSeconds: 600)] }
+        let harness = try makeHarness { $0.global = [SendLimit(count: 2, windowSeconds: 600)] }
         XCTAssertEqual(try harness.database.schemaVersion(), VerificationSchema.sqlite.count)
-        XCTAssertVerificationError(.rateLimited(retryAfterSeconds: 400, scope: "number"), try harness.start())
+        XCTAssertEqual(try harness.database.read { c in try c.query("SELECT key FROM send_log WHERE key LIKE 'number:%'", []).count }, 0)
+        XCTAssertVerificationError(.rateLimited(retryAfterSeconds: 400, scope: "global"), try harness.start())
         harness.clock.advance(seconds: 400)
         _ = try harness.start()
     }

@@ -3,9 +3,10 @@ import LineProtocol
 import Platform
 import ServiceKit
 
-/// `latchkey deposit | unlock | sessions | revoke-session | keys | revoke-key | activity`: what an
-/// operator does to one user, through the services' internal methods (`OperatorConnection`).
-/// Every change is recorded in the user's audit trail as an `operator.*` event. Output is a
+/// `latchkey deposit | unlock | sessions | revoke-session | keys | revoke-key | activity |
+/// deletions | settle-deletion`: what an operator does to one user, through the services'
+/// internal methods (`OperatorConnection`). Every change to a user who still exists is recorded
+/// in the user's audit trail as an `operator.*` event. Output is a
 /// table, or with `--json` the answer as one JSON line.
 enum OperatorCommands {
     static let json = ConfigOption("json", default: "false", help: "print the answer as one JSON line instead of a table")
@@ -28,6 +29,8 @@ enum OperatorCommands {
         "keys": Command(synopsis: "keys USERNAME", flags: [], positional: 1...1, body: UserCommands.keys),
         "revoke-key": Command(synopsis: "revoke-key USERNAME KEY_ID", flags: [], positional: 2...2, body: UserCommands.revokeKey),
         "activity": Command(synopsis: "activity USERNAME [--limit N]", flags: [limit], positional: 1...1, body: UserCommands.activity),
+        "deletions": Command(synopsis: "deletions [USER_ID]", flags: [], positional: 0...1, body: DeletionCommands.list),
+        "settle-deletion": Command(synopsis: "settle-deletion USER_ID", flags: [], positional: 1...1, body: DeletionCommands.settle),
     ]
 
     /// The command's own flags (command line only), then where the services are (also from the environment).

@@ -22,6 +22,8 @@ enum ToolUsage {
           keys USERNAME                     the user's device keys
           revoke-key USERNAME KEY_ID
           activity USERNAME [--limit N]     the user's audit events, newest first
+          deletions [USER_ID]               account deletions not finished (blocked: money left)
+          settle-deletion USER_ID           pay a blocked deletion's balances out, then let it go on
 
         a stack moved with `up --base-port P`: give call, bench and the operator commands --base-port P too,
         or export LATCHKEY_BASE_PORT=P once for all of them (an explicit address still wins)

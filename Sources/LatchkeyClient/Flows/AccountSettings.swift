@@ -32,4 +32,17 @@ extension LatchkeyClient {
     /// this one too, has ended.
     @discardableResult
     public func revertEmailChange(token: String) async throws -> String { try await send(Identity.RevertEmailChange(token: token)).email }
+
+    /// Needs a recent step-up and the password. Deletes the account and what every service
+    /// holds about the user, and forgets the session here. Throws
+    /// `.conflict(field: nil, detail: "balance_not_zero", status: nil)` while money is left: the
+    /// account stays until support has paid it out. Returns false when accounts had not decided
+    /// yet (the deletion goes on by itself; signing in again shows whether it is done).
+    @discardableResult
+    public func deleteAccount(password: String) async throws -> Bool {
+        let state = try await send(Identity.DeleteAccount(password: password)).state
+        guard state != "closing_accounts" else { return false }
+        try? store.saveSession(nil)
+        return true
+    }
 }

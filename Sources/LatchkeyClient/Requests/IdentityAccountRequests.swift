@@ -15,6 +15,21 @@ extension LatchkeyClient.Identity {
         }
     }
 
+    public struct DeleteAccount: LatchkeyRequest, WireKeyed {
+        public static let method = "identity.delete_account", session = SessionUse.required, retry = RetryClass.never
+        public var password: String
+        public init(password: String) { self.password = password }
+        enum CodingKeys: String, CodingKey, CaseIterable { case password }
+
+        public struct Response: Codable, Sendable, Equatable, WireKeyed {
+            public let ok: Bool
+            /// `closing_accounts`, `erasing`, `mailing` or `deleted`: all but the first mean the
+            /// account is gone already; the first that accounts is still deciding.
+            public let state: String
+            enum CodingKeys: String, CodingKey, CaseIterable { case ok, state }
+        }
+    }
+
     public struct ChangePhone: LatchkeyRequest, WireKeyed {
         public static let method = "identity.change_phone", session = SessionUse.required, retry = RetryClass.never
         public var phone: String
