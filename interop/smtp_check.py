@@ -111,6 +111,7 @@ ACCOUNT_MAILS = {
     "Your Latchkey password was changed": ("password", "nina@example.com", None),
     "Confirm your new Latchkey e-mail address": ("confirm", "nina@example.org", "email-change/confirm"),
     "Latchkey: your e-mail address is being changed": ("revert", "nina@example.com", "email-change/revert"),
+    "Your Latchkey account was deleted": ("deleted", "nina@example.com", None),
 }
 
 

@@ -47,7 +47,7 @@ public enum AccountDeletionContract {
     public static let operatorResumeDeletion = MethodContract(
         "identity.operator_resume_deletion", .operator, retry: .safe,
         summary: "Asks accounts again about a blocked deletion (after its money was paid out).",
-        params: [Fields.userID], result: [Fields.ok, state], errors: [.notFound, .conflict])
+        params: [Fields.userID], result: [Fields.ok, state], errors: [.notFound])
 
     static let all = [deleteAccount, erasuresDue, erasureDone, operatorDeletions, operatorDeletion, operatorResumeDeletion]
 }

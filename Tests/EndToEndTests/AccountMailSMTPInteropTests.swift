@@ -7,7 +7,7 @@ import XCTest
 
 /// The account's mails through a real SMTP server (`interop/smtp_server.py`, STARTTLS with
 /// AUTH), sent by the real identity executable on the whole stack: registration's link, the
-/// password change's notice, an e-mail change's two mails, and the restored address's. Skipped
+/// password change's notice, an e-mail change's two mails, and the deletion's last mail. Skipped
 /// unless `LATCHKEY_SMTP_INTEROP=1`; `interop/smtp_check.py` runs it and then parses each mail
 /// with Python's `email` package.
 final class AccountMailSMTPInteropTests: StackTestCase {
@@ -20,6 +20,7 @@ final class AccountMailSMTPInteropTests: StackTestCase {
             let port = info["ports"]?["starttls"]?.intValue, let user = info["user"]?.stringValue, let password = info["password"]?.stringValue,
             let caFile = info["ca_file"]?.stringValue
         else { return }
+        options.environment["LATCHKEY_ERASURE_POLL_MS"] = "20"
         let escaped = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password
         options.serviceEnvironment["identity"] = [
             "LATCHKEY_DELIVERY": "smtp", "LATCHKEY_SMTP_URL": "smtp://\(user):\(escaped)@localhost:\(port)?starttls=required",
@@ -49,8 +50,10 @@ final class AccountMailSMTPInteropTests: StackTestCase {
             "session": session, "current_password": .string(Self.password), "new_password": "a much longer passphrase",
         ])
         _ = try gateway.result("identity.change_email", ["session": session, "email": "nina@example.org"])
-        // Registration's link, the password notice, the new address's link, the old address's notice.
-        XCTAssertTrue(eventually(timeoutSeconds: 30) { received().count >= before + 4 }, "mails received: \(received().count - before)")
+        _ = try gateway.result("identity.delete_account", ["session": session, "password": "a much longer passphrase"])
+        // Registration's link, the password notice, the new address's link, the old address's
+        // notice, the deletion's last mail.
+        XCTAssertTrue(eventually(timeoutSeconds: 30) { received().count >= before + 5 }, "mails received: \(received().count - before)")
         XCTAssertTrue(outbox().isEmpty, "SMTP delivery must not write the outbox")
     }
 }

@@ -23,7 +23,7 @@ enum DeletionCommands {
         let connection = invocation.connection
         let deletion = try connection.result("identity.operator_deletion", ["user_id": .string(userID)])["deletion"] ?? .null
         guard deletion["state"]?.stringValue == "blocked" else {
-            throw ConfigurationError("this deletion is \(deletion["state"]?.stringValue ?? "unknown"), not blocked: nothing to settle")
+            throw NothingToSettle(state: deletion["state"]?.stringValue ?? "unknown")
         }
         var paid: [JSON] = []
         for balance in deletion["balances"]?.arrayValue ?? [] {
@@ -55,4 +55,10 @@ enum DeletionCommands {
         }
         return table.text
     }
+}
+
+/// `settle-deletion` of a deletion that money does not block (exit 1, like an error answer).
+struct NothingToSettle: Error, CustomStringConvertible {
+    let state: String
+    var description: String { "this deletion is \(state), not blocked: nothing to settle" }
 }
