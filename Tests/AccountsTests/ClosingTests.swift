@@ -10,7 +10,7 @@ import XCTest
 
 /// A deleted user's accounts: closed only when empty, the ledger kept whole under a pseudonym,
 /// no money in or out afterwards; the pay-out that settles a blocked deletion.
-final class ClosingTests: AccountsTestCase {
+class ClosingTests: AccountsTestCase {
     private func erase(_ user: String, as pseudonym: String = "del_one") throws -> ErasureFollower.Outcome {
         try service.erase(ErasureFollower.Erasure(userID: user, pseudonym: pseudonym, email: nil, phone: nil))
     }
@@ -83,4 +83,10 @@ final class ClosingTests: AccountsTestCase {
         XCTAssertEqual(outcomes.counts, ["done": 20])
         XCTAssertEqual(try store.database.read { c in try c.query("SELECT pseudonym FROM closed_users ORDER BY pseudonym", []).map { try $0.string("pseudonym") } }, ["del_u1", "del_u2"])
     }
+}
+
+final class ClosingOnPostgresTests: ClosingTests {
+    override class var backend: TestBackend { .postgres }
+
+    func testRunsOnPostgres() { XCTAssertEqual(store.database.dialect, .postgres) }
 }

@@ -8,7 +8,7 @@ import XCTest
 
 /// A deleted user's part in verification: the requests that name the user go, with their events
 /// and queued sends; the number's limits stay, under a keyed hash that names nobody.
-final class ErasureTests: VerificationTestCase {
+class ErasureTests: VerificationTestCase {
     private func rows(_ harness: Harness, _ sql: String) throws -> [String] {
         try harness.database.read { c in try c.query(sql, []).map { row in try row.string("v") } }
     }

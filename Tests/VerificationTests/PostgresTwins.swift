@@ -64,3 +64,8 @@ final class LiveCodeSlotOnPostgresTests: LiveCodeSlotTests {
     override class var backend: TestBackend { .postgres }
     func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
 }
+
+final class ErasureOnPostgresTests: ErasureTests {
+    override class var backend: TestBackend { .postgres }
+    func testRunsOnPostgres() throws { XCTAssertEqual(try openDatabase().dialect, .postgres) }
+}
