@@ -6,13 +6,11 @@ differ from run to run). Usage: guide_sessions.py BIN_DIR"""
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+from latchkey_up import latchkey_up
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,14 +40,7 @@ def main():
     pairs = sessions(guide)
     if len(pairs) < 5:
         sys.exit(f"guide sessions: found only {len(pairs)} nc sessions in compose/README.md")
-    work = Path(tempfile.mkdtemp(prefix="latchkey-guide-"))
-    up = subprocess.Popen([str(bin_dir / "latchkey"), "up", "--data-dir", str(work / ".latchkey")], cwd=work,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        deadline = time.time() + 30
-        for line in up.stdout:
-            if line.startswith("Try:") or time.time() > deadline:
-                break
+    with latchkey_up(bin_dir, prefix="latchkey-guide-") as work:
         failures = 0
         for command, expected in pairs:
             output = subprocess.run(["bash", "-c", command], cwd=work, capture_output=True, text=True, timeout=20).stdout
@@ -63,10 +54,6 @@ def main():
         if failures:
             sys.exit(1)
         print(f"guide sessions: {len(pairs)} nc sessions of compose/README.md answer as written")
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,9 @@ public enum AccountsRoutes {
                 amountMinor: try params.int("amount"), idempotencyKey: try idempotencyKey(params, maxBytes: service.settings.maxIdempotencyKeyBytes))
             return ["balance": .int(balance), "currency": .string(service.settings.currency)]
         }
+        router.register(DataExportContract.accountsPart) { params, _ in
+            try service.exportPart(userID: try params.string("user_id", maxLength: 128))
+        }
         router.register(AccountsContract.audit) { _, _ in
             let breaches = try service.audit()
             return ["ok": .bool(breaches.isEmpty), "breaches": .array(breaches.map(\.json))]

@@ -321,6 +321,18 @@ public final class AccountsService: Sendable {
         }
     }
 
+    /// The most transfers and ledger entries an export holds.
+    static let exportLimit = 100_000
+
+    /// The user's part of `identity.export`: balances, every transfer and every ledger entry.
+    public func exportPart(userID: String) throws -> JSON {
+        [
+            "balances": .array(try store.balances(userID: userID).map(\.json)),
+            "transfers": .array(try store.transfersForExport(userID: userID, limit: Self.exportLimit)),
+            "entries": .array(try store.history(userID: userID, limit: Self.exportLimit, beforeLedgerID: nil).map(\.json)),
+        ]
+    }
+
     /// A deleted user's part here: the accounts close, or nothing changes while money is left.
     public func erase(_ erasure: ErasureFollower.Erasure) throws -> ErasureFollower.Outcome {
         switch try store.closeUser(userID: erasure.userID, pseudonym: erasure.pseudonym, now: clock()) {

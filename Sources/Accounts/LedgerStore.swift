@@ -21,6 +21,7 @@ public protocol LedgerStore: Sendable {
     // A deleted user's accounts (LedgerStore+Closing.swift).
     func closeUser(userID: String, pseudonym: String, now: Int64) throws -> CloseOutcome
     func payOut(_ request: NewPayOut) throws -> PayOutOutcome
+    func transfersForExport(userID: String, limit: Int) throws -> [JSON]
     func history(userID: String, limit: Int, beforeLedgerID: Int64?) throws -> [HistoryEntry]
     func audit(maxBreaches: Int) throws -> [Breach]
     // Transfers confirmed by a device key (LedgerStore+KeyChallenges.swift).

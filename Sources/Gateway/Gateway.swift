@@ -1,3 +1,4 @@
+import Contract
 import FoundationEssentials
 import LineProtocol
 import Platform
@@ -161,6 +162,8 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             case .success(let info):
                 if let refusal = info.refusal(for: policy.access, nowSeconds: WallClock.nowSeconds()) {
                     finish.fail(refusal)
+                } else if request.method == DataExportContract.export.name {
+                    composeExport(request, userID: info.userID, services: loopRoutes.services, context: context, finish: finish)
                 } else {
                     forward(request, policy: policy, pool: route.pool, members: members, token: token, context: context, finish: finish)
                 }
@@ -177,7 +180,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
 
     /// What every answer of one request goes through on its way to the door: metrics, then the
     /// access log. A value, so a request answered at once (a ping, a refusal) allocates no closure.
-    private struct Finisher: Sendable {
+    struct Finisher: Sendable {
         let started: Int64
         let route: MethodRoute
         let requestID: RequestID

@@ -48,11 +48,15 @@ final class MethodRoute: Sendable {
         let pong = RawJSON(["pong": true])
         /// Identity as this loop reaches it, for session checks.
         let identity: PoolOnLoop?
+        /// Every service as this loop reaches it, for the calls the gateway makes itself (an
+        /// export's parts).
+        let services: [String: PoolOnLoop]
 
         /// The routes of the loops of `LoopLocal` part `part` of `parts`.
         init(pools shared: [String: ServicePool], loopPart part: Int, of parts: Int, limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
             let pools = shared.mapValues { PoolOnLoop(pool: $0, loopPart: part, of: parts) }
             identity = pools["identity"]
+            services = pools
             routes = PolicyTable.methods.reduce(into: MethodTable<MethodRoute>()) { routes, entry in
                 routes.insert(
                     MethodRoute(name: entry.key, policy: entry.value, pools: pools, limiter: limiter, metrics: metrics, accessLog: accessLog),

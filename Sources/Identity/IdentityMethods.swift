@@ -14,7 +14,7 @@ public enum IdentityMethods {
     public static func register(on router: Router, service: IdentityService) {
         registerAccount(router, service)
         IdentityAccountMethods.register(router, service)
-        IdentityDeletionMethods.register(router, service)
+        IdentityDataRightsMethods.register(router, service)
         registerSessions(router, service)
         registerKeys(router, service)
         registerFactors(router, service)

@@ -103,6 +103,9 @@ public final class ResetService: Sendable {
             try request(email: params.string("email", maxLength: 1024), context: context)
             return ["ok": true]
         }
+        router.register(DataExportContract.resetPart) { [store] params, _ in
+            ["links": .array(try store.linksForExport(userID: try params.string("user_id", maxLength: 128)))]
+        }
         router.register(ResetContract.validate) { [self] params, _ in
             let expiresAt = try validate(token: params.string("token", maxLength: 256))
             return ["valid": true, "expires_at": .int(expiresAt)]

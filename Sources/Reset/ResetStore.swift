@@ -1,3 +1,4 @@
+import LineProtocol
 import Storage
 
 /// A live reset token as the store knows it: never the token itself, only what its hash maps to.
@@ -46,6 +47,8 @@ public protocol ResetStore: ResetJobQueue {
     func prune(requestsBefore: Int64, tokensEndedBefore: Int64) throws
     /// A deleted user's tokens and queued mails; the per-address limits stay (keyed hashes).
     func eraseUser(userID: String, email: String?) throws -> Int
+    /// The user's reset links for the data export (times only; never a token or its hash).
+    func linksForExport(userID: String) throws -> [JSON]
 }
 
 /// The store on SQLite or PostgreSQL (`ResetMigrations`): `reset_tokens` (hashes only),
@@ -134,6 +137,22 @@ public final class SQLResetStore: ResetStore {
             try c.run(
                 "UPDATE reset_tokens SET superseded_at_ms = ? WHERE user_id = ? AND used_at_ms IS NULL AND superseded_at_ms IS NULL",
                 [.integer(now), .text(userID)])
+        }
+    }
+
+    public func linksForExport(userID: String) throws -> [JSON] {
+        try database.read { c in
+            try c.query("""
+                SELECT created_at_ms, expires_at_ms, used_at_ms, superseded_at_ms FROM reset_tokens WHERE user_id = ?
+                ORDER BY created_at_ms DESC LIMIT 10000
+                """, [.text(userID)]
+            ).map { row -> JSON in
+                [
+                    "created_at": .int(try row.int("created_at_ms") / 1000), "expires_at": .int(try row.int("expires_at_ms") / 1000),
+                    "used_at": try row.optionalInt("used_at_ms").map { .int($0 / 1000) } ?? .null,
+                    "superseded_at": try row.optionalInt("superseded_at_ms").map { .int($0 / 1000) } ?? .null,
+                ]
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Delivery
+import LineProtocol
 import Storage
 
 /// One verification request as stored. Times are Unix milliseconds on the service's clock.
@@ -89,6 +90,9 @@ public protocol VerificationTransaction: DeliveryQueueTransaction {
     /// A deleted user's requests (and those to the user's number or address that name no
     /// user), their events and queued sends, and the user's own send limit.
     func eraseUser(userID: String, number: String?, email: String?) throws -> Int
+    /// The user's requests for the user's data export, newest first, each with its events;
+    /// never a code or a hash. Times in Unix seconds, as everywhere in the export.
+    func requestsForExport(userID: String, limit: Int) throws -> [JSON]
 }
 
 /// Where requests live. `write` bodies run in one serialized transaction and roll back on throw.
@@ -242,6 +246,31 @@ struct SQLTransaction: VerificationTransaction {
             "DELETE FROM request_events WHERE request_id IN (SELECT id FROM requests WHERE status <> 'pending' AND created_at <= ?)",
             [.integer(before)])
         try connection.run("DELETE FROM requests WHERE status <> 'pending' AND created_at <= ?", [.integer(before)])
+    }
+
+    func requestsForExport(userID: String, limit: Int) throws -> [JSON] {
+        try connection.query("""
+            SELECT id, number, email, purpose, workflow, status, code_channel, failures, created_at, finished_at FROM requests
+            WHERE user_id = ? ORDER BY created_at DESC LIMIT ?
+            """, [.text(userID), SQLValue(limit)]
+        ).map { row -> JSON in
+            let id = try row.string("id")
+            let events = try self.events(requestID: id).map { event -> JSON in
+                [
+                    "at": .int(event.at / 1000), "kind": .string(event.kind), "channel": event.channel.map(JSON.string) ?? .null,
+                    "detail": event.detail.map(JSON.string) ?? .null,
+                ]
+            }
+            return [
+                "request_id": .string(id), "number": try row.optionalString("number").map(JSON.string) ?? .null,
+                "email": try row.optionalString("email").map(JSON.string) ?? .null, "purpose": .string(try row.string("purpose")),
+                "workflow": .string(try row.string("workflow")), "status": .string(try row.string("status")),
+                "channel": try row.optionalString("code_channel").map(JSON.string) ?? .null, "failures": .int(try row.int("failures")),
+                "created_at": .int(try row.int("created_at") / 1000),
+                "finished_at": try row.optionalInt("finished_at").map { .int($0 / 1000) } ?? .null,
+                "events": .array(events),
+            ]
+        }
     }
 
     func eraseUser(userID: String, number: String?, email: String?) throws -> Int {

@@ -21,6 +21,9 @@ public struct VerificationMethods: Sendable {
         router.register(VerificationContract.cancel) { params, context in try await cancel(params, context) }
         router.register(VerificationContract.next) { params, context in try await next(params, context) }
         router.register(VerificationContract.statusOf) { params, context in try status(params, context) }
+        router.register(DataExportContract.verificationPart) { [service] params, _ in
+            ["requests": .array(try service.requestsForExport(userID: try params.string("user_id", maxLength: 128)))]
+        }
     }
 
     func start(_ params: Params, _ context: CallContext) async throws -> JSON {

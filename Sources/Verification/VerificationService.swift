@@ -514,6 +514,12 @@ public final class VerificationService: Sendable {
         "dest:" + Hex.encode(Array(key.authenticate(Array("limit\u{0}\(destination)".utf8)).prefix(16)))
     }
 
+    /// The user's requests for `identity.export` (at most 10,000, newest first): the numbers and
+    /// addresses codes went to, the purposes, the outcomes, the delivery events; never a code.
+    public func requestsForExport(userID: String) throws -> [JSON] {
+        try store.read { tx in try tx.requestsForExport(userID: userID, limit: 10_000) }
+    }
+
     /// A deleted user's part here: requests, their events and queued sends, the user's limit.
     /// The number's and the address's limits stay, under their keyed hashes.
     public func erase(_ erasure: ErasureFollower.Erasure) throws -> ErasureFollower.Outcome {

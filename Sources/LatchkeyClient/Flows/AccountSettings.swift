@@ -45,4 +45,8 @@ extension LatchkeyClient {
         try? store.saveSession(nil)
         return true
     }
+
+    /// Needs a recent step-up. Everything every service holds about the user, as one document
+    /// (`protocol/export.schema.json`), for a "Download my data" button.
+    public func exportData() async throws -> Identity.Export.Response { try await send(Identity.Export()) }
 }

@@ -30,6 +30,27 @@ extension LatchkeyClient.Identity {
         }
     }
 
+    /// The user's copy of their data: `protocol/export.schema.json` says every member.
+    public struct Export: LatchkeyRequest, WireKeyed {
+        public static let method = "identity.export", session = SessionUse.required, retry = RetryClass.safe
+        public init() {}
+        enum CodingKeys: CodingKey, CaseIterable {}
+
+        public struct Response: Codable, Sendable, Equatable, WireKeyed {
+            public let format: Int
+            public let exportedAt: Int
+            public let userID: String
+            public let profile, factors: JSONValue
+            public let sessions, devices, emailLinks, activity: [JSONValue]
+            /// Each other service's part, under its name (always there through the gateway).
+            public let accounts, verification, reset: JSONValue?
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case format, exportedAt = "exported_at", userID = "user_id", profile, factors, sessions, devices, emailLinks = "email_links",
+                    activity, accounts, verification, reset
+            }
+        }
+    }
+
     public struct ChangePhone: LatchkeyRequest, WireKeyed {
         public static let method = "identity.change_phone", session = SessionUse.required, retry = RetryClass.never
         public var phone: String

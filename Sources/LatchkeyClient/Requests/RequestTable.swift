@@ -9,7 +9,7 @@ extension LatchkeyClient {
         Identity.TotpEnroll.self, Identity.TotpActivate.self, Identity.TotpVerify.self, Identity.TotpRemove.self,
         Identity.RecoveryCodes.self, Identity.RecoveryVerify.self, Identity.ChangePassword.self, Identity.ChangePhone.self, Identity.VerifyEmail.self,
         Identity.ResendVerification.self, Identity.ChangeEmail.self, Identity.ConfirmEmailChange.self, Identity.RevertEmailChange.self,
-        Identity.DeleteAccount.self,
+        Identity.DeleteAccount.self, Identity.Export.self,
         Verification.Ping.self, Verification.Start.self, Verification.Check.self, Verification.Cancel.self, Verification.Next.self,
         Accounts.Ping.self, Accounts.Balances.self, Accounts.Transfer.self, Accounts.Confirm.self, Accounts.History.self,
         Reset.Ping.self, Reset.Request.self, Reset.Validate.self, Reset.Complete.self,

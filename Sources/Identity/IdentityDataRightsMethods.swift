@@ -2,8 +2,9 @@ import Contract
 import LineProtocol
 import RPC
 
-/// Account deletion's methods: the user's request, the followers' reports, the operator's look.
-enum IdentityDeletionMethods {
+/// The user's rights over their data: the copy (`identity.export`, identity's part) and the
+/// deletion (the user's request, the followers' reports, the operator's look).
+enum IdentityDataRightsMethods {
     static func register(_ router: Router, _ service: IdentityService) {
         router.register(AccountDeletionContract.deleteAccount) { params, context in
             let recorded = try service.requestDeletion(
@@ -18,6 +19,9 @@ enum IdentityDeletionMethods {
                     extra: ["detail": .string(record.detail ?? "balance_not_zero"), "balances": record.balances ?? .array([])])
             }
             return ["ok": true, "state": .string(record.state.rawValue)]
+        }
+        router.register(DataExportContract.export) { params, _ in
+            try service.exportData(token: try params.string("session", maxLength: IdentityMethods.tokenMaxBytes))
         }
         router.register(AccountDeletionContract.erasuresDue) { params, _ in
             let due = try service.erasuresDue(service: try params.string("service", maxLength: 32), limit: Int(try params.optionalInt("limit", range: 1...100) ?? 16))
