@@ -23,9 +23,12 @@ public enum IdentityContract {
     static let sitekey = Member(
         "sitekey", .nullable(.string(maxBytes: 21_852, pattern: "^iVBORw[A-Za-z0-9_-]{2}([A-Za-z0-9_-]{4})*$")), .optional)
 
+    /// The language of the account's mails (English when not given).
+    static let locale = Member("locale", .string(values: ["en", "fr", "ru"]), .optional)
+
     public static let register = MethodContract(
         "identity.register", .open, group: .auth, retry: .neverSent, summary: "Creates a user.",
-        params: [Fields.newUsername, Fields.password, Fields.email, Fields.phone], result: [Fields.userID],
+        params: [Fields.newUsername, Fields.password, Fields.email, Fields.phone, locale], result: [Fields.userID],
         errors: [.weakPassword, .conflict])
     public static let login = MethodContract(
         "identity.login", .open, group: .auth, retry: .neverSent,
@@ -34,10 +37,11 @@ public enum IdentityContract {
         result: loginResult, errors: [.invalidCredentials, .locked])
     public static let preferences = MethodContract(
         "identity.preferences", .session, retry: .neverSent, summary: "Reads the user's preferences and changes those given.",
-        params: [Fields.session, Member("sms_verification", .boolean, .optional), sitekey],
+        params: [Fields.session, Member("sms_verification", .boolean, .optional), sitekey, locale],
         result: [
             Member("sms_verification", .boolean), Member("sitekey", .nullable(.string)), Member("factors", Fields.factorNames),
             Member("recovery_codes_left", .integer(minimum: 0)), Member("email", .string), Member("email_verified", .boolean),
+            Member("locale", .string(values: ["en", "fr", "ru"])),
         ],
         errors: [.unauthenticated, .stepUpRequired])
     public static let activity = MethodContract(

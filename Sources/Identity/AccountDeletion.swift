@@ -18,7 +18,7 @@ extension IdentityService {
         let now = clock.now()
         try checkCurrentPassword(password, of: user, session: session, caller: caller, now: now)
         let record = DeletionRecord(
-            userID: user.userID, pseudonym: Self.newID("del_"), email: user.email, phone: user.phone, state: .closingAccounts,
+            userID: user.userID, pseudonym: Self.newID("del_"), email: user.email, phone: user.phone, locale: user.locale, state: .closingAccounts,
             detail: nil, balances: nil, verificationDone: false, resetDone: false, requestedAt: now, finishedAt: nil)
         return try store.recordDeletion(record, event: event(user.userID, "account.deletion_requested", "ok", device: session.deviceID, caller, now))
     }
@@ -58,7 +58,7 @@ extension IdentityService {
         let now = clock.now()
         guard let due = try? store.claimLastMails(now: now, leaseUntil: now + 60, limit: 32) else { return }
         for record in due {
-            if let email = record.email { notices.accountDeleted(to: email, productName: settings.brand) }
+            if let email = record.email { notices.accountDeleted(to: email, locale: record.locale, productName: settings.brand) }
             try? store.finishDeletion(userID: record.userID, now: clock.now())
         }
     }

@@ -40,7 +40,7 @@ extension IdentityService {
                 event(user.userID, "password.changed", "ok", device: session.deviceID, caller, now),
                 event(user.userID, "session.revoked", "password_changed", device: session.deviceID, caller, now),
             ])
-        notices.passwordChanged(to: user.email, device: session.deviceID, at: now, productName: settings.brand)
+        notices.passwordChanged(to: user.email, locale: user.locale, device: session.deviceID, at: now, productName: settings.brand)
         return ended
     }
 
@@ -70,7 +70,7 @@ extension IdentityService {
         let now = clock.now()
         try store.changePhone(userID: user.userID, phone: phone, now: now, event: event(user.userID, "phone.changed", "ok", device: session.deviceID, caller, now))
         notices.phoneChanged(
-            to: user.email, newPhone: phone, device: session.deviceID, at: now, coolingOffSeconds: settings.phoneChangeCoolingOffSeconds,
+            to: user.email, locale: user.locale, newPhone: phone, device: session.deviceID, at: now, coolingOffSeconds: settings.phoneChangeCoolingOffSeconds,
             productName: settings.brand)
     }
 
@@ -104,7 +104,7 @@ extension IdentityService {
         let (link, record) = emailToken(.verify, userID: user.userID, email: user.email, now: now)
         try store.issueEmailTokens(
             [record], voidingEarlier: [.verify], now: now, interval: settings.emailResendIntervalSeconds, event: event(user.userID, "email.verification_sent", "resend", device: session.deviceID, caller, now))
-        notices.verifyAddress(to: user.email, token: link, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
+        notices.verifyAddress(to: user.email, locale: user.locale, token: link, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
     }
 
     /// The operator's word that the address is the user's (the demo user's, a support call).
@@ -129,10 +129,10 @@ extension IdentityService {
         let oldVerified = user.emailVerifiedAt != nil
         if try store.user(email: email) != nil {
             try store.record([audit])
-            notices.addressInUse(to: email, productName: settings.brand)
+            notices.addressInUse(to: email, locale: user.locale, productName: settings.brand)
             if oldVerified {
                 notices.addressChangeRequested(
-                    to: user.email, newAddress: email, token: nil, links: settings.accountLinks, validForSeconds: 0, productName: settings.brand)
+                    to: user.email, locale: user.locale, newAddress: email, token: nil, links: settings.accountLinks, validForSeconds: 0, productName: settings.brand)
             }
             return
         }
@@ -141,11 +141,11 @@ extension IdentityService {
         let revert = emailToken(.revert, userID: user.userID, email: user.email, changeID: changeID, previousVerifiedAt: user.emailVerifiedAt, now: now)
         try store.issueEmailTokens(oldVerified ? [confirm.record, revert.record] : [confirm.record], voidingEarlier: [.change], now: now, event: audit)
         notices.confirmAddressChange(
-            to: email, token: confirm.token, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
+            to: email, locale: user.locale, token: confirm.token, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
         if oldVerified {
             notices.addressChangeRequested(
-                to: user.email, newAddress: email, token: revert.token, links: settings.accountLinks, validForSeconds: settings.emailRevertSeconds,
-                productName: settings.brand)
+                to: user.email, locale: user.locale, newAddress: email, token: revert.token, links: settings.accountLinks,
+                validForSeconds: settings.emailRevertSeconds, productName: settings.brand)
         }
     }
 
@@ -175,7 +175,7 @@ extension IdentityService {
                 event(user.userID, "session.revoked", "email_change_reverted", device: nil, caller, now),
             ]
         }
-        notices.addressRestored(to: used.token.email, productName: settings.brand)
+        notices.addressRestored(to: used.token.email, locale: used.user.locale, productName: settings.brand)
         return used.token.email
     }
 

@@ -29,7 +29,8 @@ public enum IdentityMethods {
             let userID = try service.register(
                 .init(
                     username: try params.string("username", maxLength: 256), password: try params.string("password", maxLength: passwordMaxBytes),
-                    email: try params.string("email", maxLength: 512), phone: try params.string("phone", maxLength: 64)),
+                    email: try params.string("email", maxLength: 512), phone: try params.string("phone", maxLength: 64),
+                    locale: try mailLocale(params) ?? .english),
                 caller: caller(context))
             return ["user_id": .string(userID)]
         }
@@ -54,11 +55,12 @@ public enum IdentityMethods {
             }
             let preferences = try service.preferences(
                 token: try params.string("session", maxLength: tokenMaxBytes), smsVerification: try params.optionalBool("sms_verification"),
-                sitekey: sitekey, caller: caller(context))
+                sitekey: sitekey, locale: try mailLocale(params), caller: caller(context))
             return [
                 "sms_verification": .bool(preferences.smsVerification), "sitekey": sitekeyJSON(preferences.sitekey),
                 "factors": .array(preferences.factors.map(JSON.string)), "recovery_codes_left": .int(Int64(preferences.recoveryCodesLeft)),
                 "email": .string(preferences.email), "email_verified": .bool(preferences.emailVerified),
+                "locale": .string(preferences.locale.rawValue),
             ]
         }
         router.register(IdentityContract.activity) { params, _ in
@@ -68,6 +70,11 @@ public enum IdentityMethods {
                 before: try PageCursor.before(params))
             return ["events": .array(page.events.map { $0.json(service.activitySeals) }), "next": page.next.map(JSON.string) ?? .null]
         }
+    }
+
+    /// `locale` as the contract took it (one of the catalogue's languages), or nil.
+    private static func mailLocale(_ params: Params) throws -> MailLocale? {
+        try params.optionalString("locale", maxLength: 8).flatMap(MailLocale.init(rawValue:))
     }
 
     private static func registerSessions(_ router: Router, _ service: IdentityService) {

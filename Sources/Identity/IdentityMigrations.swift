@@ -106,6 +106,7 @@ public enum IdentityMigrations {
         emailTokens,
         phoneChanges,
         accountDeletions,
+        mailLocales,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -177,6 +178,13 @@ public enum IdentityMigrations {
             finished_at INTEGER
         );
         CREATE INDEX account_deletions_by_state ON account_deletions (state, requested_at);
+        """)
+
+    /// The language of each account's mails (null: English, as before), kept with a deletion
+    /// for its last mail.
+    static let mailLocales = Migration(version: 11, name: "mail locales", sql: """
+        ALTER TABLE users ADD COLUMN locale TEXT;
+        ALTER TABLE account_deletions ADD COLUMN locale TEXT;
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

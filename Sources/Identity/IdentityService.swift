@@ -22,6 +22,8 @@ public struct Preferences: Sendable, Equatable {
     public var email = ""
     /// The owner proved the address with a mailed link.
     public var emailVerified = false
+    /// The language of the account's mails.
+    public var locale = MailLocale.english
 }
 
 public struct IssuedChallenge: Sendable, Equatable {
@@ -96,12 +98,14 @@ public final class IdentityService: Sendable {
         public var password: String
         public var email: String
         public var phone: String
+        public var locale: MailLocale
 
-        public init(username: String, password: String, email: String, phone: String) {
+        public init(username: String, password: String, email: String, phone: String, locale: MailLocale = .english) {
             self.username = username
             self.password = password
             self.email = email
             self.phone = phone
+            self.locale = locale
         }
     }
 
@@ -119,24 +123,30 @@ public final class IdentityService: Sendable {
         if try store.user(username: username) != nil { throw IdentityError.conflict(field: "username", "this username is taken") }
         let user = UserRecord(
             userID: Self.newID("usr_"), username: username, email: email, phone: phone, passwordHash: passwordHash,
-            smsVerification: false, sitekey: nil, createdAt: now)
+            smsVerification: false, sitekey: nil, createdAt: now, locale: input.locale)
         let (link, verification) = emailToken(.verify, userID: user.userID, email: email, now: now)
+        if let owner = try store.user(email: email) { return try registrationAttempted(owner: owner, caller: caller, now: now) }
         do {
-            if let owner = try store.user(email: email) { throw IdentityError.conflict(field: "email", owner.userID) }
             try store.insertUser(user, verification: verification, events: [
                 event(user.userID, "user.registered", "ok", device: nil, caller, now),
                 event(user.userID, "email.verification_sent", "registration", device: nil, caller, now),
             ])
         } catch IdentityError.conflict(field: "email", _) {
-            if let owner = try store.user(email: email) {
-                try store.record([event(owner.userID, "registration.attempted", "email_taken", device: nil, caller, now)])
-            }
-            notices.registrationAttempt(to: email, productName: settings.brand)
-            return Self.newID("usr_")
+            // A twin registered the address between the look and the insert.
+            guard let owner = try store.user(email: email) else { throw IdentityError.conflict(field: "email", "try again") }
+            return try registrationAttempted(owner: owner, caller: caller, now: now)
         }
         try store.clearLoginThrottle(username: username)  // guesses at the name before it existed do not count
-        notices.verifyAddress(to: email, token: link, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
+        notices.verifyAddress(to: email, locale: user.locale, token: link, links: settings.accountLinks, validForSeconds: settings.emailLinkSeconds, productName: settings.brand)
         return user.userID
+    }
+
+    /// The same answer as for a new address (an id that names nobody) after the same work; the
+    /// address's owner is told, in the owner's language.
+    private func registrationAttempted(owner: UserRecord, caller: Caller, now: Int64) throws -> String {
+        try store.record([event(owner.userID, "registration.attempted", "email_taken", device: nil, caller, now)])
+        notices.registrationAttempt(to: owner.email, locale: owner.locale, productName: settings.brand)
+        return Self.newID("usr_")
     }
 
     // MARK: Password login
@@ -260,23 +270,24 @@ public final class IdentityService: Sendable {
     /// Reads, and optionally changes, the preferences. Turning SMS verification on needs only a
     /// session that owes no factor; turning it off or changing the sitekey needs a recent step-up
     /// (a password thief must not switch off the second factor or swap the anti-phishing image).
-    public func preferences(token: String, smsVerification: Bool?, sitekey: [UInt8]??, caller: Caller) throws -> Preferences {
+    public func preferences(token: String, smsVerification: Bool?, sitekey: [UInt8]??, locale: MailLocale? = nil, caller: Caller) throws -> Preferences {
         let session = try settledSession(token: token)
         guard var user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         let weakens = (smsVerification == false && user.smsVerification) || sitekey != nil
         if weakens { try requireRecentStepUp(session) }
         if let sitekey, let image = sitekey { try validateSitekey(image) }
-        if smsVerification != nil || sitekey != nil {
-            try store.setPreferences(userID: user.userID, smsVerification: smsVerification, sitekey: sitekey)
+        if smsVerification != nil || sitekey != nil || locale != nil {
+            try store.setPreferences(userID: user.userID, smsVerification: smsVerification, sitekey: sitekey, locale: locale)
             let now = clock.now()
             try store.record([event(user.userID, "preferences.changed", "ok", device: session.deviceID, caller, now)])
             if let smsVerification { user.smsVerification = smsVerification }
             if let sitekey { user.sitekey = sitekey }
+            if let locale { user.locale = locale }
         }
         let owned = try store.ownedFactors(userID: user.userID)
         return Preferences(
             smsVerification: user.smsVerification, sitekey: user.sitekey, factors: owned.factors, recoveryCodesLeft: owned.recoveryCodesLeft,
-            email: user.email, emailVerified: user.emailVerifiedAt != nil)
+            email: user.email, emailVerified: user.emailVerifiedAt != nil, locale: user.locale)
     }
 
     /// A small PNG, JPEG, GIF or WebP image.
@@ -311,7 +322,7 @@ public final class IdentityService: Sendable {
         }
         guard let elevated else { throw IdentityError.notFound("no such active session") }
         if elevated.newDevice, let user = try? store.user(id: elevated.session.userID) {
-            notices.newDeviceSignIn(to: user.email, device: elevated.session.deviceID, from: caller.client, at: now, productName: settings.brand)
+            notices.newDeviceSignIn(to: user.email, locale: user.locale, device: elevated.session.deviceID, from: caller.client, at: now, productName: settings.brand)
         }
         return 2
     }
@@ -389,7 +400,7 @@ public final class IdentityService: Sendable {
     /// Tells the owner of a factor change, after it is committed (best effort, like every notice).
     func notify(_ change: FactorChange, userID: String, device: String?, at: Int64) {
         guard let user = try? store.user(id: userID) else { return }
-        notices.factorChanged(to: user.email, change, device: device, at: at, productName: settings.brand)
+        notices.factorChanged(to: user.email, locale: user.locale, change, device: device, at: at, productName: settings.brand)
     }
 
     func event(_ userID: String, _ name: String, _ outcome: String, device: String?, _ caller: Caller, _ at: Int64) -> PendingEvent {

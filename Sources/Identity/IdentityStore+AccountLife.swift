@@ -42,9 +42,13 @@ extension IdentityStore {
         do {
             try database.write { c in
                 _ = try c.run(
-                    "INSERT INTO users (user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    """
+                    INSERT INTO users (user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at, locale)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
                     [.text(user.userID), .text(user.username), .text(user.email), .text(user.phone), .text(user.passwordHash),
-                     SQLValue(user.smsVerification), SQLValue(user.sitekey), .integer(user.createdAt), SQLValue(user.emailVerifiedAt)])
+                     SQLValue(user.smsVerification), SQLValue(user.sitekey), .integer(user.createdAt), SQLValue(user.emailVerifiedAt),
+                     .text(user.locale.rawValue)])
                 try Self.insert(verification, c)
                 for event in events { try Self.insert(event, c) }
             }

@@ -10,6 +10,8 @@ public struct DeletionRecord: Sendable, Equatable {
     public var pseudonym: String
     public var email: String?
     public var phone: String?
+    /// The language of the last mail.
+    public var locale: MailLocale
     public var state: DeletionState
     /// Why accounts refused (`balance_not_zero`), with the balances it reported.
     public var detail: String?
@@ -31,7 +33,7 @@ public struct DeletionRecord: Sendable, Equatable {
 
 extension IdentityStore {
     private static let deletionColumns = """
-        user_id, pseudonym, email, phone, state, detail, balances, verification_done_at, reset_done_at, requested_at, finished_at
+        user_id, pseudonym, email, phone, locale, state, detail, balances, verification_done_at, reset_done_at, requested_at, finished_at
         """
 
     /// Records the deletion unless one is recorded already (a retry or a twin): the record as stored.
@@ -39,8 +41,8 @@ extension IdentityStore {
         try database.write { c in
             if let existing = try Self.deletion(userID: record.userID, c) { return existing }
             _ = try c.run(
-                "INSERT INTO account_deletions (user_id, pseudonym, email, phone, state, requested_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [.text(record.userID), .text(record.pseudonym), SQLValue(record.email), SQLValue(record.phone),
+                "INSERT INTO account_deletions (user_id, pseudonym, email, phone, locale, state, requested_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [.text(record.userID), .text(record.pseudonym), SQLValue(record.email), SQLValue(record.phone), .text(record.locale.rawValue),
                  .text(record.state.rawValue), .integer(record.requestedAt)])
             try Self.insert(event, c)
             return record
@@ -178,7 +180,7 @@ extension IdentityStore {
         let balances = try row.optionalString("balances").flatMap { try? JSONParser.parse($0) }
         return DeletionRecord(
             userID: try row.string("user_id"), pseudonym: try row.string("pseudonym"), email: try row.optionalString("email"),
-            phone: try row.optionalString("phone"), state: DeletionState(rawValue: try row.string("state")) ?? .closingAccounts,
+            phone: try row.optionalString("phone"), locale: MailLocale(stored: try row.optionalString("locale")), state: DeletionState(rawValue: try row.string("state")) ?? .closingAccounts,
             detail: try row.optionalString("detail"), balances: balances,
             verificationDone: try row.optionalInt("verification_done_at") != nil, resetDone: try row.optionalInt("reset_done_at") != nil,
             requestedAt: try row.int("requested_at"), finishedAt: try row.optionalInt("finished_at"))

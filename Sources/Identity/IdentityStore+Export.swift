@@ -34,7 +34,7 @@ extension IdentityStore {
                 "username": .string(user.username), "email": .string(user.email), "email_verified_at": user.emailVerifiedAt.map(JSON.int) ?? .null,
                 "phone": .string(user.phone), "phone_proven_at": (try proof?.string("phone") == user.phone ? try proof?.optionalInt("proven_at") : nil).map(JSON.int) ?? .null,
                 "phone_changed_at": user.phoneChangedAt.map(JSON.int) ?? .null, "sms_verification": .bool(user.smsVerification),
-                "has_sitekey": .bool(user.sitekey != nil), "created_at": .int(user.createdAt),
+                "has_sitekey": .bool(user.sitekey != nil), "locale": .string(user.locale.rawValue), "created_at": .int(user.createdAt),
             ]
             let totp = try Self.objects(c, "SELECT algorithm, digits, period, created_at, activated_at FROM totp_secrets WHERE user_id = ?", userID, [
                 .text("algorithm"), .int("digits"), .int("period"), .int("created_at"), .optionalInt("activated_at"),

@@ -14,6 +14,8 @@ public struct UserRecord: Sendable, Equatable {
     public var emailVerifiedAt: Int64? = nil
     /// When the owner last changed the phone number (nil: the one registered).
     public var phoneChangedAt: Int64? = nil
+    /// The language of the account's mails.
+    public var locale = MailLocale.english
 }
 
 public struct SessionRecord: Sendable, Equatable {
@@ -90,7 +92,7 @@ public final class IdentityStore: Sendable {
 
     // MARK: Users
 
-    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at, phone_changed_at"
+    private static let userColumns = "user_id, username, email, phone, password_hash, sms_verification, sitekey, created_at, email_verified_at, phone_changed_at, locale"
     // Built once: an SQL text made for each call costs its building and a lookup by contents.
     private static let userByID = "SELECT \(userColumns) FROM users WHERE user_id = ?"
     private static let userByUsername = "SELECT \(userColumns) FROM users WHERE username = ?"
@@ -118,7 +120,7 @@ public final class IdentityStore: Sendable {
             phone: try row.string("phone"), passwordHash: try row.string("password_hash"),
             smsVerification: try row.bool("sms_verification"), sitekey: try row.optionalBlob("sitekey"),
             createdAt: try row.int("created_at"), emailVerifiedAt: try row.optionalInt("email_verified_at"),
-            phoneChangedAt: try row.optionalInt("phone_changed_at"))
+            phoneChangedAt: try row.optionalInt("phone_changed_at"), locale: MailLocale(stored: try row.optionalString("locale")))
     }
 
     /// A new password, and in the same transaction the end of both throttles on the old one:
@@ -135,13 +137,16 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    public func setPreferences(userID: String, smsVerification: Bool?, sitekey: [UInt8]??) throws {
+    public func setPreferences(userID: String, smsVerification: Bool?, sitekey: [UInt8]??, locale: MailLocale? = nil) throws {
         try database.write { c in
             if let smsVerification {
                 _ = try c.run("UPDATE users SET sms_verification = ? WHERE user_id = ?", [SQLValue(smsVerification), .text(userID)])
             }
             if let sitekey {
                 _ = try c.run("UPDATE users SET sitekey = ? WHERE user_id = ?", [SQLValue(sitekey), .text(userID)])
+            }
+            if let locale {
+                _ = try c.run("UPDATE users SET locale = ? WHERE user_id = ?", [.text(locale.rawValue), .text(userID)])
             }
         }
     }

@@ -82,7 +82,7 @@ extension IdentityService {
         case .passed(let remaining):
             let aal = try elevate(sessionID: session.sessionID, factor: "recovery_code", caller: caller)
             if let user = try? store.user(id: userID) {
-                notices.recoveryCodeUsed(to: user.email, remaining: remaining, productName: settings.brand)
+                notices.recoveryCodeUsed(to: user.email, locale: user.locale, remaining: remaining, productName: settings.brand)
             }
             return (aal, remaining)
         case .wrong(let attemptsLeft): throw IdentityError.invalidCode(attemptsLeft: attemptsLeft)

@@ -21,39 +21,20 @@ public struct UserNotices: Sendable {
         deliver(OutgoingMessage(channel: .email, to: to, subject: subject, text: text, html: MailHTML.paragraphs(text, title: subject, link: link)))
     }
 
+    /// Sends `words` in the HTML alternative too; `link` is the URL the words' button opens.
+    func send(_ to: String, _ words: MailWords, link: String? = nil) {
+        send(to, words.subject, words.text, link: link.flatMap { url in words.linkLabel.map { (url, $0) } })
+    }
+
     /// After a recovery code was used: how many are left, and what to do if it was not them.
-    func recoveryCodeUsed(to address: String, remaining: Int, productName: String) {
-        let left = remaining == 1 ? "1 recovery code is" : "\(remaining) recovery codes are"
-        let advice = remaining <= 2
-            ? "Make a new set in the app soon (Security > Recovery codes): a new set replaces the old one."
-            : "Each code works once; keep the rest somewhere safe."
-        send(address, "A \(productName) recovery code was used", """
-            Hello,
-
-            One of your \(productName) recovery codes was just used to sign in. \(left) left. \(advice)
-
-            If this was not you, change your password from the app at once and contact us.
-
-            \(productName)
-            """)
+    func recoveryCodeUsed(to address: String, locale: MailLocale, remaining: Int, productName: String) {
+        send(address, locale.catalog.recoveryCodeUsed(product: productName, remaining: remaining))
     }
 
     /// After a change to the user's second factors: what changed, on which device, when, and
     /// what to do if it was not them. Never a secret.
-    func factorChanged(to address: String, _ change: FactorChange, device: String?, at: Int64, productName: String) {
-        let when = Self.timestamp(at)
-        let place = device.map { " from the device \"\($0)\"" } ?? ""
-        send(address, "\(productName): \(change.summary)", """
-            Hello,
-
-            \(change.sentence) on your \(productName) account\(place) on \(when).
-
-            If this was you, there is nothing to do. If it was not, someone has your password and \
-            one of your second factors: reset your password at once (a reset also removes \
-            factors set up in the last days) and contact us.
-
-            \(productName)
-            """)
+    func factorChanged(to address: String, locale: MailLocale, _ change: FactorChange, device: String?, at: Int64, productName: String) {
+        send(address, locale.catalog.factorChanged(product: productName, change: change, device: device, at: Self.timestamp(at)))
     }
 
     /// `2026-12-04 18:20 UTC`: the same for every reader, whatever their locale.
@@ -67,29 +48,4 @@ enum FactorChange: Sendable, Equatable {
     case authenticatorAdded, authenticatorRemoved, recoveryCodesGenerated
     case deviceKeyAdded(protection: String), deviceKeyRemoved
     case phoneProven
-
-    var summary: String {
-        switch self {
-        case .authenticatorAdded: "an authenticator app was set up"
-        case .authenticatorRemoved: "an authenticator app was removed"
-        case .recoveryCodesGenerated: "new recovery codes were made"
-        case .deviceKeyAdded: "a device key was added"
-        case .deviceKeyRemoved: "a device key was removed"
-        case .phoneProven: "your phone number was confirmed"
-        }
-    }
-
-    var sentence: String {
-        switch self {
-        case .authenticatorAdded: "An authenticator app was set up as a second factor"
-        case .authenticatorRemoved: "The authenticator app was removed"
-        case .recoveryCodesGenerated: "A new set of recovery codes was made (the old ones no longer work)"
-        case .deviceKeyAdded(let protection):
-            protection == "biometry"
-                ? "A device key for Face ID / Touch ID sign-in was added"
-                : "A device key (passcode allowed) was added"
-        case .deviceKeyRemoved: "A device key was removed"
-        case .phoneProven: "Your phone number was confirmed as a second factor"
-        }
-    }
 }

@@ -151,7 +151,7 @@ final class MethodTableTests: IdentityTestCase {
         }
         XCTAssertEqual(error.reason, .invalidParams)
         XCTAssertEqual(error.data?["field"], "sms_verifcation")
-        XCTAssertEqual(error.data?["accepted"], ["session", "sitekey", "sms_verification"])
+        XCTAssertEqual(error.data?["accepted"], ["locale", "session", "sitekey", "sms_verification"])
         XCTAssertEqual(try result("identity.preferences", ["session": .string(session)])["sms_verification"], true, "unchanged")
     }
 

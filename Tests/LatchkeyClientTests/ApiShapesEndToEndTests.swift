@@ -22,7 +22,7 @@ final class ApiShapesEndToEndTests: ClientStackTestCase {
     func testAnUnknownParameterIsRefusedByNameWithTheAcceptedOnes() async throws {
         let client = try client()
         try await signInWithCode(client)
-        await XCTAssertThrowsLatchkeyError(.invalidParams(field: "sms_verifcation", rule: nil, accepted: ["session", "sitekey", "sms_verification"])) {
+        await XCTAssertThrowsLatchkeyError(.invalidParams(field: "sms_verifcation", rule: nil, accepted: ["locale", "session", "sitekey", "sms_verification"])) {
             try await client.send(MisspeltPreferences())
         }
     }

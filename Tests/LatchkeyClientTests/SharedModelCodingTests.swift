@@ -36,4 +36,13 @@ final class SharedModelCodingTests: XCTestCase {
         XCTAssertEqual(String(decoding: try JSONEncoder().encode(LatchkeyClient.Reset.Ping()), as: UTF8.self), "{}")
         XCTAssertEqual(LatchkeyClient.Identity.Ping.path, "/v1/identity/ping")
     }
+
+    func testTheMailLanguageOfADeviceLocaleIsOneTheServerWritesOrNone() throws {
+        XCTAssertEqual(MailLanguage(locale: Locale(identifier: "fr_FR")), .french)
+        XCTAssertEqual(MailLanguage(locale: Locale(identifier: "ru")), .russian)
+        XCTAssertEqual(MailLanguage(locale: Locale(identifier: "en-GB")), .english)
+        XCTAssertNil(MailLanguage(locale: Locale(identifier: "de_DE")), "German mails are English: nothing is sent")
+        let body = try JSONEncoder().encode(LatchkeyClient.Identity.Preferences(locale: .russian))
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), #"{"locale":"ru"}"#)
+    }
 }

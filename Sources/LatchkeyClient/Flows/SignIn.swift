@@ -51,8 +51,9 @@ extension LatchkeyClient {
     }
 
     /// Creates a user (SMS verification off; the phone is a claim until a code sent to it comes back).
-    public func register(username: String, password: String, email: String, phone: String) async throws -> String {
-        try await send(Identity.Register(username: username, password: password, email: email, phone: phone)).userID
+    /// `locale`: the language of the account's mails, say `MailLanguage(locale: .current)` (English when nil).
+    public func register(username: String, password: String, email: String, phone: String, locale: MailLanguage? = nil) async throws -> String {
+        try await send(Identity.Register(username: username, password: password, email: email, phone: phone, locale: locale)).userID
     }
 
     // MARK: Device keys
@@ -85,8 +86,10 @@ extension LatchkeyClient {
 
     /// Reads the preferences, changing what is given (turning SMS verification off or changing
     /// the sitekey needs a recent second factor).
-    public func preferences(smsVerification: Bool? = nil, sitekey: SitekeyChange = .keep) async throws -> Identity.Preferences.Response {
-        try await send(Identity.Preferences(smsVerification: smsVerification, sitekey: sitekey))
+    public func preferences(
+        smsVerification: Bool? = nil, sitekey: SitekeyChange = .keep, locale: MailLanguage? = nil
+    ) async throws -> Identity.Preferences.Response {
+        try await send(Identity.Preferences(smsVerification: smsVerification, sitekey: sitekey, locale: locale))
     }
 
     public func activity(limit: Int? = nil, before: Cursor? = nil) async throws -> Identity.Activity.Response {

@@ -9,10 +9,12 @@ extension LatchkeyClient {
         public struct Register: LatchkeyRequest, WireKeyed {
             public static let method = "identity.register", session = SessionUse.none, retry = RetryClass.never
             public var username, password, email, phone: String
-            public init(username: String, password: String, email: String, phone: String) {
-                (self.username, self.password, self.email, self.phone) = (username, password, email, phone)
+            /// The language of the account's mails (English when nil).
+            public var locale: MailLanguage?
+            public init(username: String, password: String, email: String, phone: String, locale: MailLanguage? = nil) {
+                (self.username, self.password, self.email, self.phone, self.locale) = (username, password, email, phone, locale)
             }
-            enum CodingKeys: String, CodingKey, CaseIterable { case username, password, email, phone }
+            enum CodingKeys: String, CodingKey, CaseIterable { case username, password, email, phone, locale }
 
             public struct Response: Codable, Sendable, Equatable, WireKeyed {
                 public let userID: String
@@ -78,14 +80,16 @@ extension LatchkeyClient {
             /// nil: leave as it is.
             public var smsVerification: Bool?
             public var sitekey: SitekeyChange
-            public init(smsVerification: Bool? = nil, sitekey: SitekeyChange = .keep) {
-                (self.smsVerification, self.sitekey) = (smsVerification, sitekey)
+            public var locale: MailLanguage?
+            public init(smsVerification: Bool? = nil, sitekey: SitekeyChange = .keep, locale: MailLanguage? = nil) {
+                (self.smsVerification, self.sitekey, self.locale) = (smsVerification, sitekey, locale)
             }
-            enum CodingKeys: String, CodingKey, CaseIterable { case smsVerification = "sms_verification", sitekey }
+            enum CodingKeys: String, CodingKey, CaseIterable { case smsVerification = "sms_verification", sitekey, locale }
 
             public func encode(to encoder: Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
                 try container.encodeIfPresent(smsVerification, forKey: .smsVerification)
+                try container.encodeIfPresent(locale, forKey: .locale)
                 switch sitekey {
                 case .keep: break
                 case .remove: try container.encodeNil(forKey: .sitekey)
@@ -96,6 +100,7 @@ extension LatchkeyClient {
             public init(from decoder: Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 smsVerification = try container.decodeIfPresent(Bool.self, forKey: .smsVerification)
+                locale = try container.decodeIfPresent(MailLanguage.self, forKey: .locale)
                 if !container.contains(.sitekey) {
                     sitekey = .keep
                 } else if let text = try container.decodeIfPresent(String.self, forKey: .sitekey) {
@@ -116,9 +121,11 @@ extension LatchkeyClient {
                 /// The account's address, and whether its owner proved it with the mailed link.
                 public let email: String
                 public let emailVerified: Bool
+                /// The language of the account's mails.
+                public let locale: MailLanguage
                 enum CodingKeys: String, CodingKey, CaseIterable {
                     case smsVerification = "sms_verification", sitekey, factors, recoveryCodesLeft = "recovery_codes_left", email,
-                        emailVerified = "email_verified"
+                        emailVerified = "email_verified", locale
                 }
             }
         }
