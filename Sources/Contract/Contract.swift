@@ -2,7 +2,7 @@
 public enum Contract {
     public static let methods: [MethodContract] =
         GatewayContract.all + BuiltinContract.all + IdentityContract.all + IdentityAccountContract.all + IdentityFactorsContract.all + IdentityInternalContract.all
-        + IdentityOperatorContract.all + AccountDeletionContract.all + DataExportContract.all + VerificationContract.all + AccountsContract.all + ResetContract.all
+        + IdentityOperatorContract.all + AccountDeletionContract.all + DataExportContract.all + PhoneNoticeContract.all + VerificationContract.all + AccountsContract.all + ResetContract.all
 
     /// The methods a door of the gateway reaches.
     public static var publicMethods: [MethodContract] { methods.filter { $0.access.isPublic } }

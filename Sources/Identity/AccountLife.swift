@@ -68,7 +68,7 @@ extension IdentityService {
         guard let user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         guard phone != user.phone else { throw IdentityError.invalidField("phone", "this is the account's phone number already") }
         let now = clock.now()
-        try store.changePhone(userID: user.userID, phone: phone, now: now, event: event(user.userID, "phone.changed", "ok", device: session.deviceID, caller, now))
+        try store.changePhone(userID: user.userID, phone: phone, notifying: (user.phone, user.locale), now: now, event: event(user.userID, "phone.changed", "ok", device: session.deviceID, caller, now))
         notices.phoneChanged(
             to: user.email, locale: user.locale, newPhone: phone, device: session.deviceID, at: now, coolingOffSeconds: settings.phoneChangeCoolingOffSeconds,
             productName: settings.brand)

@@ -20,6 +20,15 @@ enum IdentityAccountMethods {
                 token: try params.string("session", maxLength: tokenMaxBytes), phone: try params.string("phone", maxLength: 64), caller: caller(context))
             return ["ok": true, "phone_verified": false]
         }
+        // The SMS to the number a phone change left: verification sends it.
+        router.register(PhoneNoticeContract.due) { params, _ in
+            let due = try service.store.phoneNoticesDue(limit: Int(try params.optionalInt("limit", range: 1...100) ?? 16))
+            return ["notices": .array(due.map { ["notice_id": .int($0.noticeID), "number": .string($0.number), "locale": .string($0.locale.rawValue)] })]
+        }
+        router.register(PhoneNoticeContract.sent) { params, _ in
+            try service.store.phoneNoticeSent(noticeID: try params.int("notice_id"))
+            return ["ok": true]
+        }
         router.register(IdentityAccountContract.verifyEmail) { params, context in
             let email = try service.verifyEmail(token: try params.string("token", maxLength: tokenMaxBytes), caller: caller(context))
             return ["ok": true, "email": .string(email)]

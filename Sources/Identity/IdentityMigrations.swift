@@ -107,6 +107,7 @@ public enum IdentityMigrations {
         phoneChanges,
         accountDeletions,
         mailLocales,
+        phoneNotices,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -185,6 +186,18 @@ public enum IdentityMigrations {
     static let mailLocales = Migration(version: 11, name: "mail locales", sql: """
         ALTER TABLE users ADD COLUMN locale TEXT;
         ALTER TABLE account_deletions ADD COLUMN locale TEXT;
+        """)
+
+    /// The SMS notices owed to numbers an account left (`identity.change_phone`), kept until
+    /// verification reports each sent: then the number goes.
+    static let phoneNotices = Migration(version: 12, name: "phone notices", sql: """
+        CREATE TABLE phone_notices (
+            notice_id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            number TEXT NOT NULL,
+            locale TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

@@ -137,11 +137,15 @@ extension IdentityStore {
     }
 
     /// Another phone number on the profile, unproven until its owner passes a proof code.
-    public func changePhone(userID: String, phone: String, now: Int64, event: PendingEvent) throws {
+    /// The new number, and in the same transaction the SMS notice owed to the old one.
+    public func changePhone(userID: String, phone: String, notifying old: (number: String, locale: MailLocale), now: Int64, event: PendingEvent) throws {
         try database.write { c in
             guard try c.run("UPDATE users SET phone = ?, phone_changed_at = ? WHERE user_id = ?", [.text(phone), .integer(now), .text(userID)]) > 0 else {
                 throw IdentityError.unauthenticated
             }
+            try c.run(
+                "INSERT INTO phone_notices (user_id, number, locale, created_at) VALUES (?, ?, ?, ?)",
+                [.text(userID), .text(old.number), .text(old.locale.rawValue), .integer(now)])
             try Self.insert(event, c)
         }
     }

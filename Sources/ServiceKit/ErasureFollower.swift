@@ -8,9 +8,9 @@ import Runtime
 /// follower asks it, every `--erasure-poll-ms`, for the erasures due to this service, applies
 /// each through `erase` (which must be idempotent: a report lost to a stop is redone after the
 /// restart) and reports the outcome. A service that is down simply catches up when it is back.
-public final class ErasureFollower: @unchecked Sendable {
+public final class ErasureFollower: Sendable {
     public static let pollMilliseconds = ConfigOption(
-        "erasure-poll-ms", default: "250", help: "how often this service asks identity for account deletions it has still to erase")
+        "erasure-poll-ms", default: "250", help: "how often this service asks identity for what it follows: account deletions to erase (verification: also phone-change SMS notices)")
 
     /// One deletion as identity hands it out.
     public struct Erasure: Sendable, Equatable {
@@ -35,8 +35,6 @@ public final class ErasureFollower: @unchecked Sendable {
     private let identity: any IdentityDirectory
     private let erase: @Sendable (Erasure) throws -> Outcome
     private let logger: Logger
-    private let lock = Lock()
-    private var passRunning = false
 
     public init(service: String, identity: any IdentityDirectory, logger: Logger, erase: @escaping @Sendable (Erasure) throws -> Outcome) {
         precondition(AccountDeletionContract.followers.contains(service))
@@ -49,26 +47,8 @@ public final class ErasureFollower: @unchecked Sendable {
     /// Polls from the host's loop; each pass runs on a worker, never two at once.
     public func start(on host: ServiceHost) throws {
         let interval = Int64(try host.configuration.int(Self.pollMilliseconds, range: 10...60_000))
-        host.loop.scheduleRepeating(everyMilliseconds: interval) { [self] in
-            guard claimPass() else { return }
-            if !host.workers.submit({ [self] in
-                runPass()
-                endPass()
-            }) {
-                endPass()
-            }
-        }
+        PeriodicPass { [self] in runPass() }.start(on: host, everyMilliseconds: interval)
     }
-
-    private func claimPass() -> Bool {
-        lock.withLock {
-            if passRunning { return false }
-            passRunning = true
-            return true
-        }
-    }
-
-    private func endPass() { lock.withLock { passRunning = false } }
 
     /// Asks for what is due and does it; errors are logged and retried at the next pass.
     /// Answers how many erasures were reported.

@@ -83,6 +83,15 @@ public enum MessageCatalog {
         }
     }
 
+    /// To the number a phone change left: no code, no link, nothing to act on but a call to us.
+    static func phoneNumberLeft(brand: String, locale: MessageLocale) -> String {
+        switch locale {
+        case .english: "\(brand): this number is no longer the phone of your account; codes now go to the new one. Not you? Contact us at once."
+        case .french: "\(brand) : ce numéro n'est plus celui de votre compte ; les codes iront au nouveau. Pas vous ? Contactez-nous sans attendre."
+        case .russian: "\(brand): этот номер больше не привязан к вашему аккаунту, коды придут на новый. Это были не вы? Срочно свяжитесь с нами."
+        }
+    }
+
     static func sms(code: String, brand: String, locale: MessageLocale, minutes: Int64, action: String?) -> String {
         switch (locale, action) {
         case (.english, nil): "\(brand): your code is \(code). It expires in \(minutes) min. Never share it."

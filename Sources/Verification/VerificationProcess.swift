@@ -30,6 +30,7 @@ public enum VerificationProcess {
         let identity = RPCIdentityDirectory(client: try host.client(for: "identity", option: CommonOptions.identity))
         VerificationMethods(service: service, identity: identity).register(on: host.router)
         try ErasureFollower(service: "verification", identity: identity, logger: host.logger) { erasure in try service.erase(erasure) }.start(on: host)
+        try PhoneNoticeSender(identity: identity, sms: providers.sms, brand: settings.brand, logger: host.logger).start(on: host)
         // The gateway pins a request to the replica its id names only when ids name one.
         let requestIDs: JSON = settings.requestIDsNameReplica ? "name_replica" : "any_replica"
         host.addHealthCheck { ("request_ids", requestIDs) }

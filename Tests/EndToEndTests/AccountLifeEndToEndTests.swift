@@ -115,4 +115,18 @@ final class AccountLifeEndToEndTests: StackTestCase {
         XCTAssertEqual(try direct("identity").result("identity.user", ["user_id": try XCTUnwrap(
             try direct("identity").result("identity.introspect", ["session": session])["user_id"])])["phone"], "+15555550199")
     }
+
+    /// Verification sends the old number its notice, once, also when it was down at the change.
+    func testTheOldNumberGetsItsSMSNoticeOnceEvenAcrossAKillOfVerification() throws {
+        let gateway = try gateway()
+        try register(gateway)
+        let session = try steppedUp(gateway, device: "iphone-1")
+        stack.kill("verification")
+        XCTAssertEqual(try gateway.result("identity.change_phone", ["session": session, "phone": "+15555550199"])["phone_verified"], false)
+        try stack.restart("verification")
+        let notices = { self.outbox().filter { $0["channel"] == "sms" && $0["to"] == "+15555550100" && ($0["text"]?.stringValue ?? "").contains("no longer") } }
+        XCTAssertTrue(eventually { notices().count == 1 }, "the old number's notice")
+        XCTAssertFalse(eventually(timeoutSeconds: 1) { notices().count > 1 }, "sent once")
+        XCTAssertFalse(outbox().contains { $0["to"] == "+15555550199" && ($0["text"]?.stringValue ?? "").contains("no longer") }, "not to the new one")
+    }
 }

@@ -381,6 +381,24 @@ final class ChangePhoneTests: AccountLifeTestCase {
         XCTAssertNil(service.phoneCoolingOffUntil(try service.user(id: userID)))
     }
 
+    func testTheOldNumberIsOwedOneSMSNoticeInTheAccountsLanguageUntilItIsReportedSent() throws {
+        let userID = try service.register(
+            .init(username: "alice", password: Self.password, email: "alice@example.com", phone: "5555550100", locale: .french), caller: caller)
+        let session = try elevatedLogin()
+        try service.changePhone(token: session.session, phone: "+15555550199", caller: caller)
+        try service.changePhone(token: session.session, phone: "+15555550188", caller: caller)
+        let due = try service.store.phoneNoticesDue(limit: 10)
+        XCTAssertEqual(due.map(\.number), ["+15555550100", "+15555550199"], "each number the account left, in order")
+        XCTAssertEqual(Set(due.map(\.locale)), [.french])
+        try service.store.phoneNoticeSent(noticeID: due[0].noticeID)
+        try service.store.phoneNoticeSent(noticeID: due[0].noticeID)
+        XCTAssertEqual(try service.store.phoneNoticesDue(limit: 10).map(\.number), ["+15555550199"], "a sent notice forgets its number")
+
+        _ = try service.requestDeletion(token: session.session, password: Self.password, caller: caller)
+        _ = try service.erasureReported(service: "accounts", userID: userID, refusal: nil)
+        XCTAssertEqual(try service.store.phoneNoticesDue(limit: 10), [], "a deleted user's notices go with the rest")
+    }
+
     func testItNeedsARecentStepUpAndAnotherNumber() throws {
         try registerUser()
         let session = try elevatedLogin()
