@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "HTTP", "RPC", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport", "ServerTestSupport"],
+            dependencies: ["Contract", "Gateway", "HTTP", "RPC", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport", "ServerTestSupport"],
             swiftSettings: strict),
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(
