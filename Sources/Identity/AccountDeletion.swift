@@ -1,4 +1,5 @@
 import Contract
+import Delivery
 import LineProtocol
 import Platform
 import Storage

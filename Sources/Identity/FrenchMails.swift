@@ -2,12 +2,7 @@ import Delivery
 
 /// Every account mail in French.
 struct FrenchMails: MailCatalog {
-    func duration(seconds: Int64) -> String {
-        DurationUnits.words(seconds: seconds) { value, unit in
-            let name = ["seconde", "minute", "heure", "jour"][unit.rawValue]
-            return "\(value) \(name)\(value <= 1 ? "" : "s")"
-        } joining: { "\($0) et \($1)" }
-    }
+    func duration(seconds: Int64) -> String { MailLocale.french.duration(seconds: seconds) }
 
     func linkLines(web: String, app: String) -> String {
         "\(web)\n\nOu, sur le téléphone où l'application est installée :\n\n\(app)"

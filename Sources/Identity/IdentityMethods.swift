@@ -1,4 +1,5 @@
 import Contract
+import Delivery
 import FoundationEssentials
 import LineProtocol
 import RPC
@@ -168,6 +169,7 @@ public enum IdentityMethods {
                 "user_id": .string(user.userID), "username": .string(user.username), "email": .string(user.email),
                 "phone": .string(user.phone), "sms_verification": .bool(user.smsVerification),
                 "phone_verified": .bool(try service.isPhoneProven(userID: user.userID)), "email_verified": .bool(user.emailVerifiedAt != nil),
+                "locale": .string(user.locale.rawValue),
             ]
         }
         router.register(IdentityInternalContract.provePhone) { params, context in

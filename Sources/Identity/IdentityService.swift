@@ -1,3 +1,4 @@
+import Delivery
 import FoundationEssentials
 import Runtime
 import Secrets

@@ -1,3 +1,4 @@
+import Delivery
 import Storage
 
 /// What an e-mail link does when it is used.

@@ -1,3 +1,4 @@
+import Delivery
 import Storage
 
 /// An SMS notice owed to a number the account left.

@@ -1,3 +1,4 @@
+import Delivery
 import Storage
 
 /// A user as stored (the password hash never leaves the service).

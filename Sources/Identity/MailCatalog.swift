@@ -1,3 +1,5 @@
+import Delivery
+
 /// A mail's words in one language: its subject, its text (paragraphs separated by a blank
 /// line; a paragraph that is exactly the link's URL becomes the HTML part's button), and that
 /// button's label.
@@ -37,15 +39,7 @@ protocol MailCatalog: Sendable {
     func factorChanged(product: String, change: FactorChange, device: String?, at: String) -> MailWords
 }
 
-/// The languages account mails are written in; a user without one (or with another) reads English.
-public enum MailLocale: String, Sendable, CaseIterable {
-    case english = "en"
-    case french = "fr"
-    case russian = "ru"
-
-    /// The stored value (`users.locale`), nil or unknown read as English.
-    public init(stored: String?) { self = stored.flatMap(MailLocale.init(rawValue:)) ?? .english }
-
+extension MailLocale {
     var catalog: any MailCatalog {
         switch self {
         case .english: EnglishMails()

@@ -2,28 +2,9 @@ import Delivery
 
 /// Every account mail in Russian.
 struct RussianMails: MailCatalog {
-    /// Durations read in the nominative ("1 минута", "2 часа", "1 час и 15 минут"): the texts
-    /// put them where that case is right ("срок её действия — 24 часа").
-    func duration(seconds: Int64) -> String {
-        DurationUnits.words(seconds: seconds) { value, unit in
-            let name = switch unit {
-            case .second: Self.plural(value, "секунда", "секунды", "секунд")
-            case .minute: Self.plural(value, "минута", "минуты", "минут")
-            case .hour: Self.plural(value, "час", "часа", "часов")
-            case .day: Self.plural(value, "день", "дня", "дней")
-            }
-            return "\(value) \(name)"
-        } joining: { "\($0) и \($1)" }
-    }
-
-    /// The Russian plural form for `n`: 1, 21 → `one`; 2–4, 22–24 → `few`; 0, 5–20, 25… → `many`.
-    private static func plural(_ n: Int64, _ one: String, _ few: String, _ many: String) -> String {
-        let lastDigit = n % 10
-        let lastTwo = n % 100
-        if lastDigit == 1 && lastTwo != 11 { return one }
-        if (2...4).contains(lastDigit) && !(12...14).contains(lastTwo) { return few }
-        return many
-    }
+    /// Durations read in the nominative ("1 минута", "2 часа"): the texts put them where that
+    /// case is right ("срок её действия — 24 часа").
+    func duration(seconds: Int64) -> String { MailLocale.russian.duration(seconds: seconds) }
 
     func linkLines(web: String, app: String) -> String {
         "\(web)\n\nИли на телефоне, где установлено приложение:\n\n\(app)"
@@ -202,8 +183,8 @@ struct RussianMails: MailCatalog {
         let count = Int64(remaining)
         let left = remaining == 0
             ? "Кодов восстановления у вас больше не осталось."
-            : "У вас \(Self.plural(count, "остался", "осталось", "осталось")) \(remaining) "
-                + "\(Self.plural(count, "код", "кода", "кодов")) восстановления."
+            : "У вас \(LocalDurations.russianPlural(count, "остался", "осталось", "осталось")) \(remaining) "
+                + "\(LocalDurations.russianPlural(count, "код", "кода", "кодов")) восстановления."
         let advice = remaining <= 2
             ? "Создайте в ближайшее время новый набор в приложении (Безопасность > Коды восстановления): "
                 + "новый набор заменит прежний."

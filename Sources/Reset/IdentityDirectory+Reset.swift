@@ -1,4 +1,5 @@
 import Contract
+import Delivery
 import LineProtocol
 import RPC
 import ServiceKit
@@ -17,10 +18,12 @@ extension IdentityDirectory {
         }
     }
 
-    /// The user's e-mail address, or nil when the user no longer exists.
-    func email(userID: String, context: CallContext) throws(RPCError) -> String? {
+    /// The user's e-mail address and the language of their mails, or nil when the user no longer exists.
+    func recipient(userID: String, context: CallContext) throws(RPCError) -> (email: String, locale: MailLocale)? {
         do throws(RPCError) {
-            return try callAndWait(IdentityInternalContract.user, ["user_id": .string(userID)], context: context)["email"]?.stringValue
+            let user = try callAndWait(IdentityInternalContract.user, ["user_id": .string(userID)], context: context)
+            guard let email = user["email"]?.stringValue else { return nil }
+            return (email, MailLocale(stored: user["locale"]?.stringValue))
         } catch where error.reason == .notFound {
             return nil
         }

@@ -85,7 +85,7 @@ extension ResetService {
     private func sendResetLink(to address: String, context: CallContext) -> JobOutcome {
         do {
             guard let userID = try backgroundIdentity.findUser(email: address, context: context),
-                let accountAddress = try backgroundIdentity.email(userID: userID, context: context)
+                let recipient = try backgroundIdentity.recipient(userID: userID, context: context)
             else {
                 metrics.increment("reset.unknown_address")
                 context.logger.info("reset request for an address without an account")
@@ -100,7 +100,9 @@ extension ResetService {
             context.logger.info("reset token issued", [
                 "user.id": .string(userID), "reset.token_ref": .string(Self.reference(hash)), "reset.superseded": .int(Int64(superseded)),
             ])
-            return send(composer.resetLink(to: accountAddress, token: token, validForSeconds: settings.tokenTTLSeconds), kind: "reset_link", context: context)
+            return send(
+                composer.resetLink(to: recipient.email, locale: recipient.locale, token: token, validForSeconds: settings.tokenTTLSeconds),
+                kind: "reset_link", context: context)
         } catch {
             context.logger.warning("reset request not done yet", ["error": .string(String(describing: error))])
             return .retry
@@ -119,8 +121,10 @@ extension ResetService {
             }
         }
         do throws(RPCError) {
-            guard let address = try backgroundIdentity.email(userID: userID, context: context) else { return .done }
-            return send(composer.passwordChanged(to: address, removedFactors: job.removedFactors), kind: "password_changed", context: context)
+            guard let recipient = try backgroundIdentity.recipient(userID: userID, context: context) else { return .done }
+            return send(
+                composer.passwordChanged(to: recipient.email, locale: recipient.locale, removedFactors: job.removedFactors),
+                kind: "password_changed", context: context)
         } catch {
             log.warning("password changed notice not sent yet", ["error.reason": .string(error.reasonText ?? "error")])
             return .retry

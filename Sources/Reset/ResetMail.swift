@@ -42,45 +42,26 @@ public struct ResetMailComposer: Sendable {
         self.linkTemplate = linkTemplate
     }
 
-    /// The reset link mail. It holds the token: never log its text.
-    public func resetLink(to address: String, token: String, validForSeconds: Int64) -> OutgoingMessage {
+    /// The reset link mail, in the account's language. It holds the token: never log its text.
+    public func resetLink(to address: String, locale: MailLocale = .english, token: String, validForSeconds: Int64) -> OutgoingMessage {
         let link = linkTemplate.link(token: token)
-        let expiry = durationInWords(seconds: validForSeconds)
         // A custom-scheme link (the default, `latchkey://`) opens only where the app is installed.
-        let opensInABrowser = link.hasPrefix("https://") || link.hasPrefix("http://")
-        let fallback = opensInABrowser
-            ? "If the button does not work, copy this address into your browser:"
-            : "If the button does not work, open this e-mail on the phone where the \(productName) app is installed, or copy this address there:"
-        let text = """
-            Hello,
-
-            We received a request to reset the password of your \(productName) account.
-            Open this link on your phone to choose a new password:
-
-            \(link)
-
-            The link works once and expires in \(expiry).
-
-            If you did not ask for this, ignore this e-mail: your password stays as it is and \
-            nobody can change it without this link. If such mails keep coming, tell us.
-
-            \(productName)
-            """
+        let words = ResetMailWords(locale: locale, product: productName)
+            .linkMail(validFor: validForSeconds, opensInABrowser: link.hasPrefix("https://") || link.hasPrefix("http://"))
+        let text = [words.hello, words.request, link, words.expiry, words.ignore, words.closing].joined(separator: "\n\n")
         let html = """
             <!DOCTYPE html>
-            <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>\(MailHTML.escape("Reset your \(productName) password"))</title></head>
+            <html lang="\(locale.rawValue)"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>\(MailHTML.escape(words.subject))</title></head>
             <body style="font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5">
-            <p>Hello,</p>
-            <p>We received a request to reset the password of your \(MailHTML.escape(productName)) account.
-            Open this link on your phone to choose a new password:</p>
-            <p><a href="\(MailHTML.escape(link))" rel="noreferrer">Choose a new password</a></p>
-            <p>The link works once and expires in <strong>\(MailHTML.escape(expiry))</strong>.</p>
-            <p>If you did not ask for this, ignore this e-mail: your password stays as it is and
-            nobody can change it without this link. If such mails keep coming, tell us.</p>
-            <p style="color: #666; font-size: 90%">\(MailHTML.escape(fallback))<br>\(MailHTML.escape(link))</p>
+            <p>\(MailHTML.escape(words.hello))</p>
+            <p>\(MailHTML.escape(words.request))</p>
+            <p><a href="\(MailHTML.escape(link))" rel="noreferrer">\(MailHTML.escape(words.button))</a></p>
+            <p>\(MailHTML.escape(words.expiry).replacing(MailHTML.escape(words.validFor), with: "<strong>\(MailHTML.escape(words.validFor))</strong>"))</p>
+            <p>\(MailHTML.escape(words.ignore))</p>
+            <p style="color: #666; font-size: 90%">\(MailHTML.escape(words.fallback))<br>\(MailHTML.escape(link))</p>
             </body></html>
             """
-        return OutgoingMessage(channel: .email, to: address, subject: "Reset your \(productName) password", text: text, html: html)
+        return OutgoingMessage(channel: .email, to: address, subject: words.subject, text: text, html: html)
     }
 
     /// Sent to an address with no account, when the operator turned it on.
@@ -98,31 +79,10 @@ public struct ResetMailComposer: Sendable {
         return OutgoingMessage(channel: .email, to: address, subject: "Password reset request for \(productName)", text: text, html: html)
     }
 
-    /// Sent after a completed reset; names the second factors the reset removed because they
-    /// were set up just before it (`totp`, `recovery_codes`).
-    public func passwordChanged(to address: String, removedFactors: [String] = []) -> OutgoingMessage {
-        let names = ["totp": "the authenticator app", "recovery_codes": "the recovery codes"]
-        let removed = removedFactors.compactMap { names[$0] }
-        let removal = removed.isEmpty ? "" : """
-
-
-            Because they were set up in the last days before the reset, \(removed.joined(separator: " and ")) \
-            of your account \(removed.count == 1 ? "was" : "were") removed too, in case someone else \
-            added them: set them up again in the app if they were yours.
-            """
-        let text = """
-            Hello,
-
-            The password of your \(productName) account was just changed with a reset link. \
-            Every device was signed out, every biometric (Face ID / Touch ID) login was turned \
-            off, and no device is remembered any more: sign in again with the new password and \
-            a code, then turn biometric login back on in the app.\(removal)
-
-            If you did not do this, reset your password at once from the app and contact us: \
-            someone may have access to your e-mail.
-
-            \(productName)
-            """
-        return OutgoingMessage(channel: .email, to: address, subject: "Your \(productName) password was changed", text: text, html: MailHTML.paragraphs(text))
+    /// Sent after a completed reset, in the account's language; names the second factors the
+    /// reset removed because they were set up just before it (`totp`, `recovery_codes`).
+    public func passwordChanged(to address: String, locale: MailLocale = .english, removedFactors: [String] = []) -> OutgoingMessage {
+        let (subject, text) = ResetMailWords(locale: locale, product: productName).passwordChanged(removedFactors: removedFactors)
+        return OutgoingMessage(channel: .email, to: address, subject: subject, text: text, html: MailHTML.paragraphs(text))
     }
 }

@@ -129,4 +129,15 @@ final class AccountLifeEndToEndTests: StackTestCase {
         XCTAssertFalse(eventually(timeoutSeconds: 1) { notices().count > 1 }, "sent once")
         XCTAssertFalse(outbox().contains { $0["to"] == "+15555550199" && ($0["text"]?.stringValue ?? "").contains("no longer") }, "not to the new one")
     }
+
+    /// The language given at registration words identity's mails and reset's, which asks identity for it.
+    func testTheAccountsLanguageWordsEveryServicesMails() throws {
+        let gateway = try gateway()
+        _ = try gateway.result("identity.register", [
+            "username": "olga", "password": .string(Self.password), "email": "olga@example.com", "phone": "+15555550100", "locale": "ru",
+        ])
+        XCTAssertEqual(try gateway.result("reset.request", ["email": "olga@example.com"])["ok"], true)
+        let subjects = { Set(self.outbox().filter { $0["to"] == "olga@example.com" }.compactMap { $0["subject"]?.stringValue }) }
+        XCTAssertTrue(eventually { subjects() == ["Подтвердите адрес электронной почты для Latchkey", "Сброс пароля Latchkey"] }, "\(subjects())")
+    }
 }

@@ -71,6 +71,22 @@ final class ResetMailTests: XCTestCase {
         XCTAssertTrue(html.contains("href=\"https://x.example/?a=1&amp;t=\(token)\""))
     }
 
+    func testTheAccountsLanguageWordsBothMails() throws {
+        let composer = ResetMailComposer(productName: "Acme Bank", linkTemplate: try LinkTemplate("https://acme.example/reset?token={token}"))
+        let french = composer.resetLink(to: "a@example.com", locale: .french, token: token, validForSeconds: 5400)
+        XCTAssertEqual(french.subject, "Réinitialisez votre mot de passe Acme Bank")
+        XCTAssertTrue(french.text.contains("\n\nhttps://acme.example/reset?token=\(token)\n\n"), "the link its own paragraph")
+        XCTAssertTrue(french.text.contains("expire dans 1 heure et 30 minutes"))
+        let html = try XCTUnwrap(french.html)
+        XCTAssertTrue(html.contains("<html lang=\"fr\">") && html.contains(">Choisir un nouveau mot de passe</a>"))
+        XCTAssertTrue(html.contains("<strong>1 heure et 30 minutes</strong>"))
+
+        let russian = composer.passwordChanged(to: "a@example.com", locale: .russian, removedFactors: ["totp"])
+        XCTAssertEqual(russian.subject, "Пароль Acme Bank изменён")
+        XCTAssertTrue(russian.text.contains("приложение-аутентификатор"))
+        XCTAssertFalse(russian.text.contains("Hello"))
+    }
+
     func testPasswordChangedMailSaysSessionsAndBiometricLoginsEnded() {
         let message = ResetMailComposer(linkTemplate: try! LinkTemplate(LinkTemplate.defaultTemplate)).passwordChanged(to: "alice@example.com")
         XCTAssertEqual(message.subject, "Your Latchkey password was changed")
