@@ -11,14 +11,12 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import yaml
+from latchkey_up import latchkey_up
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKER_SUBCOMMANDS = {"up", "ps", "down", "exec", "cp", "stop", "start", "run", "logs"}
@@ -168,18 +166,11 @@ def main():
     bin_dir = Path(sys.argv[1]).resolve()
     guide = (ROOT / "compose/README.md").read_text()
     example = (ROOT / "compose/.env.example").read_text()
-    work = Path(tempfile.mkdtemp(prefix="latchkey-guide-commands-"))
-    scratch = work / "repository"
-    shutil.copytree(ROOT / "compose", scratch / "compose", ignore=shutil.ignore_patterns(".env", "tls"))
-    (scratch / "backups").mkdir()
-    up = subprocess.Popen([str(bin_dir / "latchkey"), "up", "--data-dir", str(work / ".latchkey")], cwd=work,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    checker = Checker(work, bin_dir)
-    try:
-        deadline = time.time() + 60
-        for line in up.stdout:
-            if line.startswith("Try:") or time.time() > deadline:
-                break
+    with latchkey_up(bin_dir, prefix="latchkey-guide-commands-") as work:
+        scratch = work / "repository"
+        shutil.copytree(ROOT / "compose", scratch / "compose", ignore=shutil.ignore_patterns(".env", "tls"))
+        (scratch / "backups").mkdir()
+        checker = Checker(work, bin_dir)
         for command in commands(guide) + inline_commands(guide):
             dispatch(checker, command, scratch)
         for command in env_example_commands(example):
@@ -187,10 +178,6 @@ def main():
             if command.startswith("openssl rand -hex 32") and not re.fullmatch(r"[0-9a-f]{64}\n", result.stdout):
                 checker.fail(command, "not 64 hex digits")
         check_env(checker, scratch)
-    finally:
-        up.send_signal(signal.SIGINT)
-        up.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
     if checker.failures:
         print("guide commands that do not work as written:\n" + "\n".join(checker.failures), file=sys.stderr)
         sys.exit(1)
