@@ -108,6 +108,7 @@ public enum IdentityMigrations {
         accountDeletions,
         mailLocales,
         phoneNotices,
+        mailQueue,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -198,6 +199,19 @@ public enum IdentityMigrations {
             locale TEXT NOT NULL,
             created_at INTEGER NOT NULL
         );
+        """)
+
+    /// Account mails waiting for the mail workers (`MailQueue`), each sealed whole.
+    static let mailQueue = Migration(version: 13, name: "mail queue", sql: """
+        CREATE TABLE mail_queue (
+            mail_id INTEGER PRIMARY KEY,
+            sealed BLOB NOT NULL,
+            attempts INTEGER NOT NULL,
+            next_attempt_at INTEGER NOT NULL,
+            lease_until INTEGER,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX mail_queue_due ON mail_queue (next_attempt_at, mail_id);
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

@@ -1,5 +1,6 @@
 import Delivery
 import LineProtocol
+import Platform
 import ServiceKit
 import Storage
 
@@ -18,7 +19,9 @@ public enum IdentityProcess {
             shared: database.dialect == .postgres, service: "identity",
             consequence: "a key file per replica could not open the others' authenticator secrets")
         let store = IdentityStore(database: database)
-        let service = try IdentityService(store: store, settings: settings, metrics: host.metrics, notices: try notices(host))
+        let mailQueue = MailQueue(database: database, serverKey: settings.serverKey, clock: .system)
+        let mailWorkers = try mailWorkers(host, queue: mailQueue)
+        let service = try IdentityService(store: store, settings: settings, metrics: host.metrics, notices: notices(host, queue: mailQueue, workers: mailWorkers))
         IdentityMethods.register(on: host.router, service: service)
         // Last mails of deletions whose sender stopped before sending them.
         host.loop.scheduleRepeating(everyMilliseconds: 5000) { _ = host.workers.submit { service.sendLastMails() } }
@@ -26,23 +29,46 @@ public enum IdentityProcess {
             "scrypt.log_n": .int(Int64(settings.scrypt.logN)), "session.lifetime_s": .int(settings.sessionLifetimeSeconds),
             "session.idle_s": .int(settings.sessionIdleSeconds), "password.breached_entries": .int(Int64(settings.policy.breached.count)),
         ])
-        return host.run()
+        let status = host.run()
+        // Mails queued before the stop go out now if they can; the rest wait in the queue.
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(try host.configuration.int(CommonOptions.drainTimeoutMilliseconds, range: 0...600_000))
+        guard mailWorkers.stop(deadlineMilliseconds: deadline) else {
+            host.exitWithoutCleanup(reason: "identity mail work still running past the drain deadline", pool: mailWorkers.threads)
+        }
+        return status
     }
 
-    /// Account notices go out through the same e-mail provider as reset's mail (the outbox in
-    /// development, SMTP with `--smtp-url`), on a worker thread after the answer's transaction.
-    private static func notices(_ host: ServiceHost) throws -> UserNotices {
-        let mail = try DeliveryOptions.emailProvider(host.configuration, logger: host.logger)
-        let (workers, logger) = (host.workers, host.logger)
+    /// Account mails go out through the same e-mail provider as reset's (the outbox in
+    /// development, SMTP with `--smtp-url`): queued in the request's thread, before its answer,
+    /// and sent by mail workers of their own, retried while the provider fails.
+    private static func notices(_ host: ServiceHost, queue: MailQueue, workers: DeliveryWorkers) -> UserNotices {
+        let logger = host.logger
         return UserNotices { message in
-            let accepted = workers.submit {
-                do {
-                    try mail.deliver(message)
-                } catch {
-                    logger.warning("account notice not sent", ["error": .string(String(describing: error))])
-                }
+            do {
+                try queue.enqueue(message)
+                workers.wake()
+            } catch {
+                logger.warning("account mail not queued", ["error": .string(String(describing: error))])
             }
-            if !accepted { logger.warning("account notice dropped: workers busy") }
         }
+    }
+
+    private static func mailWorkers(_ host: ServiceHost, queue: MailQueue) throws -> DeliveryWorkers {
+        let mail = try DeliveryOptions.emailProvider(host.configuration, logger: host.logger)
+        let logger = host.logger
+        let workers = DeliveryWorkers(workerCount: 2, name: "identity-mail", logger: logger) {
+            do {
+                let outcome = try queue.sendNext { message throws(DeliveryError) in try mail.deliver(message) }
+                if outcome == .givenUp { logger.error("account mail given up", ["delivery.provider": .string(mail.name)]) }
+                return DeliveryPass(handled: outcome != .nothingDue)
+            } catch {
+                logger.warning("account mail queue failed", ["error": .string(String(describing: error))])
+                return DeliveryPass(handled: false)
+            }
+        }
+        // Mails left by an earlier run, and retries that fall due.
+        workers.wake()
+        host.loop.scheduleRepeating(everyMilliseconds: 1000) { workers.wake() }
+        return workers
     }
 }

@@ -3,10 +3,10 @@ import FoundationEssentials
 import Runtime
 
 /// Mails a user about their account, after the change is committed: notices of changes, and
-/// the links that verify or change the address. Best effort: the change never waits for (or
-/// fails because of) the mail; the audit event is the record, and every link can be asked for
-/// again. Each mail is text with an HTML alternative. The process wires it to the e-mail
-/// provider (outbox in development, SMTP in production).
+/// the links that verify or change the address. The change never waits for (or fails because
+/// of) the provider: the process hands each mail to identity's durable `MailQueue`, whose
+/// workers send it and retry it while the provider fails. Each mail is text with an HTML
+/// alternative.
 public struct UserNotices: Sendable {
     private let deliver: @Sendable (OutgoingMessage) -> Void
 
