@@ -112,6 +112,12 @@ ACCOUNT_MAILS = {
     "Confirm your new Latchkey e-mail address": ("confirm", "nina@example.org", "email-change/confirm"),
     "Latchkey: your e-mail address is being changed": ("revert", "nina@example.com", "email-change/revert"),
     "Your Latchkey account was deleted": ("deleted", "nina@example.com", None),
+    "Someone tried to sign up for Latchkey with your address": ("signup-attempt", "nina@example.com", None),
+    "Latchkey: your phone number was changed": ("phone", "nina@example.com", None),
+    "Latchkey: new recovery codes were made": ("recovery-codes", "nina@example.com", None),
+    "Latchkey: a sign-in on a new device": ("new-device", "nina@example.com", None),
+    # Cyrillic: sent as RFC 2047 encoded-words, read back by the `email` package.
+    "Подтвердите адрес электронной почты для Latchkey": ("verify-ru", "olga@example.com", "verify-email"),
 }
 
 

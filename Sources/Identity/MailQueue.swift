@@ -16,12 +16,12 @@ public final class MailQueue: Sendable {
     static let leaseSeconds: Int64 = 120
 
     private let database: any SQLDatabase
-    private let sealKey: [UInt8]
+    private let serverKey: [UInt8]
     private let clock: IdentityClock
 
     init(database: any SQLDatabase, serverKey: [UInt8], clock: IdentityClock) {
         self.database = database
-        sealKey = HMACSHA256.authenticate(Array("latchkey identity mail queue v1".utf8), key: serverKey)
+        self.serverKey = serverKey
         self.clock = clock
     }
 
@@ -100,6 +100,10 @@ public final class MailQueue: Sendable {
         else { return nil }
         return OutgoingMessage(channel: .email, to: to, subject: fields["subject"]?.stringValue, text: text, html: fields["html"]?.stringValue)
     }
+
+    /// Derived on use, not at start: a service at rest does no OpenSSL work (its first use keeps
+    /// about 2 MB of libcrypto resident).
+    private var sealKey: [UInt8] { HMACSHA256.authenticate(Array("latchkey identity mail queue v1".utf8), key: serverKey) }
 
     private static let associatedData = Array("identity mail".utf8)
 }

@@ -6,8 +6,8 @@ import TestSupport
 import XCTest
 
 /// The account's mails through a real SMTP server (`interop/smtp_server.py`, STARTTLS with
-/// AUTH), sent by the real identity executable on the whole stack: registration's link, the
-/// password change's notice, an e-mail change's two mails, and the deletion's last mail. Skipped
+/// AUTH), sent by the real identity executable on the whole stack: every kind of account mail
+/// (links, notices, a Russian one with its encoded subject) up to the deletion's last. Skipped
 /// unless `LATCHKEY_SMTP_INTEROP=1`; `interop/smtp_check.py` runs it and then parses each mail
 /// with Python's `email` package.
 final class AccountMailSMTPInteropTests: StackTestCase {
@@ -50,10 +50,24 @@ final class AccountMailSMTPInteropTests: StackTestCase {
             "session": session, "current_password": .string(Self.password), "new_password": "a much longer passphrase",
         ])
         _ = try gateway.result("identity.change_email", ["session": session, "email": "nina@example.org"])
+        // Someone registering with the taken address; a phone change; a new set of recovery codes;
+        // a sign-in on a second device; a Russian account's verification link.
+        _ = try gateway.result("identity.register", [
+            "username": "mallory", "password": .string(Self.password), "email": "nina@example.com", "phone": "+15555550111",
+        ])
+        _ = try gateway.result("identity.change_phone", ["session": session, "phone": "+15555550199"])
+        _ = try gateway.result("identity.recovery_codes", ["session": session])
+        let tablet = try appLogin(gateway, "nina", password: "a much longer passphrase", device: "ipad-1")
+        _ = try identity.result("identity.elevate", ["session_id": try XCTUnwrap(tablet["session_id"]), "factor": "sms"])
+        _ = try gateway.result("identity.register", [
+            "username": "olga", "password": .string(Self.password), "email": "olga@example.com", "phone": "+15555550122", "locale": "ru",
+        ])
         _ = try gateway.result("identity.delete_account", ["session": session, "password": "a much longer passphrase"])
         // Registration's link, the password notice, the new address's link, the old address's
-        // notice, the deletion's last mail.
-        XCTAssertTrue(eventually(timeoutSeconds: 30) { received().count >= before + 5 }, "mails received: \(received().count - before)")
-        XCTAssertTrue(outbox().isEmpty, "SMTP delivery must not write the outbox")
+        // notice, the sign-up attempt, the phone notice, the recovery codes notice, the new
+        // device, the Russian link, the deletion's last mail.
+        XCTAssertTrue(eventually(timeoutSeconds: 30) { received().count >= before + 10 }, "mails received: \(received().count - before)")
+        XCTAssertEqual(outbox().filter { $0["channel"] == "email" }.count, 0, "SMTP delivery must not write mail to the outbox")
+        XCTAssertEqual(outbox().map { $0["to"] }, ["+15555550100"], "only the old number's SMS notice, which verification writes there")
     }
 }
