@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Platform", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "RPCTests", dependencies: ["Contract", "RPC", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform"], swiftSettings: strict),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform", "Runtime"], swiftSettings: strict),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),

@@ -321,8 +321,9 @@ public final class AccountsService: Sendable {
         }
     }
 
-    /// The most transfers and ledger entries an export holds.
-    static let exportLimit = 100_000
+    /// The most transfers and ledger entries an export holds (newest entries first): about 5 MB,
+    /// well within the 16 MB answer a service may give the gateway.
+    static let exportLimit = 20_000
 
     /// The user's part of `identity.export`: balances, every transfer and every ledger entry.
     public func exportPart(userID: String) throws -> JSON {

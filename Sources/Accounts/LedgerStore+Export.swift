@@ -2,12 +2,12 @@ import LineProtocol
 import Storage
 
 extension SQLLedgerStore {
-    /// Every transfer and deposit of the user, oldest first, at most `limit`: the export's list.
+    /// The user's transfers and deposits, newest first, at most `limit`: the export's list.
     public func transfersForExport(userID: String, limit: Int) throws -> [JSON] {
         try database.read { c in
             try c.query("""
                 SELECT id, kind, from_account, to_account, amount, currency, state, created_at, completed_at FROM transfers
-                WHERE user_id = ? ORDER BY created_at, id LIMIT ?
+                WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?
                 """, [.text(userID), SQLValue(limit)]
             ).map { row -> JSON in
                 [

@@ -35,6 +35,7 @@ public final class ErasureFollower: Sendable {
     private let identity: any IdentityDirectory
     private let erase: @Sendable (Erasure) throws -> Outcome
     private let logger: Logger
+    private let failures: FailureLog
 
     public init(service: String, identity: any IdentityDirectory, logger: Logger, erase: @escaping @Sendable (Erasure) throws -> Outcome) {
         precondition(AccountDeletionContract.followers.contains(service))
@@ -42,6 +43,7 @@ public final class ErasureFollower: Sendable {
         self.identity = identity
         self.logger = logger.with(["erasure.service": .string(service)])
         self.erase = erase
+        failures = FailureLog("account erasure pass", logger: self.logger)
     }
 
     /// Polls from the host's loop; each pass runs on a worker, never two at once.
@@ -77,8 +79,9 @@ public final class ErasureFollower: Sendable {
                 _ = try identity.callAndWait(AccountDeletionContract.erasureDone, report, context: context)
                 reported += 1
             }
+            failures.succeeded()
         } catch {
-            logger.warning("account erasure pass failed; retried at the next", ["error": .string(String(describing: error))])
+            failures.failed(String(describing: error))
         }
         return reported
     }

@@ -15,9 +15,11 @@ public struct PhoneNoticeSender: Sendable {
     let sms: DeliveryProvider
     let brand: String
     let logger: Logger
+    private let failures: FailureLog
 
     public init(identity: any IdentityDirectory, sms: DeliveryProvider, brand: String, logger: Logger) {
         (self.identity, self.sms, self.brand, self.logger) = (identity, sms, brand, logger.with(["notice": "phone_changed"]))
+        failures = FailureLog("phone notice pass", logger: self.logger)
     }
 
     public func start(on host: ServiceHost) throws {
@@ -49,8 +51,9 @@ public struct PhoneNoticeSender: Sendable {
                 _ = try identity.callAndWait(PhoneNoticeContract.sent, ["notice_id": .int(id)], context: context)
                 reported += 1
             }
+            failures.succeeded()
         } catch {
-            logger.warning("phone notice pass failed; retried at the next", ["error": .string(error.message)])
+            failures.failed(error.message)
         }
         return reported
     }
