@@ -116,6 +116,8 @@ ACCOUNT_MAILS = {
     "Latchkey: your phone number was changed": ("phone", "nina@example.com", None),
     "Latchkey: new recovery codes were made": ("recovery-codes", "nina@example.com", None),
     "Latchkey: a sign-in on a new device": ("new-device", "nina@example.com", None),
+    "Your e-mail address and Latchkey": ("address-in-use", "olga@example.com", None),
+    "Latchkey: a change of your e-mail address was refused": ("change-refused", "nina@example.com", None),
     # Cyrillic: sent as RFC 2047 encoded-words, read back by the `email` package.
     "Подтвердите адрес электронной почты для Latchkey": ("verify-ru", "olga@example.com", "verify-email"),
 }

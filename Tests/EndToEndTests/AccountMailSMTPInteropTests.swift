@@ -62,11 +62,13 @@ final class AccountMailSMTPInteropTests: StackTestCase {
         _ = try gateway.result("identity.register", [
             "username": "olga", "password": .string(Self.password), "email": "olga@example.com", "phone": "+15555550122", "locale": "ru",
         ])
+        // A change to an address another account has: that address is told, this one refused.
+        _ = try gateway.result("identity.change_email", ["session": session, "email": "olga@example.com"])
         _ = try gateway.result("identity.delete_account", ["session": session, "password": "a much longer passphrase"])
         // Registration's link, the password notice, the new address's link, the old address's
         // notice, the sign-up attempt, the phone notice, the recovery codes notice, the new
-        // device, the Russian link, the deletion's last mail.
-        XCTAssertTrue(eventually(timeoutSeconds: 30) { received().count >= before + 10 }, "mails received: \(received().count - before)")
+        // device, the Russian link, the taken address's two notices, the deletion's last mail.
+        XCTAssertTrue(eventually(timeoutSeconds: 30) { received().count >= before + 12 }, "mails received: \(received().count - before)")
         XCTAssertEqual(outbox().filter { $0["channel"] == "email" }.count, 0, "SMTP delivery must not write mail to the outbox")
         XCTAssertEqual(outbox().map { $0["to"] }, ["+15555550100"], "only the old number's SMS notice, which verification writes there")
     }
