@@ -7,8 +7,6 @@ import LineProtocol
 public enum DataExportContract {
     /// The document's own version: a reader can tell the shape it reads.
     public static let formatVersion: Int64 = 1
-    /// The services whose parts the gateway adds to identity's.
-    public static let parts = ["accounts", "verification", "reset"]
 
     public static let export = MethodContract(
         "identity.export", .recentStepUp, retry: .safe,
@@ -33,5 +31,8 @@ public enum DataExportContract {
         "reset.export_user", .internal, retry: .safe, summary: "The user's reset links, never their tokens (identity.export).",
         params: [Fields.userID], result: [Member("links", .array(.anyObject))])
 
-    static let all = [export, accountsPart, verificationPart, resetPart]
+    /// The parts the gateway adds to identity's, each under its service's name.
+    public static let parts = [accountsPart, verificationPart, resetPart]
+
+    static let all = [export] + parts
 }

@@ -24,6 +24,10 @@ public enum Fields {
     public static let keySignature = Member(
         "signature", .string(maxBytes: 108, pattern: "^(?:[A-Za-z0-9_-]{4}){3,26}(?:[A-Za-z0-9_-][AQgw]|[A-Za-z0-9_-]{2}[AEIMQUYcgkosw048])?$"))
 
+    /// The languages account mails are written in (Delivery's `MailLocale`, held to this list by a test).
+    public static let mailLocales = ["en", "fr", "ru"]
+    public static let locale = Member("locale", .string(values: mailLocales))
+
     public static let ok = Member("ok", .boolean)
     public static let aal = Member("aal", .integer(minimum: 0, maximum: 2))
     /// The cursor of the next (older) page; null on the last one.

@@ -24,7 +24,7 @@ public enum IdentityContract {
         "sitekey", .nullable(.string(maxBytes: 21_852, pattern: "^iVBORw[A-Za-z0-9_-]{2}([A-Za-z0-9_-]{4})*$")), .optional)
 
     /// The language of the account's mails (English when not given).
-    static let locale = Member("locale", .string(values: ["en", "fr", "ru"]), .optional)
+    static let locale = Fields.locale.optional
 
     public static let register = MethodContract(
         "identity.register", .open, group: .auth, retry: .neverSent, summary: "Creates a user.",
@@ -41,7 +41,7 @@ public enum IdentityContract {
         result: [
             Member("sms_verification", .boolean), Member("sitekey", .nullable(.string)), Member("factors", Fields.factorNames),
             Member("recovery_codes_left", .integer(minimum: 0)), Member("email", .string), Member("email_verified", .boolean),
-            Member("locale", .string(values: ["en", "fr", "ru"])),
+            Fields.locale,
         ],
         errors: [.unauthenticated, .stepUpRequired])
     public static let activity = MethodContract(

@@ -17,7 +17,7 @@ public enum IdentityInternalContract {
         result: [
             Fields.userID, Member("username", .string), Member("email", .string), Member("phone", .string),
             Member("sms_verification", .boolean), Member("phone_verified", .boolean), Member("email_verified", .boolean),
-            Member("locale", .string(values: ["en", "fr", "ru"]), .optional),
+            Fields.locale.optional,
         ],
         errors: [.notFound])
     public static let provePhone = MethodContract(

@@ -9,7 +9,7 @@ public enum PhoneNoticeContract {
     public static let due = MethodContract(
         "identity.phone_notices_due", .internal, retry: .safe, summary: "SMS notices to old phone numbers still to send (verification).",
         params: [Fields.limit],
-        result: [Member("notices", .array(.object([noticeID, Member("number", .string), Member("locale", .string(values: ["en", "fr", "ru"]))])))])
+        result: [Member("notices", .array(.object([noticeID, Member("number", .string), Fields.locale])))])
     public static let sent = MethodContract(
         "identity.phone_notice_sent", .internal, retry: .safe, summary: "A notice went out: its number is forgotten.",
         params: [noticeID], result: [Fields.ok])

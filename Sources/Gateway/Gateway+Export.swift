@@ -29,7 +29,8 @@ extension Gateway {
             return
         }
         let gathered = ExportParts(document: document, expected: DataExportContract.parts.count, finish: finish)
-        for (service, method) in zip(DataExportContract.parts, [DataExportContract.accountsPart, DataExportContract.verificationPart, DataExportContract.resetPart]) {
+        for method in DataExportContract.parts {
+            let service = method.service
             guard let pool = services[service] else {
                 gathered.add(service, .failure(RPCError(.unavailable, "\(service) is not configured")))
                 continue

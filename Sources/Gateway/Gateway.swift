@@ -1,4 +1,3 @@
-import Contract
 import FoundationEssentials
 import LineProtocol
 import Platform
@@ -162,7 +161,7 @@ public final class Gateway: RPCDispatcher, @unchecked Sendable {
             case .success(let info):
                 if let refusal = info.refusal(for: policy.access, nowSeconds: WallClock.nowSeconds()) {
                     finish.fail(refusal)
-                } else if request.method == DataExportContract.export.name {
+                } else if route.composesParts {
                     composeExport(request, userID: info.userID, services: loopRoutes.services, context: context, finish: finish)
                 } else {
                     forward(request, policy: policy, pool: route.pool, members: members, token: token, context: context, finish: finish)

@@ -1,3 +1,4 @@
+import Contract
 import LineProtocol
 import RPC
 import Runtime
@@ -25,6 +26,9 @@ final class MethodRoute: Sendable {
     /// The replicas its requests go to, as this loop reaches them; nil for a local method,
     /// "unknown", or a service the gateway was not given.
     let pool: PoolOnLoop?
+    /// Answered from every service's part (`identity.export`, see `Gateway+Export`) rather than
+    /// forwarded as it is: decided here once, not by comparing names on every request.
+    let composesParts: Bool
 
     private init(name: String, policy: MethodPolicy?, pools: [String: PoolOnLoop], limiter: RateLimiter, metrics: Metrics, accessLog: AccessLog) {
         self.name = name
@@ -32,6 +36,7 @@ final class MethodRoute: Sendable {
         // pass its count between the cores.
         self.policy = policy.map(MethodPolicy.init(copying:))
         pool = policy.flatMap { pools[$0.service] }
+        composesParts = name == DataExportContract.export.name
         rateLimitGroup = policy?.group ?? PolicyTable.Group.standard
         isUnlimited = limiter.isUnlimited(group: rateLimitGroup)
         self.metrics = metrics

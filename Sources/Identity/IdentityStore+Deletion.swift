@@ -143,10 +143,11 @@ extension IdentityStore {
                 SELECT \(Self.deletionColumns) FROM account_deletions
                 WHERE state = 'mailing' AND (mail_lease_until IS NULL OR mail_lease_until < ?) ORDER BY requested_at LIMIT ?
                 """, [.integer(now), SQLValue(limit)]).map(Self.deletion)
-            for record in due {
-                _ = try c.run("UPDATE account_deletions SET mail_lease_until = ? WHERE user_id = ?", [.integer(leaseUntil), .text(record.userID)])
+            return try due.filter { record in
+                try c.run(
+                    "UPDATE account_deletions SET mail_lease_until = ? WHERE user_id = ? AND (mail_lease_until IS NULL OR mail_lease_until < ?)",
+                    [.integer(leaseUntil), .text(record.userID), .integer(now)]) == 1
             }
-            return due
         }
     }
 

@@ -77,16 +77,21 @@ public final class MailQueue: Sendable {
     }
 
     /// Leases the oldest due mail to this sender: (id, tries so far, the sealed mail).
+    /// The workers look every second: an empty queue costs one read, never a write.
     func claim(now: Int64) throws -> (Int64, Int64, [UInt8])? {
-        try database.write { c in
-            guard let row = try c.queryOne("""
-                SELECT mail_id, attempts, sealed FROM mail_queue
-                WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY mail_id LIMIT 1
-                """, [.integer(now), .integer(now)])
-            else { return nil }
+        let due = """
+            SELECT mail_id, attempts, sealed FROM mail_queue
+            WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY mail_id LIMIT 1
+            """
+        guard try database.read({ c in try c.queryOne(due, [.integer(now), .integer(now)]) }) != nil else { return nil }
+        return try database.write { c in
+            guard let row = try c.queryOne(due, [.integer(now), .integer(now)]) else { return nil }
             let id = try row.int("mail_id")
-            _ = try c.run("UPDATE mail_queue SET lease_until = ? WHERE mail_id = ?", [.integer(now + Self.leaseSeconds), .integer(id)])
-            return (id, try row.int("attempts"), try row.blob("sealed"))
+            // The lease is taken only if nobody took it since the look: one sender per mail.
+            let taken = try c.run(
+                "UPDATE mail_queue SET lease_until = ? WHERE mail_id = ? AND (lease_until IS NULL OR lease_until < ?)",
+                [.integer(now + Self.leaseSeconds), .integer(id), .integer(now)])
+            return taken == 1 ? (id, try row.int("attempts"), try row.blob("sealed")) : nil
         }
     }
 

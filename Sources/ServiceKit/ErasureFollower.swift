@@ -48,17 +48,14 @@ public final class ErasureFollower: Sendable {
 
     /// Polls from the host's loop; each pass runs on a worker, never two at once.
     public func start(on host: ServiceHost) throws {
-        let interval = Int64(try host.configuration.int(Self.pollMilliseconds, range: 10...60_000))
-        PeriodicPass { [self] in runPass() }.start(on: host, everyMilliseconds: interval)
+        try PeriodicPass.followingIdentity(on: host) { [self] in runPass() }
     }
 
     /// Asks for what is due and does it; errors are logged and retried at the next pass.
     /// Answers how many erasures were reported.
     @discardableResult
     public func runPass() -> Int {
-        let context = CallContext(
-            method: AccountDeletionContract.erasuresDue.name, requestID: "erasure-\(service)", client: nil, logger: logger,
-            deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
+        let context = PeriodicPass.callContext(AccountDeletionContract.erasuresDue, requestID: "erasure-\(service)", logger: logger)
         var reported = 0
         do {
             let answer = try identity.callAndWait(

@@ -1,4 +1,7 @@
+import Contract
 import Platform
+import RPC
+import Runtime
 
 /// Work a service does again and again in the background (following identity's records): a
 /// pass runs on a worker every interval, never two at once; a tick that finds one still
@@ -31,4 +34,18 @@ public final class PeriodicPass: @unchecked Sendable {
     }
 
     private func release() { lock.withLock { running = false } }
+}
+
+extension PeriodicPass {
+    /// Starts `pass` every `--erasure-poll-ms`: the pace of every pass that follows identity's
+    /// records (erasures, phone notices).
+    public static func followingIdentity(on host: ServiceHost, _ pass: @escaping @Sendable () -> Void) throws {
+        let interval = Int64(try host.configuration.int(ErasureFollower.pollMilliseconds, range: 10...60_000))
+        PeriodicPass(pass).start(on: host, everyMilliseconds: interval)
+    }
+
+    /// The context of one pass's calls: no end client, ten seconds for the whole pass.
+    public static func callContext(_ method: MethodContract, requestID: String, logger: Logger) -> CallContext {
+        CallContext(method: method.name, requestID: requestID, client: nil, logger: logger, deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
+    }
 }

@@ -23,16 +23,13 @@ public struct PhoneNoticeSender: Sendable {
     }
 
     public func start(on host: ServiceHost) throws {
-        let interval = Int64(try host.configuration.int(ErasureFollower.pollMilliseconds, range: 10...60_000))
-        PeriodicPass { runPass() }.start(on: host, everyMilliseconds: interval)
+        try PeriodicPass.followingIdentity(on: host) { runPass() }
     }
 
     /// Sends what is due; answers how many were reported sent.
     @discardableResult
     public func runPass() -> Int {
-        let context = CallContext(
-            method: PhoneNoticeContract.due.name, requestID: "phone-notices", client: nil, logger: logger,
-            deadlineMilliseconds: MonotonicClock.nowMilliseconds() + 10_000)
+        let context = PeriodicPass.callContext(PhoneNoticeContract.due, requestID: "phone-notices", logger: logger)
         var reported = 0
         do throws(RPCError) {
             let due = try identity.callAndWait(PhoneNoticeContract.due, ["limit": 16], context: context)["notices"]?.arrayValue ?? []

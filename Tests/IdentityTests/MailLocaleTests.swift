@@ -1,3 +1,4 @@
+import Contract
 import Delivery
 import Foundation
 import LineProtocol
@@ -74,6 +75,10 @@ final class MailLocaleTests: AccountLifeTestCase {
                 }
             }
         }
+    }
+
+    func testTheContractOffersExactlyTheLanguagesWithACatalogue() {
+        XCTAssertEqual(MailLocale.allCases.map(\.rawValue), Fields.mailLocales)
     }
 
     func testDurationsUseEachLanguagesPlurals() {
