@@ -35,6 +35,9 @@ let package = Package(
         .target(name: "Contract", dependencies: ["LineProtocol"], swiftSettings: strict),
         .target(name: "Secrets", dependencies: ["COpenSSL", "Platform"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["Platform", "CSQLite", "CPostgres"], swiftSettings: strict),
+        // WebAuthn relying-party checks: CBOR, COSE keys, authenticator data, none/packed/apple
+        // attestation, assertions; and a software authenticator for benches and tests.
+        .target(name: "WebAuthn", dependencies: ["Secrets", "LineProtocol"], swiftSettings: strict),
         // One TLS layer (OpenSSL) for the gateway's doors and every client: contexts, sessions, peer verification.
         .target(name: "TLS", dependencies: ["Platform", "COpenSSL", "Secrets"], swiftSettings: strict),
 
@@ -54,7 +57,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["ServiceKit", "HTTP", "RPC", "Runtime", "Platform", "Secrets", "TLS"], swiftSettings: strict),
 
         // Service logic, testable in-process.
-        .target(name: "Identity", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
+        .target(name: "Identity", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery", "WebAuthn"], swiftSettings: strict),
         .target(name: "Verification", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets"], swiftSettings: strict),
         .target(name: "Reset", dependencies: ["Contract", "ServiceKit", "RPC", "Runtime", "Platform", "Storage", "Secrets", "Delivery"], swiftSettings: strict),
@@ -70,6 +73,7 @@ let package = Package(
             name: "LatchkeyMain",
             dependencies: [
                 "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "Storage", "Delivery", "Identity", "Verification", "Accounts", "Reset", "Gateway",
+                "WebAuthn",
             ],
             path: "Sources/Executables/latchkey", swiftSettings: strict),
         // A consumer of the client's public surface only (no @testable): signs in the demo user, prints balances.
@@ -98,7 +102,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform", "Runtime"], swiftSettings: strict),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport", "WebAuthn"], swiftSettings: strict),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
@@ -109,9 +113,12 @@ let package = Package(
         // Launches the real executables on ephemeral ports; talks to them over TCP.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Contract", "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport", "TLSTestSupport"],
+            dependencies: [
+                "Contract", "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport",
+                "TLSTestSupport", "WebAuthn",
+            ],
             swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
-        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport", "WebAuthn"], swiftSettings: strict),
     ]
 )

@@ -17,6 +17,32 @@ EVP_PKEY *lk_EVP_PKEY_from_ec_public_point(const char *group, const unsigned cha
     return pkey;
 }
 
+EVP_PKEY *lk_EVP_PKEY_from_rsa_public(const unsigned char *modulus, size_t modulus_len,
+                                      const unsigned char *exponent, size_t exponent_len) {
+    EVP_PKEY *pkey = NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+    OSSL_PARAM_BLD *builder = OSSL_PARAM_BLD_new();
+    BIGNUM *n = BN_bin2bn(modulus, (int)modulus_len, NULL);
+    BIGNUM *e = BN_bin2bn(exponent, (int)exponent_len, NULL);
+    OSSL_PARAM *params = NULL;
+    int made = ctx != NULL && builder != NULL && n != NULL && e != NULL
+        && OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) == 1
+        && OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1
+        && (params = OSSL_PARAM_BLD_to_param(builder)) != NULL
+        && EVP_PKEY_fromdata_init(ctx) == 1
+        && EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) == 1;
+    if (!made) {
+        EVP_PKEY_free(pkey);
+        pkey = NULL;
+    }
+    OSSL_PARAM_free(params);
+    BN_free(e);
+    BN_free(n);
+    OSSL_PARAM_BLD_free(builder);
+    EVP_PKEY_CTX_free(ctx);
+    return pkey;
+}
+
 EVP_MAC_CTX *lk_hmac_prepare(const char *digest, const unsigned char *key, size_t len) {
     EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
     EVP_MAC_CTX *ctx = mac == NULL ? NULL : EVP_MAC_CTX_new(mac);

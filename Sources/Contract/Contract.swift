@@ -1,7 +1,7 @@
 /// Every method of Latchkey, from every service, in one list.
 public enum Contract {
     public static let methods: [MethodContract] =
-        GatewayContract.all + BuiltinContract.all + IdentityContract.all + IdentityAccountContract.all + IdentityFactorsContract.all + IdentityInternalContract.all
+        GatewayContract.all + BuiltinContract.all + IdentityContract.all + IdentityAccountContract.all + IdentityFactorsContract.all + IdentityPasskeyContract.all + IdentityInternalContract.all
         + IdentityOperatorContract.all + AccountDeletionContract.all + DataExportContract.all + PhoneNoticeContract.all + VerificationContract.all + AccountsContract.all + ResetContract.all
 
     /// The methods a door of the gateway reaches.

@@ -197,6 +197,8 @@ struct EnglishMails: MailCatalog {
             ("a device key was added", protection == "biometry"
                 ? "A device key for Face ID / Touch ID sign-in was added" : "A device key (passcode allowed) was added")
         case .deviceKeyRemoved: ("a device key was removed", "A device key was removed")
+        case .passkeyAdded(let name): ("a passkey was added", "A passkey (\"\(name)\") was added for sign-in")
+        case .passkeyRemoved: ("a passkey was removed", "A passkey was removed")
         case .phoneProven: ("your phone number was confirmed", "Your phone number was confirmed as a second factor")
         }
         let place = device.map { " from the device \"\($0)\"" } ?? ""

@@ -220,6 +220,8 @@ struct FrenchMails: MailCatalog {
                 ? "Une clé d'appareil pour la connexion par Face ID / Touch ID a été ajoutée"
                 : "Une clé d'appareil (code de déverrouillage accepté) a été ajoutée")
         case .deviceKeyRemoved: ("une clé d'appareil a été supprimée", "Une clé d'appareil a été supprimée")
+        case .passkeyAdded(let name): ("une clé d'accès a été ajoutée", "Une clé d'accès (« \(name) ») a été ajoutée pour la connexion")
+        case .passkeyRemoved: ("une clé d'accès a été supprimée", "Une clé d'accès a été supprimée")
         case .phoneProven:
             ("votre numéro de téléphone a été confirmé", "Votre numéro de téléphone a été confirmé comme second facteur")
         }

@@ -1,6 +1,7 @@
 import LineProtocol
 import RPC
 import ServiceKit
+import WebAuthn
 
 /// Everything that can go wrong in the identity service, mapped to wire reasons in one place
 /// (`rpcError`). Messages are for people and never carry a secret or the value that failed.
@@ -35,6 +36,10 @@ public enum IdentityError: Error, Equatable, Sendable {
     case factorLocked(retryAfterSeconds: Int64)
     /// A factor is in a state that forbids the change (`detail` is stable, e.g. `totp_active`).
     case factorConflict(detail: String, String)
+    /// Too many passkeys.
+    case passkeyLimit(Int)
+    /// A WebAuthn ceremony the relying party refused (`detail` is the check that failed).
+    case passkeyRefused(WebAuthnError)
     /// A mailed link that is unknown, used, expired, replaced by a newer one, or about an
     /// address the account no longer has (one answer for all).
     case invalidLink
@@ -65,6 +70,10 @@ public enum IdentityError: Error, Equatable, Sendable {
             return RPCError(.conflict, message, extra: ["field": .string(field)])
         case .keyLimit(let limit):
             return RPCError(.conflict, "too many device keys; revoke one first", extra: ["detail": "key_limit", "limit": .int(Int64(limit))])
+        case .passkeyLimit(let limit):
+            return RPCError(.conflict, "too many passkeys; remove one first", extra: ["detail": "passkey_limit", "limit": .int(Int64(limit))])
+        case .passkeyRefused(let refusal):
+            return RPCError(.invalidCredentials, refusal.message, extra: ["detail": .string(refusal.reason.rawValue)])
         case .notFound(let message, let detail):
             return RPCError(.notFound, message, extra: detail.map { ["detail": .string($0)] } ?? [:])
         case .invalidCode(let attemptsLeft):

@@ -19,6 +19,7 @@ public enum IdentityMethods {
         registerSessions(router, service)
         registerKeys(router, service)
         registerFactors(router, service)
+        IdentityPasskeyMethods.register(router, service)
         registerInternal(router, service)
         IdentityOperatorMethods.register(router, service)
     }

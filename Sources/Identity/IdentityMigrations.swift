@@ -109,6 +109,7 @@ public enum IdentityMigrations {
         mailLocales,
         phoneNotices,
         mailQueue,
+        passkeys,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -212,6 +213,42 @@ public enum IdentityMigrations {
             created_at INTEGER NOT NULL
         );
         CREATE INDEX mail_queue_due ON mail_queue (next_attempt_at, mail_id);
+        """)
+
+    /// WebAuthn credentials and the challenges of their ceremonies. A credential id is unique
+    /// across users; `sign_count` only grows (or stays 0, as synced passkeys send); a counter
+    /// that went backwards sets `flagged_at`, after which the passkey signs nothing in.
+    /// A challenge's `user_id` is null when any user's passkey may answer it (usernameless
+    /// sign-in) and '' when it was issued for a username nobody has. A user's passkey handle is
+    /// the opaque WebAuthn user id (random, made at the first registration), never the user id.
+    static let passkeys = Migration(version: 14, name: "passkeys", sql: """
+        CREATE TABLE passkeys (
+            passkey_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(user_id),
+            credential_id BLOB NOT NULL UNIQUE,
+            public_key BLOB NOT NULL,
+            sign_count INTEGER NOT NULL,
+            aaguid BLOB NOT NULL,
+            attestation TEXT NOT NULL,
+            backup_eligible INTEGER NOT NULL,
+            backed_up INTEGER NOT NULL,
+            transports TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            flagged_at INTEGER
+        );
+        CREATE INDEX passkeys_by_user ON passkeys (user_id, created_at);
+        CREATE TABLE passkey_challenges (
+            challenge_hash BLOB PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            user_id TEXT,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER
+        );
+        CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at);
+        ALTER TABLE users ADD COLUMN passkey_handle BLOB;
+        CREATE UNIQUE INDEX users_by_passkey_handle ON users (passkey_handle);
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

@@ -65,7 +65,7 @@ public final class IdentityService: Sendable {
     static let decoyKey = P256PrivateKey().publicKey
     let activitySeals: ActivitySeals
 
-    public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "totp", "recovery_code"]
+    public static let factors: Set<String> = ["sms", "voice", "email", "device_key", "passkey", "totp", "recovery_code"]
 
     public init(
         store: IdentityStore, settings: IdentitySettings, clock: IdentityClock = .system, metrics: Metrics = Metrics(), notices: UserNotices = .none
@@ -314,7 +314,7 @@ public final class IdentityService: Sendable {
     /// A device trusted for the first time beside others is a new device: the owner is mailed.
     public func elevate(sessionID: String, factor: String, caller: Caller) throws -> Int {
         guard Self.factors.contains(factor) else {
-            throw IdentityError.invalidField("factor", "factor must be sms, voice, email, device_key, totp or recovery_code")
+            throw IdentityError.invalidField("factor", "factor must be sms, voice, email, device_key, passkey, totp or recovery_code")
         }
         let now = clock.now()
         let elevated = try store.elevate(sessionID: sessionID, now: now, seenSince: now - settings.sessionIdleSeconds) { session in

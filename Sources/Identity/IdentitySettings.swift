@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Secrets
 import ServiceKit
+import WebAuthn
 
 /// Wall-clock time in unix seconds, injectable so tests can move it.
 public struct IdentityClock: Sendable {
@@ -66,6 +67,8 @@ public struct IdentitySettings: Sendable {
     /// How long `identity.delete_account` waits for accounts to close the accounts (or refuse)
     /// before answering `closing_accounts`.
     public var deletionWaitMilliseconds: Int64 = 3000
+    /// Identity as a WebAuthn relying party.
+    public var passkeys = PasskeyPolicy.development
 
     public init() {}
 }
@@ -116,6 +119,15 @@ public enum IdentityOptions {
     public static let deletionWait = ConfigOption(
         "deletion-wait-ms", default: "3000",
         help: "how long a deletion request waits for accounts to close the accounts before answering closing_accounts (0-8000)")
+    public static let webauthnRPID = ConfigOption(
+        "webauthn-rp-id", help: "the WebAuthn relying party id passkeys are bound to: the host of --public-url, or a registrable suffix of it (default: that host, else localhost)")
+    public static let webauthnRPName = ConfigOption("webauthn-rp-name", help: "the name authenticators show beside a passkey (default: --brand)")
+    public static let webauthnOrigins = ConfigOption(
+        "webauthn-origins",
+        help: "web origins allowed to run passkey ceremonies, comma-separated (default: --public-url's origin and https://<rp id>, which iOS apps present through their associated domains)")
+    public static let webauthnFormats = ConfigOption(
+        "webauthn-attestation-formats", default: "none,packed,apple", help: "passkey attestation formats accepted, comma-separated, of none, packed and apple")
+    public static let maxPasskeysPerUser = ConfigOption("max-passkeys-per-user", default: "10", help: "passkeys per user")
     public static let appLinkScheme = ConfigOption("app-link-scheme", default: "latchkey", help: "the app's URL scheme in mailed deep links")
 
     public static let all: [ConfigOption] = [
@@ -123,7 +135,8 @@ public enum IdentityOptions {
         loginFreeFailures, loginBaseDelay, loginMaxDelay, loginFailureDecay, loginMaxConsecutive, deviceTokenFreeFailures,
         deviceTokenMaxFailures, deviceTokenLifetime, maxDeviceTokensPerUser, clientBurst, clientRefill, maxKeysPerUser, sitekeyMaxBytes,
         auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, CommonOptions.brand, resetRemovesFactors,
-        emailLinkTTL, emailRevertDays, phoneCoolingOff, deletionWait, appLinkScheme, HTTPOptions.publicURL,
+        emailLinkTTL, emailRevertDays, phoneCoolingOff, deletionWait, webauthnRPID, webauthnRPName, webauthnOrigins, webauthnFormats,
+        maxPasskeysPerUser, appLinkScheme, HTTPOptions.publicURL,
     ]
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
@@ -167,7 +180,39 @@ public enum IdentityOptions {
             throw ConfigurationError("\(appLinkScheme.flag) must be a URL scheme: a letter, then letters, digits, '+', '-' or '.' (at most 32)")
         }
         settings.accountLinks = AccountLinks(scheme: scheme, publicOrigin: try HTTPOptions.publicOrigin(configuration))
+        settings.passkeys = try passkeyPolicy(configuration, publicOrigin: settings.accountLinks.publicOrigin, brand: settings.brand)
         return settings
+    }
+
+    private static func passkeyPolicy(_ configuration: Configuration, publicOrigin: String?, brand: String) throws -> PasskeyPolicy {
+        let publicHost = publicOrigin.map { String($0.dropFirst("https://".count).prefix { $0 != ":" }) }
+        let rpID = configuration.string(webauthnRPID).flatMap { $0.isEmpty ? nil : $0.lowercased() } ?? publicHost ?? "localhost"
+        guard PasskeyPolicy.isValidRPID(rpID) else {
+            throw ConfigurationError("\(webauthnRPID.flag) must be a host name such as bank.example.com (letters, digits, '-' and '.')")
+        }
+        if let publicHost, publicHost != rpID, !publicHost.hasSuffix("." + rpID) {
+            throw ConfigurationError("\(webauthnRPID.flag) must be \(publicHost) or a suffix of it after a dot: passkeys are bound to the origin's host")
+        }
+        var origins = HTTPOptions.list(configuration, webauthnOrigins)
+        if origins.isEmpty { origins = (publicOrigin.map { [$0] } ?? []) + ["https://\(rpID)"] }
+        for origin in origins where !PasskeyPolicy.isOrigin(origin, within: rpID) {
+            throw ConfigurationError(
+                "\(webauthnOrigins.flag): \(origin) must be an https:// origin (http:// only for localhost) whose host is \(rpID) or under it")
+        }
+        var formats = Set<AttestationFormat>()
+        for name in HTTPOptions.list(configuration, webauthnFormats) {
+            guard let format = AttestationFormat(rawValue: name) else {
+                throw ConfigurationError("\(webauthnFormats.flag): \(name) is not one of none, packed, apple")
+            }
+            formats.insert(format)
+        }
+        guard !formats.isEmpty else { throw ConfigurationError("\(webauthnFormats.flag) must name at least one format") }
+        let name = configuration.string(webauthnRPName).flatMap { $0.isEmpty ? nil : $0 } ?? brand
+        guard name.utf8.count <= 64 else { throw ConfigurationError("\(webauthnRPName.flag) must be at most 64 bytes") }
+        var policy = PasskeyPolicy(
+            relyingParty: RelyingParty(id: rpID, origins: Array(Set(origins)).sorted(), allowedFormats: formats), name: name)
+        policy.maxPerUser = try configuration.int(maxPasskeysPerUser, range: 1...100)
+        return policy
     }
 
     private static func readLoginBudgets(_ configuration: Configuration, into settings: inout IdentitySettings) throws {

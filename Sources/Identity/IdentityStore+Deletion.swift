@@ -168,7 +168,7 @@ extension IdentityStore {
         }
         for table in [
             "sessions", "device_keys", "device_tokens", "challenges", "phone_proofs", "email_tokens", "totp_secrets", "recovery_codes",
-            "factor_throttle", "audit_events", "phone_notices", "users",
+            "passkeys", "passkey_challenges", "factor_throttle", "audit_events", "phone_notices", "users",
         ] {
             _ = try c.run("DELETE FROM \(table) WHERE user_id = ?", [.text(userID)])
         }

@@ -9,6 +9,8 @@ public struct FactorState: Sendable, Equatable {
     public var hasBiometryKey: Bool
     /// An active authenticator app (a user-wide factor, like the SMS switch).
     public var hasTotp: Bool = false
+    /// A passkey that is not flagged (user-wide: passkeys sync between the user's devices).
+    public var hasPasskey: Bool = false
 }
 
 /// What a password reset took away from a user, for the reset's mail.
@@ -32,21 +34,22 @@ extension IdentityStore {
                         AND t.trusted_at IS NOT NULL AND t.expires_at > ?) AS trusted,
                     EXISTS (SELECT 1 FROM device_keys k WHERE k.user_id = u.user_id AND k.device_id = ? AND k.revoked_at IS NULL
                         AND k.protection = 'biometry') AS has_key,
-                    EXISTS (SELECT 1 FROM totp_secrets t WHERE t.user_id = u.user_id AND t.activated_at IS NOT NULL) AS has_totp
+                    EXISTS (SELECT 1 FROM totp_secrets t WHERE t.user_id = u.user_id AND t.activated_at IS NOT NULL) AS has_totp,
+                    EXISTS (SELECT 1 FROM passkeys p WHERE p.user_id = u.user_id AND p.flagged_at IS NULL) AS has_passkey
                 FROM users u WHERE u.user_id = ?
                 """,
                 [.blob(deviceTokenHash ?? []), .text(deviceID), .integer(now), .text(deviceID), .text(userID)]
             ).map { row in
                 FactorState(
                     smsVerification: try row.bool("sms"), deviceTrusted: try row.bool("trusted"), hasBiometryKey: try row.bool("has_key"),
-                    hasTotp: try row.bool("has_totp"))
+                    hasTotp: try row.bool("has_totp"), hasPasskey: try row.bool("has_passkey"))
             }
         }
     }
 
     /// After a password reset, in one transaction: every device key revoked, every device token
     /// voided (no device stays trusted, no token keeps its own login budget), and the
-    /// authenticator app and recovery codes removed when they were set up at or after
+    /// authenticator app, passkeys and recovery codes removed when they were set up at or after
     /// `recentSince` (what an intruder may have planted just before the owner noticed).
     public func cleanUpAfterReset(userID: String, now: Int64, recentSince: Int64, events: (ResetCleanup) -> [PendingEvent]) throws -> ResetCleanup {
         try database.write { c in
@@ -55,6 +58,9 @@ extension IdentityStore {
             cleanup.deviceTokens = try c.run("DELETE FROM device_tokens WHERE user_id = ?", [.text(userID)])
             if try c.run("DELETE FROM totp_secrets WHERE user_id = ? AND COALESCE(activated_at, created_at) >= ?", [.text(userID), .integer(recentSince)]) > 0 {
                 cleanup.recentFactors.append("totp")
+            }
+            if try c.run("DELETE FROM passkeys WHERE user_id = ? AND created_at >= ?", [.text(userID), .integer(recentSince)]) > 0 {
+                cleanup.recentFactors.append("passkey")
             }
             let recentCodes = try c.queryOne(
                 "SELECT COUNT(*) AS n FROM recovery_codes WHERE user_id = ? AND created_at >= ?", [.text(userID), .integer(recentSince)])?.int("n") ?? 0

@@ -48,7 +48,12 @@ extension IdentityStore {
                 """, userID, [
                     .text("key_id"), .text("device_id"), .text("protection"), .int("created_at"), .optionalInt("last_used_at"), .optionalInt("revoked_at"),
                 ])
-            let factors: JSON = ["totp": totp, "recovery_codes": .array(recovery), "device_keys": .array(keys)]
+            let passkeys = try Self.objects(c, """
+                SELECT passkey_id, name, attestation, created_at, last_used_at, flagged_at FROM passkeys WHERE user_id = ? ORDER BY created_at
+                """, userID, [
+                    .text("passkey_id"), .text("name"), .text("attestation"), .int("created_at"), .optionalInt("last_used_at"), .optionalInt("flagged_at"),
+                ])
+            let factors: JSON = ["totp": totp, "recovery_codes": .array(recovery), "device_keys": .array(keys), "passkeys": .array(passkeys)]
             let sessions = try Self.objects(c, """
                 SELECT session_id, device_id, aal, aal2_at, created_at, last_seen_at, expires_at, revoked_at FROM sessions
                 WHERE user_id = ? ORDER BY created_at DESC

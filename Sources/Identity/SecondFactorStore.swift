@@ -53,20 +53,22 @@ extension IdentityStore {
 
     /// The second factors the user has, in one read: `sms` (every user has a phone; the first
     /// code also proves it), `totp` when an authenticator app is active, `device_key` when a
-    /// `biometry` key is active on any device; and how many recovery codes are unused.
+    /// `biometry` key is active on any device, `passkey` when one is usable; and how many recovery codes are unused.
     func ownedFactors(userID: String) throws -> (factors: [String], recoveryCodesLeft: Int) {
         try database.read { c in
             guard let row = try c.queryOne(
                 """
                 SELECT EXISTS (SELECT 1 FROM totp_secrets WHERE user_id = ? AND activated_at IS NOT NULL) AS totp,
                     EXISTS (SELECT 1 FROM device_keys WHERE user_id = ? AND revoked_at IS NULL AND protection = 'biometry') AS device_key,
+                    EXISTS (SELECT 1 FROM passkeys WHERE user_id = ? AND flagged_at IS NULL) AS passkey,
                     (SELECT COUNT(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL) AS recovery_left
                 """,
-                [.text(userID), .text(userID), .text(userID)])
+                [.text(userID), .text(userID), .text(userID), .text(userID)])
             else { return ([], 0) }
             var factors = ["sms"]
             if try row.bool("totp") { factors.append("totp") }
             if try row.bool("device_key") { factors.append("device_key") }
+            if try row.bool("passkey") { factors.append("passkey") }
             return (factors, Int(try row.int("recovery_left")))
         }
     }

@@ -16,7 +16,7 @@ public struct SessionAssurance: Sendable, Equatable {
 extension IdentityService {
     /// The factors a session below aal 2 still owes, any one of them enough, in the order the
     /// app should offer them: the device's `biometry` key when it has one (a `user_presence`
-    /// key cannot pay), the authenticator app when the user set one up, and SMS when the user
+    /// key cannot pay), a passkey when the user has one, the authenticator app when the user set one up, and SMS when the user
     /// turned it on or the device is not trusted: trust is the session's device token having
     /// paid a factor before, never the bare device id. A recovery code
     /// (`identity.recovery_verify`) is accepted in place of any of them.
@@ -27,6 +27,7 @@ extension IdentityService {
         else { return [] }
         var required: [String] = []
         if state.hasBiometryKey { required.append("device_key") }
+        if state.hasPasskey { required.append("passkey") }
         if state.hasTotp { required.append("totp") }
         if state.smsVerification || !state.deviceTrusted { required.append("sms") }
         return required

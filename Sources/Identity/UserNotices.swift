@@ -47,5 +47,6 @@ public struct UserNotices: Sendable {
 enum FactorChange: Sendable, Equatable {
     case authenticatorAdded, authenticatorRemoved, recoveryCodesGenerated
     case deviceKeyAdded(protection: String), deviceKeyRemoved
+    case passkeyAdded(name: String), passkeyRemoved
     case phoneProven
 }

@@ -25,6 +25,11 @@
 // macro. Returns NULL (error queue set) for points OpenSSL refuses, e.g. off the curve.
 EVP_PKEY *lk_EVP_PKEY_from_ec_public_point(const char *group, const unsigned char *point, size_t len);
 
+// The same for an RSA public key from its big-endian modulus and exponent. NULL (error queue
+// set) when OpenSSL refuses them.
+EVP_PKEY *lk_EVP_PKEY_from_rsa_public(const unsigned char *modulus, size_t modulus_len,
+                                      const unsigned char *exponent, size_t exponent_len);
+
 // An HMAC context keyed once (OSSL_PARAM keys must be static C strings): `digest` is an OpenSSL
 // digest name ("SHA256"). Each tag then starts from a copy of it (EVP_MAC_CTX_dup) instead of
 // fetching the algorithm and setting the key up again. NULL (error queue set) on failure.

@@ -19,7 +19,7 @@ enum BenchCommand {
 
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
         let configuration = try Configuration(arguments: arguments, environment: environment, options: options)
-        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, overload, long, memory") }
+        guard let scenario = configuration.positional.first else { throw ConfigurationError("bench needs a scenario: ping, login, verify, transfer, reset, all, passkey, overload, long, postgres, memory") }
         if scenario == MemoryBench.idleScenario { return MemoryBench.idle() }
         warnOnDebugBuild()
         let settings = BenchSettings(
@@ -44,6 +44,7 @@ enum BenchCommand {
             case "verify": try VerifyBench.run(environment, report: report)
             case "transfer": try TransferBench.run(environment, report: report)
             case "reset": try ResetBench.run(environment, report: report)
+            case "passkey": try PasskeyBench.run(environment, report: report)
             case "overload": try OverloadBench.run(environment, report: report)
             case "postgres": try PostgresBench.run(settings: settings, url: configuration.string(UpCommand.postgres), report: report)
             case "long": try LongHistoryBench.run(settings: settings, report: report)

@@ -137,7 +137,7 @@ enum TransferBench {
 /// SQLite commit probed on this disk before the first row and again after each, each row held
 /// to the mean of the probes on its two sides (as `bench ping` holds its rows to Redis and to
 /// direct).
-private final class CommitCeiling {
+final class CommitCeiling {
     private let probeDirectory: String?
     private var latest: Double
 
@@ -188,26 +188,31 @@ enum BenchUser {
     }
 
     static func fundedSession(index: Int, gateway: Endpoint, accounts: Endpoint, identity: Endpoint) throws -> (LineClient, String) {
+        let user = try steppedUpSession(index: index, gateway: gateway, identity: identity)
+        _ = try LineClient(accounts).result("accounts.deposit", [
+            "user_id": .string(user.userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(user.userID)"),
+        ])
+        return (user.client, user.session)
+    }
+
+    /// A fresh user with a proven phone, signed in on `deviceID` through the gateway and lifted
+    /// to aal 2 through identity's internal `elevate` (what verification calls after a good code).
+    static func steppedUpSession(index: Int, gateway: Endpoint, identity: Endpoint) throws -> (client: LineClient, session: String, userID: String) {
         let client = try LineClient(gateway)
         let name = "bench\(index)x" + Base64URL.encode(SecureRandom.bytes(4)).lowercased().filter { $0.isLetter || $0.isNumber }
         let password = "bench passphrase " + Base64URL.encode(SecureRandom.bytes(9))
+        let phone = "+1555" + (200 + index % 800).zeroPadded(3) + index.zeroPadded(4)
         let registered = try client.result("identity.register", [
-            "username": .string(name), "password": .string(password), "email": .string("\(name)@example.com"),
-            "phone": .string("+1555" + (200 + index % 800).zeroPadded(3) + index.zeroPadded(4)),
+            "username": .string(name), "password": .string(password), "email": .string("\(name)@example.com"), "phone": .string(phone),
         ])
         guard let userID = registered["user_id"]?.stringValue else { throw OutboxError(message: "register gave no user_id") }
-        _ = try LineClient(identity).result("identity.prove_phone", [
-            "user_id": .string(userID), "phone": .string("+1555" + (200 + index % 800).zeroPadded(3) + index.zeroPadded(4)),
-        ])
-        _ = try LineClient(accounts).result("accounts.deposit", [
-            "user_id": .string(userID), "account": "checking", "amount": 100_000_000, "idempotency_key": .string("bench-\(name)"),
-        ])
+        let direct = try LineClient(identity)
+        _ = try direct.result("identity.prove_phone", ["user_id": .string(userID), "phone": .string(phone)])
         let login = try client.result("identity.login", ["username": .string(name), "password": .string(password), "device_id": .string(deviceID)])
         guard let session = login["session"]?.stringValue else { throw OutboxError(message: "login gave no session") }
-        let direct = try LineClient(identity)
         let sessionID = try direct.result("identity.introspect", ["session": .string(session)])["session_id"] ?? .null
         _ = try direct.result("identity.elevate", ["session_id": sessionID, "factor": "sms"])
-        return (client, session)
+        return (client, session, userID)
     }
 }
 

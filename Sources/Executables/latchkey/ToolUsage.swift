@@ -8,7 +8,7 @@ enum ToolUsage {
           up [--demo] [--base-port P] [--postgres URL] [--replicas N]
                                             run the whole stack on 127.0.0.1:P..P+4 (default 7400), HTTP door on P+80
           call METHOD ['{"json":"params"}'] one request to the gateway, the answer on stdout
-          bench SCENARIO                    measure: ping, login, verify, transfer, reset, all; overload, long, postgres, memory (not in all)
+          bench SCENARIO                    measure: ping, login, verify, transfer, reset, all; passkey, overload, long, postgres, memory (not in all)
           backup SOURCE.sqlite DEST.sqlite  online backup of a live service database
           options                           every configuration variable, as a Markdown table
           gateway | identity | verification | accounts | reset [OPTIONS]
@@ -36,7 +36,7 @@ enum ToolUsage {
         switch command {
         case "up": Usage.text("latchkey up [--demo] [--base-port P | --listen HOST:PORT] [--data-dir DIR] [--postgres URL] [--replicas N]", options: UpCommand.options + [CommonOptions.dataDirectory, CommonOptions.listen])
         case "call": Usage.text("latchkey call METHOD ['{\"json\":\"params\"}'] [--gateway [tls://]HOST:PORT | --base-port P] [--tls] [--tls-ca FILE]", options: CallCommand.options)
-        case "bench": Usage.text("latchkey bench SCENARIO   (ping, login, verify, transfer, reset, all; overload: logins at 3x scrypt; long: login, verify, transfer on a preloaded history vs empty; postgres --postgres URL: logins with 1 and 2 identity replicas, transfers; memory: idle resident memory of each process and the gateway's per 1,000 idle connections (--connections, default 4000); none of these four in all)", options: BenchCommand.options)
+        case "bench": Usage.text("latchkey bench SCENARIO   (ping, login, verify, transfer, reset, all; passkey: usernameless passkey sign-ins through the gateway beside bare P-256 verifications and the commit rate; overload: logins at 3x scrypt; long: login, verify, transfer on a preloaded history vs empty; postgres --postgres URL: logins with 1 and 2 identity replicas, transfers; memory: idle resident memory of each process and the gateway's per 1,000 idle connections (--connections, default 4000); none of these five in all)", options: BenchCommand.options)
         case "backup": Usage.text("latchkey backup SOURCE.sqlite DEST.sqlite", options: [])
         case "options": Usage.text("latchkey options", options: [])
         default: OperatorCommands.usage(command)

@@ -4,7 +4,8 @@ import Foundation
 public struct SignInResult: Sendable, Equatable {
     /// Factors the session owes before it may do anything but pay one of them (any one is
     /// enough): `sms` (then `startCode`/`checkCode`), `device_key` (then `verifyDeviceKey`),
-    /// `totp` (then `verifyAuthenticatorCode`). A recovery code (`verifyRecoveryCode`) pays any of them.
+    /// `totp` (then `verifyAuthenticatorCode`), `passkey` (then `verifyPasskey`). A recovery code
+    /// (`verifyRecoveryCode`) pays any of them.
     public let requiredFactors: [Factor]
     /// 1: password (or a passcode-protected key) only; 2: a second factor too.
     public let aal: Int

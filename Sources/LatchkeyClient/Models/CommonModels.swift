@@ -22,6 +22,8 @@ public struct Factor: OpenName {
     public static let sms = Factor(rawValue: "sms")
     /// A signature by this device's enrolled key (`identity.verify_key`).
     public static let deviceKey = Factor(rawValue: "device_key")
+    /// A passkey assertion with user verification (`identity.passkey_verify`).
+    public static let passkey = Factor(rawValue: "passkey")
     /// A code from the user's authenticator app (`identity.totp_verify`). A recovery code
     /// (`identity.recovery_verify`) pays any factor and is never listed itself.
     public static let totp = Factor(rawValue: "totp")
