@@ -88,6 +88,14 @@ public struct X509Certificate: Sendable {
         }
     }
 
+    /// Whether the certificate's key is of the kind `algorithm` signs with.
+    public func hasKey(for algorithm: SignatureAlgorithm) -> Bool {
+        switch (algorithm, subjectKey) {
+        case (.ecdsaP256SHA256, .p256), (.rsaPKCS1SHA256, .rsa): true
+        default: false
+        }
+    }
+
     /// The DER contents of the extension's extnValue OCTET STRING, for `oid` in dotted form
     /// ("1.3.6.1.4.1.45724.1.1.4"); nil when the certificate has no such extension.
     public func extensionValue(oid: String) -> [UInt8]? {
@@ -103,6 +111,18 @@ public struct X509Certificate: Sendable {
         let length = Int(ASN1_STRING_length(value))
         guard length > 0, let bytes = ASN1_STRING_get0_data(value) else { return [] }
         return Array(UnsafeBufferPointer(start: bytes, count: length))
+    }
+
+    /// Whether the certificate has the extension `oid` marked critical.
+    public func isCriticalExtension(oid: String) -> Bool {
+        guard let object = OBJ_txt2obj(oid, 1) else {
+            ERR_clear_error()
+            return false
+        }
+        defer { ASN1_OBJECT_free(object) }
+        let index = X509_get_ext_by_OBJ(handle.pointer, object, -1)
+        guard index >= 0, let found = X509_get_ext(handle.pointer, index) else { return false }
+        return X509_EXTENSION_get_critical(found) == 1
     }
 
     private static func hasRepeatedExtension(_ certificate: OpaquePointer) -> Bool {

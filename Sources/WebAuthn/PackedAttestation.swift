@@ -28,6 +28,7 @@ extension AttestationInput {
         case COSEKey.rs256: signatureAlgorithm = .rsaPKCS1SHA256
         default: throw WebAuthnError(.unsupportedAlgorithm, "packed: alg \(algorithm) is neither ES256 (-7) nor RS256 (-257)")
         }
+        guard leaf.hasKey(for: signatureAlgorithm) else { throw badAttestation("packed: alg \(algorithm) does not fit the certificate's key") }
         guard leaf.isValidSignature(signature, for: signed, algorithm: signatureAlgorithm) else {
             throw WebAuthnError(.badSignature, "packed: the attestation certificate's signature does not verify")
         }
@@ -46,8 +47,13 @@ extension AttestationInput {
             throw badAttestation("packed: the certificate's subject OU is not \"Authenticator Attestation\"")
         }
         guard !leaf.isCertificateAuthority else { throw badAttestation("packed: the certificate is a CA") }
-        if let aaguid = leaf.extensionValue(oid: Self.aaguidExtension), aaguid != [0x04, 0x10] + credential.aaguid {
-            throw badAttestation("packed: the certificate's AAGUID differs from the authenticator data's")
+        if let aaguid = leaf.extensionValue(oid: Self.aaguidExtension) {
+            guard aaguid == [0x04, 0x10] + credential.aaguid else {
+                throw badAttestation("packed: the certificate's AAGUID differs from the authenticator data's")
+            }
+            guard !leaf.isCriticalExtension(oid: Self.aaguidExtension) else {
+                throw badAttestation("packed: the AAGUID extension must not be critical")
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ enum ToolUsage {
           bench SCENARIO                    measure: ping, login, verify, transfer, reset, all; passkey, overload, long, postgres, memory (not in all)
           backup SOURCE.sqlite DEST.sqlite  online backup of a live service database
           options                           every configuration variable, as a Markdown table
+          app-attest-check --root FILE      check App Attest attestations and assertions, one JSON case a line on stdin
           gateway | identity | verification | accounts | reset [OPTIONS]
                                             run that service (the same as its own executable or link; SERVICE --help)
 
@@ -39,6 +40,7 @@ enum ToolUsage {
         case "bench": Usage.text("latchkey bench SCENARIO   (ping, login, verify, transfer, reset, all; passkey: usernameless passkey sign-ins through the gateway beside bare P-256 verifications and the commit rate; overload: logins at 3x scrypt; long: login, verify, transfer on a preloaded history vs empty; postgres --postgres URL: logins with 1 and 2 identity replicas, transfers; memory: idle resident memory of each process and the gateway's per 1,000 idle connections (--connections, default 4000); none of these five in all)", options: BenchCommand.options)
         case "backup": Usage.text("latchkey backup SOURCE.sqlite DEST.sqlite", options: [])
         case "options": Usage.text("latchkey options", options: [])
+        case "app-attest-check": Usage.text("latchkey app-attest-check --root FILE   (cases as JSON lines on stdin, answers on stdout)", options: [AppAttestCheckCommand.root])
         default: OperatorCommands.usage(command)
         }
     }

@@ -32,6 +32,7 @@ do {
     case "call": exit(try CallCommand.run(arguments: rest, environment: environment))
     case "bench": exit(try BenchCommand.run(arguments: rest, environment: environment))
     case "options": exit(OptionsCommand.run())
+    case "app-attest-check": exit(try AppAttestCheckCommand.run(arguments: rest, environment: environment))
     case _ where OperatorCommands.commands[command] != nil:
         exit(try OperatorCommands.run(command, arguments: rest, environment: environment))
     default: exit(try BackupCommand.run(arguments: rest))
