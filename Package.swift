@@ -88,6 +88,8 @@ let package = Package(
         .target(name: "DeliveryTestSupport", dependencies: ["Delivery"], path: "Tests/DeliveryTestSupport", swiftSettings: strict),
         // Certificates made with the openssl command line, a blocking TLS test server, a client socket.
         .target(name: "TLSTestSupport", dependencies: ["TLS"], path: "Tests/TLSTestSupport", swiftSettings: strict),
+        // Apple's App Attest in the test's hands: a CA in Apple's structure made with openssl, attestations and assertions.
+        .target(name: "AppAttestTestSupport", dependencies: ["WebAuthn", "Secrets"], path: "Tests/AppAttestTestSupport", swiftSettings: strict),
         // Records SQLite's plan of every statement a store runs (hot paths read by index, not by scan).
         .target(name: "StoreTestSupport", dependencies: ["Storage"], path: "Tests/StoreTestSupport", swiftSettings: strict),
 
@@ -102,7 +104,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Runtime", "Platform", "LineProtocol", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Platform", "Runtime"], swiftSettings: strict),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP", "Runtime", "Platform", "ServiceKit", "TLS", "TLSTestSupport", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport", "WebAuthn"], swiftSettings: strict),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "StoreTestSupport", "TestSupport", "WebAuthn", "AppAttestTestSupport"], swiftSettings: strict),
         .testTarget(name: "VerificationTests", dependencies: ["Verification", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreTestSupport", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ResetTests", dependencies: ["Reset", "StoreTestSupport", "TestSupport", "ServerTestSupport", "DeliveryTestSupport"], swiftSettings: strict),
@@ -115,7 +117,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "Contract", "StackLauncher", "ServiceKit", "RPC", "Runtime", "Platform", "Secrets", "LineProtocol", "Storage", "TestSupport", "ServerTestSupport",
-                "TLSTestSupport", "WebAuthn",
+                "TLSTestSupport", "WebAuthn", "AppAttestTestSupport",
             ],
             swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.

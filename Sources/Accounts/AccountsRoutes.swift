@@ -45,7 +45,8 @@ public enum AccountsRoutes {
                 guard !params.has("code") else { throw RPCError.invalidParams("give code or signature, not both", field: "code") }
                 balances = try await service.confirmWithDeviceKey(
                     userID: session.userID, sessionDeviceID: session.deviceID, transferID: transferID,
-                    deviceID: try params.string("device_id", maxLength: 128), signature: try params.string("signature", maxLength: 256), context: context)
+                    deviceID: try params.string("device_id", maxLength: 128), signature: try params.string("signature", maxLength: 256),
+                    appAttestAssertion: try params.optionalString("app_attest_assertion", maxLength: 1024), context: context)
             } else {
                 let code = try params.string("code", maxLength: 32)
                 balances = try await service.confirm(userID: session.userID, transferID: transferID, code: code, context: context)

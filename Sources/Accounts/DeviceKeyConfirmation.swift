@@ -9,7 +9,10 @@ import Secrets
 public protocol DeviceKeyPort: Sendable {
     /// Succeeds when the active `biometry` key of this user's device signed `message`; throws
     /// identity's refusal (`invalid_credentials` for a signature that does not verify).
-    func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) async throws(RPCError)
+    /// `appAttestAssertion`: the app's App Attest assertion over `message`, passed on unread.
+    func verifySignature(
+        userID: String, deviceID: String, message: [UInt8], signature: String, appAttestAssertion: String?, context: CallContext?
+    ) async throws(RPCError)
 }
 
 public struct RPCDeviceKeys: DeviceKeyPort {
@@ -17,11 +20,15 @@ public struct RPCDeviceKeys: DeviceKeyPort {
 
     public init(client: RPCClient) { self.client = client }
 
-    public func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) async throws(RPCError) {
-        let answer = try await client.call(IdentityInternalContract.verifySignature, params: [
+    public func verifySignature(
+        userID: String, deviceID: String, message: [UInt8], signature: String, appAttestAssertion: String?, context: CallContext?
+    ) async throws(RPCError) {
+        var params: [String: JSON] = [
             "user_id": .string(userID), "device_id": .string(deviceID), "message": .string(Base64URL.encode(message)),
             "signature": .string(signature),
-        ], context: context)
+        ]
+        if let appAttestAssertion { params["app_attest_assertion"] = .string(appAttestAssertion) }
+        let answer = try await client.call(IdentityInternalContract.verifySignature, params: params, context: context)
         guard answer["ok"] == true else { throw RPCError(.unavailable, "identity gave an unexpected answer") }
     }
 }
@@ -75,7 +82,8 @@ extension AccountsService {
     /// code. Every valid signature of a booked transfer answers its result, also those checked
     /// at once with the one that booked it; once the attempts are spent nothing books it.
     public func confirmWithDeviceKey(
-        userID: String, sessionDeviceID: String, transferID: String, deviceID: String, signature: String, context: CallContext?
+        userID: String, sessionDeviceID: String, transferID: String, deviceID: String, signature: String, appAttestAssertion: String? = nil,
+        context: CallContext?
     ) async throws -> [AccountBalance] {
         guard let deviceKeys else { throw AccountsError.invalidParams(field: "signature", message: "confirming with a device key is not enabled") }
         guard deviceID == sessionDeviceID else {
@@ -92,7 +100,8 @@ extension AccountsService {
         guard challenge.attemptsLeft > 0 else { throw AccountsError.tooManyAttempts }
         let message = TransferSigning.bytes(transfer, challenge: challenge.challenge, service: settings.brand)
         do throws(RPCError) {
-            try await deviceKeys.verifySignature(userID: userID, deviceID: deviceID, message: message, signature: signature, context: context)
+            try await deviceKeys.verifySignature(
+                userID: userID, deviceID: deviceID, message: message, signature: signature, appAttestAssertion: appAttestAssertion, context: context)
         } catch {
             metrics?.increment("confirms.key_refused")
             guard error.reason == .invalidCredentials else { throw error }

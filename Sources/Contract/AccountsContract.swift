@@ -30,7 +30,7 @@ public enum AccountsContract {
         summary: "Confirms a pending transfer with its code, or with the device key's signature over its bytes.",
         params: [
             Fields.session, transferID, Member("code", .string(maxBytes: 32), .optional), Fields.deviceID.optional,
-            Member("signature", .string(maxBytes: 256), .optional),
+            Member("signature", .string(maxBytes: 256), .optional), Fields.appAttestAssertion,
         ],
         result: [Member("status", .string), Member("transfer_id", .string), Member("accounts", .array(balance))],
         errors: [.unauthenticated, .stepUpRequired, .invalidCode, .tooManyAttempts, .expired, .insufficientFunds, .notFound, .conflict])

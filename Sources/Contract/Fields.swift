@@ -24,6 +24,10 @@ public enum Fields {
     public static let keySignature = Member(
         "signature", .string(maxBytes: 108, pattern: "^(?:[A-Za-z0-9_-]{4}){3,26}(?:[A-Za-z0-9_-][AQgw]|[A-Za-z0-9_-]{2}[AEIMQUYcgkosw048])?$"))
 
+    /// An App Attest assertion (`DCAppAttestService.generateAssertion`, CBOR, base64) over the
+    /// bytes the device key signs in the same request.
+    public static let appAttestAssertion = Member("app_attest_assertion", .string(maxBytes: 1024), .optional)
+
     /// The languages account mails are written in (Delivery's `MailLocale`, held to this list by a test).
     public static let mailLocales = ["en", "fr", "ru"]
     public static let locale = Member("locale", .string(values: mailLocales))

@@ -9,6 +9,7 @@ public enum IdentityContract {
     static let keyEntry = Schema.object([
         Fields.keyID, Fields.deviceID, Member("protection", .string(values: ["biometry", "user_presence"])),
         Member("created_at", .timestamp), Member("last_used_at", .nullable(.timestamp)),
+        Member("app_attest", .nullable(.object([Member("app_id", .string), Member("environment", .string(values: ["development", "production"]))]))),
     ])
     static let activityEntry = Schema.object([
         Member("event_id", .string), Member("event", .string), Member("outcome", .string), Member("at", .timestamp),
@@ -69,21 +70,30 @@ public enum IdentityContract {
         summary: "A single-use challenge for a device-key signature (key login with username, step-up with session).",
         params: [Fields.deviceID, Fields.session.optional, Fields.username.optional],
         result: [Member("challenge", .string), Member("expires_at", .timestamp)], errors: [.unauthenticated])
+    public static let appAttestChallenge = MethodContract(
+        "identity.app_attest_challenge", .session, retry: .safe,
+        summary: "A single-use challenge for an App Attest attestation of the device key about to be enrolled.", params: [Fields.session],
+        result: [Member("challenge", .string), Member("expires_at", .timestamp)], errors: [.unauthenticated, .stepUpRequired, .conflict])
     public static let enrollKey = MethodContract(
         "identity.enroll_key", .recentStepUp, retry: .neverSent, summary: "Enrols a device's P-256 public key.",
         params: [
             Fields.session, Fields.deviceID, Member("public_key", .string(maxBytes: 256)),
             Member("protection", .string(maxBytes: 32, values: ["biometry", "user_presence"])),
+            Member(
+                "app_attest",
+                .object([
+                    Member("key_id", .string(maxBytes: 64)), Member("attestation", .string(maxBytes: 16_384)), Fields.keyChallenge,
+                ]), .optional),
         ],
-        result: [Fields.keyID], errors: [.unauthenticated, .stepUpRequired, .conflict])
+        result: [Fields.keyID], errors: [.unauthenticated, .stepUpRequired, .conflict, .invalidToken, .invalidCredentials])
     public static let verifyKey = MethodContract(
         "identity.verify_key", .owesFactorsAllowed, group: .auth, retry: .neverSent,
         summary: "Pays a factor the session owes (or refreshes its step-up) with a device-key signature.",
-        params: [Fields.session, Fields.deviceID, Fields.keyChallenge, Fields.keySignature], result: [Fields.aal],
+        params: [Fields.session, Fields.deviceID, Fields.keyChallenge, Fields.keySignature, Fields.appAttestAssertion], result: [Fields.aal],
         errors: [.unauthenticated, .invalidToken, .invalidCredentials, .notFound], cacheEffect: .dropCallerSession)
     public static let keyLogin = MethodContract(
         "identity.key_login", .open, group: .auth, retry: .neverSent, summary: "Sign-in with a device-key signature.",
-        params: [Fields.username, Fields.deviceID, Fields.keyChallenge, Fields.keySignature], result: loginResult,
+        params: [Fields.username, Fields.deviceID, Fields.keyChallenge, Fields.keySignature, Fields.appAttestAssertion], result: loginResult,
         errors: [.invalidToken, .invalidCredentials])
     public static let keys = MethodContract(
         "identity.keys", .session, retry: .safe, summary: "The user's device keys (never their material).", params: [Fields.session],
@@ -92,5 +102,5 @@ public enum IdentityContract {
         "identity.revoke_key", .recentStepUp, retry: .safe, summary: "Removes a device key.", params: [Fields.session, Fields.keyID],
         result: [Fields.ok], errors: [.unauthenticated, .notFound, .stepUpRequired], cacheEffect: .dropCallerSession)
 
-    static let all = [register, login, preferences, activity, logout, sessions, revoke, challenge, enrollKey, verifyKey, keyLogin, keys, revokeKey]
+    static let all = [register, login, preferences, activity, logout, sessions, revoke, challenge, appAttestChallenge, enrollKey, verifyKey, keyLogin, keys, revokeKey]
 }

@@ -54,7 +54,7 @@ public enum IdentityInternalContract {
     public static let verifySignature = MethodContract(
         "identity.verify_signature", .internal, retry: .neverSent,
         summary: "Checks a device-key signature over another service's bytes (a transfer's).",
-        params: [Fields.userID, Fields.deviceID, Member("message", .string(maxBytes: 2048)), Fields.keySignature],
+        params: [Fields.userID, Fields.deviceID, Member("message", .string(maxBytes: 2048)), Fields.keySignature, Fields.appAttestAssertion],
         result: [Fields.ok, Fields.keyID], errors: [.notFound, .invalidCredentials])
 
     static let all = [introspect, user, provePhone, elevate, findByEmail, checkPassword, setPassword, revokeAll, revokeDevices, record, verifySignature]

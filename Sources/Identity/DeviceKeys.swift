@@ -33,8 +33,12 @@ extension IdentityService {
         return IssuedChallenge(challenge: Base64URL.encode(bytes), expiresAt: expiresAt)
     }
 
-    /// Enrolls the session's device key; needs a recent step-up. A new key replaces the device's old one.
-    public func enrollKey(token: String, deviceID rawDevice: String, publicKey: String, protection rawProtection: String, caller: Caller) throws -> String {
+    /// Enrolls the session's device key; needs a recent step-up. A new key replaces the device's
+    /// old one. `appAttest`: the App Attest key that vouches for it (`AppAttestKeys`).
+    public func enrollKey(
+        token: String, deviceID rawDevice: String, publicKey: String, protection rawProtection: String, appAttest: AppAttestEnrollment? = nil,
+        caller: Caller
+    ) throws -> String {
         let session = try recentlySteppedUpSession(token: token)
         let deviceID = try sessionDevice(rawDevice, session)
         guard let protection = KeyProtection(rawValue: rawProtection) else {
@@ -44,9 +48,10 @@ extension IdentityService {
             throw IdentityError.invalidField("public_key", "public_key must be a P-256 point on the curve: 65 bytes X9.63 uncompressed, base64")
         }
         let now = clock.now()
+        let attestation = try appAttest.map { try attest($0, userID: session.userID, devicePublicKey: x963, now: now) }
         let key = DeviceKeyRecord(
             keyID: Self.newID("key_"), userID: session.userID, deviceID: deviceID, publicKey: x963, protection: protection,
-            createdAt: now, lastUsedAt: nil, revokedAt: nil)
+            createdAt: now, lastUsedAt: nil, revokedAt: nil, attestation: attestation)
         let caller = caller
         try store.enrollKey(key, limit: settings.maxKeysPerUser, events: [event(session.userID, "key.enrolled", protection.rawValue, device: deviceID, caller, now)])
         notify(.deviceKeyAdded(protection: protection.rawValue), userID: session.userID, device: deviceID, at: now)
@@ -55,11 +60,15 @@ extension IdentityService {
 
     /// A signed challenge on the session's own device: a `biometry` key lifts the session to
     /// aal 2; a `user_presence` key proves possession only (the aal stays).
-    public func verifyKey(token: String, deviceID rawDevice: String, challenge: String, signature: String, caller: Caller) throws -> Int {
+    public func verifyKey(
+        token: String, deviceID rawDevice: String, challenge: String, signature: String, appAttestAssertion: String? = nil, caller: Caller
+    ) throws -> Int {
         let session = try introspect(token: token)
         let deviceID = try sessionDevice(rawDevice, session)
         let key = try checkSignedChallenge(userID: session.userID, deviceID: deviceID, challenge: challenge, signature: signature, caller: caller)
+        let attested = try attestedUse(of: key, assertion: appAttestAssertion, clientData: Base64URL.decode(challenge) ?? [])
         guard key.protection == .biometry else { return session.aal }
+        try requireAttestedUse(attested)
         return try elevate(sessionID: session.sessionID, factor: "device_key", caller: caller)
     }
 
@@ -69,7 +78,10 @@ extension IdentityService {
     /// An unknown user, a device without an active key and a wrong signature get the same
     /// `invalid_credentials` after the same work: one read of the key, one signature check (on a
     /// decoy key when there is none) and one write that uses up the challenge.
-    public func keyLogin(username rawUsername: String, deviceID rawDevice: String, challenge: String, signature: String, caller: Caller) throws -> LoginResult {
+    public func keyLogin(
+        username rawUsername: String, deviceID rawDevice: String, challenge: String, signature: String, appAttestAssertion: String? = nil,
+        caller: Caller
+    ) throws -> LoginResult {
         let deviceID = try Normalization.deviceID(rawDevice)
         let user = try (try? Normalization.username(rawUsername)).flatMap { try store.user(username: $0) }
         let userID = user?.userID ?? Self.decoyUserID
@@ -86,8 +98,11 @@ extension IdentityService {
         }
         try Self.checkChallenge(issued, userID: userID, deviceID: deviceID, now: now)
         guard valid, let user, let key else { throw IdentityError.invalidCredentials("the signature does not verify with this device's key") }
+        // Without the genuine app's assertion where one is required, the key proves possession only.
+        let attested = try attestedUse(of: key, assertion: appAttestAssertion, clientData: challengeBytes)
+        let biometric = key.protection == .biometry && (attested || !settings.appAttest.required)
         return try openSession(
-            user: user, deviceID: deviceID, aal: key.protection == .biometry ? 2 : 1, clearThrottle: nil, rehash: nil,
+            user: user, deviceID: deviceID, aal: biometric ? 2 : 1, clearThrottle: nil, rehash: nil,
             how: "key_login.succeeded", caller: caller, now: clock.now())
     }
 

@@ -38,8 +38,8 @@ public enum IdentityError: Error, Equatable, Sendable {
     case factorConflict(detail: String, String)
     /// Too many passkeys.
     case passkeyLimit(Int)
-    /// A WebAuthn ceremony the relying party refused (`detail` is the check that failed).
-    case passkeyRefused(WebAuthnError)
+    /// A passkey ceremony or an App Attest attestation or assertion refused (`detail` is the check that failed).
+    case ceremonyRefused(WebAuthnError)
     /// A mailed link that is unknown, used, expired, replaced by a newer one, or about an
     /// address the account no longer has (one answer for all).
     case invalidLink
@@ -72,7 +72,7 @@ public enum IdentityError: Error, Equatable, Sendable {
             return RPCError(.conflict, "too many device keys; revoke one first", extra: ["detail": "key_limit", "limit": .int(Int64(limit))])
         case .passkeyLimit(let limit):
             return RPCError(.conflict, "too many passkeys; remove one first", extra: ["detail": "passkey_limit", "limit": .int(Int64(limit))])
-        case .passkeyRefused(let refusal):
+        case .ceremonyRefused(let refusal):
             return RPCError(.invalidCredentials, refusal.message, extra: ["detail": .string(refusal.reason.rawValue)])
         case .notFound(let message, let detail):
             return RPCError(.notFound, message, extra: detail.map { ["detail": .string($0)] } ?? [:])

@@ -41,7 +41,7 @@ extension IdentityMethods {
             let keyID = try service.verifySignature(
                 userID: try params.string("user_id", maxLength: idMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 message: try params.string("message", maxLength: 2048), signature: try params.string("signature", maxLength: 256),
-                caller: Caller(client: context.client))
+                appAttestAssertion: try params.optionalString("app_attest_assertion", maxLength: 1024), caller: Caller(client: context.client))
             return ["ok": true, "key_id": .string(keyID)]
         }
     }

@@ -117,21 +117,30 @@ public enum IdentityMethods {
             let keyID = try service.enrollKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 publicKey: try params.string("public_key", maxLength: 256), protection: try params.string("protection", maxLength: 32),
+                appAttest: try params.optionalObject("app_attest").map { attest in
+                    AppAttestEnrollment(
+                        keyID: attest["key_id"]?.stringValue ?? "", attestation: attest["attestation"]?.stringValue ?? "",
+                        challenge: attest["challenge"]?.stringValue ?? "")
+                },
                 caller: caller(context))
             return ["key_id": .string(keyID)]
+        }
+        router.register(IdentityContract.appAttestChallenge) { params, _ in
+            let issued = try service.appAttestChallenge(token: try params.string("session", maxLength: tokenMaxBytes))
+            return ["challenge": .string(issued.challenge), "expires_at": .int(issued.expiresAt)]
         }
         router.register(IdentityContract.verifyKey) { params, context in
             let aal = try service.verifyKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
-                caller: caller(context))
+                appAttestAssertion: try params.optionalString("app_attest_assertion", maxLength: 1024), caller: caller(context))
             return ["aal": .int(Int64(aal))]
         }
         router.register(IdentityContract.keyLogin) { params, context in
             let result = try service.keyLogin(
                 username: try params.string("username", maxLength: 256), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 challenge: try params.string("challenge", maxLength: 128), signature: try params.string("signature", maxLength: 256),
-                caller: caller(context))
+                appAttestAssertion: try params.optionalString("app_attest_assertion", maxLength: 1024), caller: caller(context))
             return loginJSON(result)
         }
         router.register(IdentityContract.keys) { params, _ in

@@ -110,6 +110,7 @@ public enum IdentityMigrations {
         phoneNotices,
         mailQueue,
         passkeys,
+        appAttest,
     ]
 
     /// The same migrations in PostgreSQL's types (`PostgresDDL`), so the two never drift apart.
@@ -249,6 +250,16 @@ public enum IdentityMigrations {
         CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at);
         ALTER TABLE users ADD COLUMN passkey_handle BLOB;
         CREATE UNIQUE INDEX users_by_passkey_handle ON users (passkey_handle);
+        """)
+
+    /// The App Attest key that vouched for a device key at enrolment: its app, environment,
+    /// public key, the newest assertion counter taken and Apple's receipt.
+    static let appAttest = Migration(version: 15, name: "app attest", sql: """
+        ALTER TABLE device_keys ADD COLUMN attest_app_id TEXT;
+        ALTER TABLE device_keys ADD COLUMN attest_environment TEXT;
+        ALTER TABLE device_keys ADD COLUMN attest_public_key BLOB;
+        ALTER TABLE device_keys ADD COLUMN attest_counter INTEGER;
+        ALTER TABLE device_keys ADD COLUMN attest_receipt BLOB;
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

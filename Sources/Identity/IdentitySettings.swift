@@ -69,6 +69,8 @@ public struct IdentitySettings: Sendable {
     public var deletionWaitMilliseconds: Int64 = 3000
     /// Identity as a WebAuthn relying party.
     public var passkeys = PasskeyPolicy.development
+    /// Which App Attest keys may vouch for device keys, and whether one must.
+    public var appAttest = AppAttestSettings()
 
     public init() {}
 }
@@ -137,7 +139,7 @@ public enum IdentityOptions {
         auditRetention, challengeBurst, challengeRefill, stepUpWindow, key, CommonOptions.brand, resetRemovesFactors,
         emailLinkTTL, emailRevertDays, phoneCoolingOff, deletionWait, webauthnRPID, webauthnRPName, webauthnOrigins, webauthnFormats,
         maxPasskeysPerUser, appLinkScheme, HTTPOptions.publicURL,
-    ]
+    ] + appAttestOptions
 
     public static func settings(from configuration: Configuration) throws -> IdentitySettings {
         var settings = IdentitySettings()
@@ -181,6 +183,7 @@ public enum IdentityOptions {
         }
         settings.accountLinks = AccountLinks(scheme: scheme, publicOrigin: try HTTPOptions.publicOrigin(configuration))
         settings.passkeys = try passkeyPolicy(configuration, publicOrigin: settings.accountLinks.publicOrigin, brand: settings.brand)
+        settings.appAttest = try appAttestSettings(configuration)
         return settings
     }
 

@@ -7,6 +7,8 @@ public struct FactorState: Sendable, Equatable {
     public var deviceTrusted: Bool
     /// The device has an active `biometry` key: the only kind of key that pays a second factor.
     public var hasBiometryKey: Bool
+    /// That key was enrolled with an App Attest key vouching for it.
+    public var biometryKeyAttested: Bool = false
     /// An active authenticator app (a user-wide factor, like the SMS switch).
     public var hasTotp: Bool = false
     /// A passkey that is not flagged (user-wide: passkeys sync between the user's devices).
@@ -34,14 +36,17 @@ extension IdentityStore {
                         AND t.trusted_at IS NOT NULL AND t.expires_at > ?) AS trusted,
                     EXISTS (SELECT 1 FROM device_keys k WHERE k.user_id = u.user_id AND k.device_id = ? AND k.revoked_at IS NULL
                         AND k.protection = 'biometry') AS has_key,
+                    EXISTS (SELECT 1 FROM device_keys k WHERE k.user_id = u.user_id AND k.device_id = ? AND k.revoked_at IS NULL
+                        AND k.protection = 'biometry' AND k.attest_app_id IS NOT NULL) AS key_attested,
                     EXISTS (SELECT 1 FROM totp_secrets t WHERE t.user_id = u.user_id AND t.activated_at IS NOT NULL) AS has_totp,
                     EXISTS (SELECT 1 FROM passkeys p WHERE p.user_id = u.user_id AND p.flagged_at IS NULL) AS has_passkey
                 FROM users u WHERE u.user_id = ?
                 """,
-                [.blob(deviceTokenHash ?? []), .text(deviceID), .integer(now), .text(deviceID), .text(userID)]
+                [.blob(deviceTokenHash ?? []), .text(deviceID), .integer(now), .text(deviceID), .text(deviceID), .text(userID)]
             ).map { row in
                 FactorState(
                     smsVerification: try row.bool("sms"), deviceTrusted: try row.bool("trusted"), hasBiometryKey: try row.bool("has_key"),
+                    biometryKeyAttested: try row.bool("key_attested"),
                     hasTotp: try row.bool("has_totp"), hasPasskey: try row.bool("has_passkey"))
             }
         }

@@ -21,9 +21,11 @@ public struct PasskeyRecord: Sendable, Equatable {
     public var flaggedAt: Int64?
 }
 
-/// What a ceremony's challenge is for.
+/// What a ceremony's challenge is for: the passkey ceremonies, and an App Attest attestation
+/// of a device key about to be enrolled (the same table: single use, hashed, short lived).
 public enum PasskeyPurpose: String, Sendable {
     case register, login, verify
+    case appAttest = "app_attest"
 }
 
 /// A ceremony's challenge as it was before it was consumed.

@@ -43,6 +43,19 @@ public struct DeviceKeyRecord: Sendable, Equatable {
     public var createdAt: Int64
     public var lastUsedAt: Int64?
     public var revokedAt: Int64?
+    /// The App Attest key that vouched for this key at enrolment (nil: none did).
+    public var attestation: DeviceKeyAttestation? = nil
+}
+
+/// A device key's App Attest key: which app made it, in which environment, and its counter.
+public struct DeviceKeyAttestation: Sendable, Equatable {
+    public var appID: String
+    public var environment: String
+    /// The App Attest key's X9.63 point (its key id is SHA-256 of it).
+    public var publicKey: [UInt8]
+    /// The newest assertion counter accepted.
+    public var counter: UInt32
+    public var receipt: [UInt8]
 }
 
 public enum KeyProtection: String, Sendable, Equatable {
@@ -281,7 +294,10 @@ public final class IdentityStore: Sendable {
 
     // MARK: Device keys
 
-    private static let keyColumns = "key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at"
+    private static let keyColumns = """
+        key_id, user_id, device_id, public_key, protection, created_at, last_used_at, revoked_at, attest_app_id, attest_environment,
+        attest_public_key, attest_counter
+        """
     private static let latestKeyOfDevice =
         "SELECT \(keyColumns) FROM device_keys WHERE user_id = ? AND device_id = ? ORDER BY created_at DESC, revoked_at IS NULL DESC LIMIT 1"
     private static let activeKeysOfUser = "SELECT \(keyColumns) FROM device_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id"
@@ -294,8 +310,15 @@ public final class IdentityStore: Sendable {
             let active = try c.queryOne("SELECT COUNT(*) AS n FROM device_keys WHERE user_id = ? AND revoked_at IS NULL", [.text(key.userID)])?.int("n") ?? 0
             guard active < limit else { throw IdentityError.keyLimit(limit) }
             _ = try c.run(
-                "INSERT INTO device_keys (key_id, user_id, device_id, public_key, protection, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [.text(key.keyID), .text(key.userID), .text(key.deviceID), .blob(key.publicKey), .text(key.protection.rawValue), .integer(key.createdAt)])
+                """
+                INSERT INTO device_keys (key_id, user_id, device_id, public_key, protection, created_at, attest_app_id, attest_environment,
+                    attest_public_key, attest_counter, attest_receipt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key.keyID), .text(key.userID), .text(key.deviceID), .blob(key.publicKey), .text(key.protection.rawValue), .integer(key.createdAt),
+                    SQLValue(key.attestation?.appID), SQLValue(key.attestation?.environment), SQLValue(key.attestation?.publicKey),
+                    SQLValue(key.attestation.map { Int64($0.counter) }), SQLValue(key.attestation?.receipt),
+                ])
             for event in events { try Self.insert(event, c) }
         }
     }
@@ -329,7 +352,22 @@ public final class IdentityStore: Sendable {
         DeviceKeyRecord(
             keyID: try row.string("key_id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
             publicKey: try row.blob("public_key"), protection: KeyProtection(rawValue: try row.string("protection")) ?? .userPresence,
-            createdAt: try row.int("created_at"), lastUsedAt: try row.optionalInt("last_used_at"), revokedAt: try row.optionalInt("revoked_at"))
+            createdAt: try row.int("created_at"), lastUsedAt: try row.optionalInt("last_used_at"), revokedAt: try row.optionalInt("revoked_at"),
+            attestation: try row.optionalString("attest_app_id").map { appID in
+                DeviceKeyAttestation(
+                    appID: appID, environment: try row.optionalString("attest_environment") ?? "", publicKey: try row.optionalBlob("attest_public_key") ?? [],
+                    counter: UInt32(clamping: try row.optionalInt("attest_counter") ?? 0), receipt: [])
+            })
+    }
+
+    /// Takes an App Attest assertion's counter for the key: one conditional update, so of two
+    /// assertions racing (across replicas too) only a counter above the stored one wins.
+    public func advanceAttestCounter(keyID: String, to counter: UInt32) throws -> Bool {
+        try database.write { c in
+            try c.run(
+                "UPDATE device_keys SET attest_counter = ? WHERE key_id = ? AND attest_counter < ? AND revoked_at IS NULL",
+                [.integer(Int64(counter)), .text(keyID), .integer(Int64(counter))]) > 0
+        }
     }
 
     // MARK: Challenges

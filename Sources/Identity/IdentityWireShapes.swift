@@ -18,6 +18,7 @@ extension DeviceKeyRecord {
         [
             "key_id": .string(keyID), "device_id": .string(deviceID), "protection": .string(protection.rawValue),
             "created_at": .int(createdAt), "last_used_at": lastUsedAt.map(JSON.int) ?? .null,
+            "app_attest": attestation.map { ["app_id": .string($0.appID), "environment": .string($0.environment)] } ?? .null,
         ]
     }
 }

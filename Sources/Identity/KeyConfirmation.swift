@@ -11,7 +11,9 @@ extension IdentityService {
     /// the key (`not_found`: `no_key` / `key_revoked` / `not_biometry`), the encodings
     /// (`invalid_params`), the signature (`invalid_credentials`). Records `factor.passed` or
     /// `factor.failed` (`device_key`), as a login signature does.
-    public func verifySignature(userID: String, deviceID rawDevice: String, message: String, signature: String, caller: Caller) throws -> String {
+    public func verifySignature(
+        userID: String, deviceID rawDevice: String, message: String, signature: String, appAttestAssertion: String? = nil, caller: Caller
+    ) throws -> String {
         let deviceID = try Normalization.deviceID(rawDevice)
         guard let key = try store.latestKey(userID: userID, deviceID: deviceID) else {
             throw IdentityError.notFound("this device has no key", detail: "no_key")
@@ -32,6 +34,7 @@ extension IdentityService {
             try store.record([event(userID, "factor.failed", "device_key", device: deviceID, caller, now)])
             throw IdentityError.invalidCredentials("the signature does not verify with this device's key")
         }
+        try requireAttestedUse(try attestedUse(of: key, assertion: appAttestAssertion, clientData: bytes))
         try store.markKeyUsed(keyID: key.keyID, now: now, events: [event(userID, "factor.passed", "device_key", device: deviceID, caller, now)])
         return key.keyID
     }

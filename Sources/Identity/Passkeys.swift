@@ -104,11 +104,11 @@ extension IdentityService {
             // The refusal is the answer; the challenge goes whatever state it was in.
             _ = try? consumePasskeyChallenge(of: credential, purpose: .register, userID: session.userID, now: now)
             try store.record([event(session.userID, "passkey.refused", error.reason.rawValue, device: session.deviceID, caller, now)])
-            throw IdentityError.passkeyRefused(error)
+            throw IdentityError.ceremonyRefused(error)
         }
         try consumePasskeyChallenge(verified.challenge, purpose: .register, userID: session.userID, now: now)
         guard verified.credentialID == credential.credentialID else {
-            throw IdentityError.passkeyRefused(WebAuthnError(.malformed, "the attested credential id is not the credential's id"))
+            throw IdentityError.ceremonyRefused(WebAuthnError(.malformed, "the attested credential id is not the credential's id"))
         }
         let aaguid = KnownAuthenticators.text(verified.aaguid)
         let name = try Self.passkeyName(rawName) ?? KnownAuthenticators.names[aaguid] ?? "Passkey"
@@ -206,7 +206,7 @@ extension IdentityService {
         // What the client data and authenticator data say is refused first, with its reason:
         // it reads the same for a known credential and an unknown one.
         if case .failure(let error) = outcome, error.reason != .badSignature, error.reason != .counterRegressed {
-            throw IdentityError.passkeyRefused(error)
+            throw IdentityError.ceremonyRefused(error)
         }
         let handleMatches = try credential.userHandle.map { handle in
             try usable.map { constantTimeEquals(try store.passkeyUserHandle(userID: $0.userID), handle) } ?? false
@@ -222,7 +222,7 @@ extension IdentityService {
         case .failure(let error) where error.reason == .counterRegressed:
             try store.flagPasskey(
                 passkeyID: passkey.passkeyID, now: now, event: event(passkey.userID, "passkey.flagged", "counter_regressed", device: device, caller, now))
-            throw IdentityError.passkeyRefused(error)
+            throw IdentityError.ceremonyRefused(error)
         case .failure: throw try failed(passkey.userID)
         }
         switch try store.usePasskey(
@@ -230,7 +230,7 @@ extension IdentityService {
             events: [event(passkey.userID, "factor.passed", verified.userVerified ? "passkey" : "passkey_presence", device: device, caller, now)])
         {
         case .recorded: return (passkey, verified)
-        case .counterRegressed: throw IdentityError.passkeyRefused(WebAuthnError(.counterRegressed, "the signature counter did not grow"))
+        case .counterRegressed: throw IdentityError.ceremonyRefused(WebAuthnError(.counterRegressed, "the signature counter did not grow"))
         case .gone: throw IdentityError.invalidCredentials("the passkey does not verify")
         }
     }
@@ -247,7 +247,7 @@ extension IdentityService {
     @discardableResult
     private func consumePasskeyChallenge(of credential: PasskeyCredential, purpose: PasskeyPurpose, userID: String?, now: Int64) throws -> PasskeyChallengeRecord {
         guard let clientData = try? parseClientData(credential.clientDataJSON) else {
-            throw IdentityError.passkeyRefused(WebAuthnError(.malformed, "clientDataJSON is not the JSON WebAuthn describes"))
+            throw IdentityError.ceremonyRefused(WebAuthnError(.malformed, "clientDataJSON is not the JSON WebAuthn describes"))
         }
         return try consumePasskeyChallenge(clientData.challenge, purpose: purpose, userID: userID, now: now)
     }

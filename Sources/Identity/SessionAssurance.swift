@@ -26,7 +26,7 @@ extension IdentityService {
             userID: session.userID, deviceID: session.deviceID, deviceTokenHash: session.deviceTokenHash, now: clock.now())
         else { return [] }
         var required: [String] = []
-        if state.hasBiometryKey { required.append("device_key") }
+        if state.hasBiometryKey && (state.biometryKeyAttested || !settings.appAttest.required) { required.append("device_key") }
         if state.hasPasskey { required.append("passkey") }
         if state.hasTotp { required.append("totp") }
         if state.smsVerification || !state.deviceTrusted { required.append("sms") }

@@ -34,7 +34,9 @@ final class FakeDeviceKeys: DeviceKeyPort, @unchecked Sendable {
         lock.unlock()
     }
 
-    func verifySignature(userID: String, deviceID: String, message: [UInt8], signature: String, context: CallContext?) throws(RPCError) {
+    func verifySignature(
+        userID: String, deviceID: String, message: [UInt8], signature: String, appAttestAssertion: String?, context: CallContext?
+    ) throws(RPCError) {
         lock.lock()
         checkCount += 1
         let entry = keys[deviceID]

@@ -124,7 +124,7 @@ final class PasskeyTests: IdentityTestCase {
             credentialID: elsewhere.credentialID, clientDataJSON: made.clientDataJSON, authenticatorBytes: made.attestationObject, signature: [],
             userHandle: nil, transports: [])
         assertReason(.invalidCredentials) { try service.passkeyRegister(token: session, credential: refused, name: nil, caller: caller) }
-        XCTAssertEqual(IdentityError.passkeyRefused(WebAuthnError(.originNotAllowed, "x")).rpcError.data?["detail"], "origin_not_allowed")
+        XCTAssertEqual(IdentityError.ceremonyRefused(WebAuthnError(.originNotAllowed, "x")).rpcError.data?["detail"], "origin_not_allowed")
         let otherRP = authenticator(rpID: "evil.example")
         let made2 = otherRP.register(challenge: try challenge(try service.passkeyRegisterOptions(token: session)))
         do {
@@ -135,7 +135,7 @@ final class PasskeyTests: IdentityTestCase {
                     userHandle: nil, transports: []),
                 name: nil, caller: caller)
             XCTFail("another RP ID's registration was accepted")
-        } catch IdentityError.passkeyRefused(let refusal) {
+        } catch IdentityError.ceremonyRefused(let refusal) {
             XCTAssertEqual(refusal.reason, .rpIDMismatch)
         }
     }
@@ -213,7 +213,7 @@ final class PasskeyTests: IdentityTestCase {
         do {
             _ = try service.passkeyVerify(token: weak.session, credential: assertion(phone, challenge: try challenge(options), userVerified: false), caller: caller)
             XCTFail("a step-up without user verification was accepted")
-        } catch IdentityError.passkeyRefused(let refusal) {
+        } catch IdentityError.ceremonyRefused(let refusal) {
             XCTAssertEqual(refusal.reason, .userNotVerified)
         }
         let again = try service.passkeyVerifyOptions(token: weak.session)

@@ -58,16 +58,6 @@ enum AppAttestCheckCommand {
 
     private static func refusal(_ reason: String, _ message: String) -> JSON { ["ok": false, "reason": .string(reason), "message": .string(message)] }
 
-    private static func bytes(_ value: JSON?) -> [UInt8]? {
-        guard let text = value?.stringValue else { return nil }
-        let urlSafe = String(text.compactMap { character -> Character? in
-            switch character {
-            case "+": "-"
-            case "/": "_"
-            case "=": nil
-            default: character
-            }
-        })
-        return Base64URL.decode(urlSafe)
-    }
+    /// Standard or url-safe base64 (`Base64URL.decode` takes either).
+    private static func bytes(_ value: JSON?) -> [UInt8]? { value?.stringValue.flatMap(Base64URL.decode) }
 }

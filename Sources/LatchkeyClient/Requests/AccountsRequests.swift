@@ -104,12 +104,16 @@ extension LatchkeyClient {
             public static let method = "accounts.confirm", session = SessionUse.required, retry = RetryClass.never
             public var transferID: String
             public var proof: TransferProof
+            /// The App Attest assertion over SHA-256 of the same `sign` bytes (`generateAssertion`).
+            public var appAttestAssertion: Data?
             public init(transferID: String, code: String) { (self.transferID, proof) = (transferID, .code(code)) }
             /// `signature`: DER ECDSA P-256 over SHA-256 of the `sign` bytes, sent as base64url.
-            public init(transferID: String, deviceID: String, signature: Data) {
-                (self.transferID, proof) = (transferID, .signature(deviceID: deviceID, signature: signature))
+            public init(transferID: String, deviceID: String, signature: Data, appAttestAssertion: Data? = nil) {
+                (self.transferID, proof, self.appAttestAssertion) = (transferID, .signature(deviceID: deviceID, signature: signature), appAttestAssertion)
             }
-            enum CodingKeys: String, CodingKey, CaseIterable { case transferID = "transfer_id", code, deviceID = "device_id", signature }
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case transferID = "transfer_id", code, deviceID = "device_id", signature, appAttestAssertion = "app_attest_assertion"
+            }
 
             public func encode(to encoder: Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
@@ -121,11 +125,13 @@ extension LatchkeyClient {
                     try container.encode(deviceID, forKey: .deviceID)
                     try container.encode(Base64URL.encode(signature), forKey: .signature)
                 }
+                try container.encodeIfPresent(appAttestAssertion, forKey: .appAttestAssertion)
             }
 
             public init(from decoder: Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 transferID = try container.decode(String.self, forKey: .transferID)
+                appAttestAssertion = try container.decodeIfPresent(Data.self, forKey: .appAttestAssertion)
                 if let code = try container.decodeIfPresent(String.self, forKey: .code) {
                     proof = .code(code)
                 } else {

@@ -154,10 +154,14 @@ extension LatchkeyClient {
             /// The X9.63 uncompressed point (65 bytes), sent as base64.
             public var publicKey: Data
             public var protection: KeyProtection
-            public init(deviceID: String, publicKey: Data, protection: KeyProtection) {
-                (self.deviceID, self.publicKey, self.protection) = (deviceID, publicKey, protection)
+            /// The App Attest key that vouches for this key (see `AppAttestChallenge`).
+            public var appAttest: AppAttestProof?
+            public init(deviceID: String, publicKey: Data, protection: KeyProtection, appAttest: AppAttestProof? = nil) {
+                (self.deviceID, self.publicKey, self.protection, self.appAttest) = (deviceID, publicKey, protection, appAttest)
             }
-            enum CodingKeys: String, CodingKey, CaseIterable { case deviceID = "device_id", publicKey = "public_key", protection }
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case deviceID = "device_id", publicKey = "public_key", protection, appAttest = "app_attest"
+            }
 
             public struct Response: Codable, Sendable, Equatable, WireKeyed {
                 public let keyID: String
@@ -171,10 +175,14 @@ extension LatchkeyClient {
             public var challenge: String
             /// DER ECDSA P-256 over SHA-256 of the decoded challenge, sent as base64.
             public var signature: Data
-            public init(deviceID: String, challenge: String, signature: Data) {
-                (self.deviceID, self.challenge, self.signature) = (deviceID, challenge, signature)
+            /// `DCAppAttestService.generateAssertion(_:clientDataHash:)` over SHA-256 of the decoded challenge.
+            public var appAttestAssertion: Data?
+            public init(deviceID: String, challenge: String, signature: Data, appAttestAssertion: Data? = nil) {
+                (self.deviceID, self.challenge, self.signature, self.appAttestAssertion) = (deviceID, challenge, signature, appAttestAssertion)
             }
-            enum CodingKeys: String, CodingKey, CaseIterable { case deviceID = "device_id", challenge, signature }
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case deviceID = "device_id", challenge, signature, appAttestAssertion = "app_attest_assertion"
+            }
 
             public struct Response: Codable, Sendable, Equatable, WireKeyed {
                 public let aal: Int
@@ -186,10 +194,15 @@ extension LatchkeyClient {
             public static let method = "identity.key_login", session = SessionUse.none, retry = RetryClass.never
             public var username, deviceID, challenge: String
             public var signature: Data
-            public init(username: String, deviceID: String, challenge: String, signature: Data) {
+            /// As for `VerifyKey`: over SHA-256 of the decoded challenge.
+            public var appAttestAssertion: Data?
+            public init(username: String, deviceID: String, challenge: String, signature: Data, appAttestAssertion: Data? = nil) {
                 (self.username, self.deviceID, self.challenge, self.signature) = (username, deviceID, challenge, signature)
+                self.appAttestAssertion = appAttestAssertion
             }
-            enum CodingKeys: String, CodingKey, CaseIterable { case username, deviceID = "device_id", challenge, signature }
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case username, deviceID = "device_id", challenge, signature, appAttestAssertion = "app_attest_assertion"
+            }
 
             /// A key login answers as a password login does.
             public typealias Response = Login.Response
@@ -264,8 +277,17 @@ public struct DeviceKeySummary: Codable, Sendable, Equatable {
     public let protection: KeyProtection
     public let createdAt: Date
     public let lastUsedAt: Date?
+    /// The app whose App Attest key vouched for this key at enrolment; nil when none did.
+    public let appAttest: AppAttestedBy?
     enum CodingKeys: String, CodingKey {
-        case keyID = "key_id", deviceID = "device_id", protection, createdAt = "created_at", lastUsedAt = "last_used_at"
+        case keyID = "key_id", deviceID = "device_id", protection, createdAt = "created_at", lastUsedAt = "last_used_at", appAttest = "app_attest"
+    }
+
+    public struct AppAttestedBy: Codable, Sendable, Equatable {
+        public let appID: String
+        /// `development` or `production`.
+        public let environment: String
+        enum CodingKeys: String, CodingKey { case appID = "app_id", environment }
     }
 }
 

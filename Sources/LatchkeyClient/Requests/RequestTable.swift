@@ -4,7 +4,7 @@ extension LatchkeyClient {
     static let requestTypes: [any LatchkeyRequest.Type] = [
         Gateway.Ping.self, Gateway.Health.self,
         Identity.Ping.self, Identity.Register.self, Identity.Login.self, Identity.Logout.self, Identity.Sessions.self,
-        Identity.Revoke.self, Identity.Preferences.self, Identity.Challenge.self, Identity.EnrollKey.self,
+        Identity.Revoke.self, Identity.Preferences.self, Identity.Challenge.self, Identity.AppAttestChallenge.self, Identity.EnrollKey.self,
         Identity.VerifyKey.self, Identity.KeyLogin.self, Identity.Keys.self, Identity.RevokeKey.self, Identity.Activity.self,
         Identity.TotpEnroll.self, Identity.TotpActivate.self, Identity.TotpVerify.self, Identity.TotpRemove.self,
         Identity.RecoveryCodes.self, Identity.RecoveryVerify.self, Identity.ChangePassword.self, Identity.ChangePhone.self, Identity.VerifyEmail.self,
