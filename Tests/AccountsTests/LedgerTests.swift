@@ -302,7 +302,7 @@ class LedgerTests: AccountsTestCase {
         try assertAuditClean()
     }
 
-    /// Issue 17: a deposit showed as `transfer_id: "dp_..."`, a transfer that never was.
+    /// A deposit once showed as `transfer_id: "dp_..."`, a transfer that never was.
     func testHistoryEntriesSayWhetherTheyAreADepositOrATransfer() throws {
         try fund("u1", .checking, 1_000)
         let pending = try transfer("u1", .checking, .saving, 10)

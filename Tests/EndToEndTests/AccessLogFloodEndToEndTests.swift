@@ -5,7 +5,7 @@ import RPC
 import TestSupport
 import XCTest
 
-/// Issue 13.5: one client sending junk as fast as it can must not fill the disk through the
+/// One client sending junk as fast as it can must not fill the disk through the
 /// gateway's log, and must not stop the gateway answering others.
 final class AccessLogFloodEndToEndTests: XCTestCase {
     private var directory: String!

@@ -86,7 +86,7 @@ final class DocumentedParamsEndToEndTests: StackTestCase {
         }
     }
 
-    /// Issue 17: it showed the phone number and the user id to a password-only session.
+    /// It once showed the phone number and the user id to a password-only session.
     func testVerificationStatusIsNotReachableFromOutside() throws {
         assertError(try gateway().call("verification.status", ["request_id": "vr_verification_x"]), "method_not_found")
     }

@@ -4,7 +4,7 @@ import RPC
 import Secrets
 import XCTest
 
-/// Issue 18 through the gateway with every real executable: a transfer confirmed by the
+/// Second factors through the gateway with every real executable: a transfer confirmed by the
 /// session's device key (no SMS), an authenticator app and recovery codes as second factors,
 /// each across a `kill -9` and a restart of the service that holds its state.
 final class FactorsEndToEndTests: StackTestCase {

@@ -6,7 +6,7 @@ import StackLauncher
 import TestSupport
 import XCTest
 
-/// Issue 13.3: the gateway started under a low `RLIMIT_NOFILE`. It caps its connections to what
+/// The gateway started under a low `RLIMIT_NOFILE`. It caps its connections to what
 /// the limit allows and says so once; when descriptors run out anyway, it refuses the waiting
 /// client instead of spinning on a listener that stays readable, and serves again once one frees.
 final class FileDescriptorLimitEndToEndTests: XCTestCase {

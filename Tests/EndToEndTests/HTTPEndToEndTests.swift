@@ -109,7 +109,7 @@ final class HTTPEndToEndTests: StackTestCase {
         XCTAssertEqual(try post("/v1/identity/introspect", ["session": .string(session)]).status, 404, "internal methods stay unreachable")
     }
 
-    /// Issue 17 over the door: a bearer header on a method that takes no session is ignored, a
+    /// Over the door: a bearer header on a method that takes no session is ignored, a
     /// misspelt name is refused naming it, and the body's `code` is the status.
     func testParameterNamesOverTheDoor() throws {
         _ = try register("speller", password: "plum orchard maple 42")

@@ -4,7 +4,7 @@ import RPC
 import StackLauncher
 import XCTest
 
-/// Issue 14 §5 with every real process behind the gateway: Mallory registers with Alice's phone
+/// Phone ownership with every real process behind the gateway: Mallory registers with Alice's phone
 /// number and asks for codes over and over. Alice, who proved the number, keeps getting hers;
 /// Mallory gets only phone-proof codes, under their own small budget, and never learns anything
 /// about Alice's requests.

@@ -7,7 +7,7 @@ import TestSupport
 import XCTest
 
 
-/// Issue 16 on a real PostgreSQL server with real processes: identity, 3 verification and 3
+/// Replicas on a real PostgreSQL server with real processes: identity, 3 verification and 3
 /// accounts replicas sharing one database, 2 gateways. A transfer storm over every replica
 /// survives `kill -9` of one accounts and one verification replica: each acknowledged transfer
 /// is booked exactly once, the audit is clean and money is conserved.

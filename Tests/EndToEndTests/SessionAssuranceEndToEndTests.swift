@@ -4,7 +4,7 @@ import RPC
 import Secrets
 import XCTest
 
-/// Issue 14, points 3, 4 and 7 (c, d), attacked as an attacker would, through the gateway with
+/// Session assurance attacked as an attacker would, through the gateway with
 /// every real executable: a password alone (a session that owes a factor) gets nothing but the
 /// factor, a logout and its own entry; a reset kills every device key and trusted device; a
 /// login code guessed three times ends the session; an overlong reset password is a weak one.

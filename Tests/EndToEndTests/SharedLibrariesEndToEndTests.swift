@@ -2,7 +2,7 @@ import Foundation
 import LineProtocol
 import XCTest
 
-/// Issue 19, goal 4 (memory): a process maps only the libraries its mode uses. libpq, and what
+/// Memory: a process maps only the libraries its mode uses. libpq, and what
 /// it pulls in (GnuTLS, Kerberos, LDAP, SASL: about 3 MB resident in every process), is loaded
 /// when a service is given a PostgreSQL URL, never in the default SQLite mode.
 final class SharedLibrariesEndToEndTests: StackTestCase {

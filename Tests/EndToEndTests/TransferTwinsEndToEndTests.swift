@@ -5,7 +5,7 @@ import StackLauncher
 import TestSupport
 import XCTest
 
-/// Issue 14 §6 with every real process behind the gateway: 20 `accounts.transfer` twins (same
+/// Transfer twins with every real process behind the gateway: 20 `accounts.transfer` twins (same
 /// idempotency key) at once, each on its own connection. Every twin answers the one transfer,
 /// one code is sent, and confirming it books the money once.
 final class TransferTwinsEndToEndTests: StackTestCase {

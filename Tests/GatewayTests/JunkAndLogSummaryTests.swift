@@ -7,7 +7,7 @@ import TestSupport
 import XCTest
 
 
-/// Issue 13.5: junk spends the sender's tokens like any request, and what anyone can send
+/// Junk spends the sender's tokens like any request, and what anyone can send
 /// without limit (pings, refusals, rate-limited requests) is summarised, not logged line by line.
 final class JunkAndLogSummaryTests: XCTestCase {
     private var gateway: GatewayUnderTest?

@@ -141,7 +141,7 @@ final class MethodTableTests: IdentityTestCase {
         }
     }
 
-    /// Issue 17: `{"sms_verifcation": false}` answered as if it worked and changed nothing.
+    /// `{"sms_verifcation": false}` answered as if it worked and changed nothing.
     func testAMisspeltParameterIsRefusedNamingItAndChangesNothing() throws {
         try registerUser("demo")
         let session = try elevatedLogin("demo").session
@@ -251,7 +251,7 @@ final class MethodTableTests: IdentityTestCase {
         (page["events"]?.arrayValue ?? []).map { $0["event_id"]?.stringValue ?? "not a string: \($0["event_id"] ?? .null)" }
     }
 
-    /// Issue 17: `created_at` counts seconds and the tie was broken by a random id.
+    /// `created_at` counts seconds and the tie was broken by a random id.
     func testSessionsMadeWithinOneSecondListNewestFirst() throws {
         try registerUser("demo")
         var made: [String] = []

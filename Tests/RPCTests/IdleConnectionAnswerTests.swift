@@ -7,7 +7,7 @@ import ServerTestSupport
 import TestSupport
 import XCTest
 
-/// Issue 13.1: a connection idle for longer than the write timeout must not be taken for a
+/// A connection idle for longer than the write timeout must not be taken for a
 /// stalled reader when its next answer is queued in the same loop turn as the timeout check.
 /// The answers are released by a loop timer that runs, in the same turn, just before the
 /// server's own 100 ms connection tick, so on the old code every answer met the check.

@@ -297,7 +297,7 @@ final class ResetValidateCompleteTests: ResetTestCase {
         XCTAssertThrowsError(try service.validate(token: second))
     }
 
-    /// Issue 17: a misspelt name (`pasword`) was ignored and the call went on without it.
+    /// A misspelt name (`pasword`) was ignored and the call went on without it.
     func testEachMethodRefusesANameItDoesNotTakeBeforeAnyWork() throws {
         requestNow("alice@example.com")
         let token = try lastToken()

@@ -255,7 +255,7 @@ final class PublicFormTests: VerificationTestCase {
         XCTAssertEqual(try call("verification.cancel", ["session": "lks_alice_strong", "request_id": id]).get(), ["status": "cancelled"])
     }
 
-    /// Issue 17: every form refuses a name it does not take (before, check, cancel, next and the
+    /// Every form refuses a name it does not take (before, check, cancel, next and the
     /// internal start ignored one), naming it, before any work is done.
     func testEachFormRefusesANameItDoesNotTake() throws {
         let id = try XCTUnwrap(try call("verification.start", ["session": "lks_alice"]).get()["request_id"])
