@@ -97,6 +97,7 @@ let package = Package(
         .testTarget(name: "ContractTests", dependencies: ["Contract", "LineProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LineProtocolTests", dependencies: ["LineProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SecretsTests", dependencies: ["Secrets", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "Secrets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TLSTestSupport", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Platform", "TestSupport", "ServerTestSupport"], swiftSettings: strict),
