@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "SignInDemo", dependencies: ["LatchkeyClient"], path: "Examples/SignInDemo", swiftSettings: strict),
 
         // Shared by the test targets: thread-safe boxes, lists and counters, a manual clock, waits on
-        // a condition with a deadline, loopback sockets, raw HTTP and line clients, curl.
+        // a condition with a deadline, loopback sockets, raw HTTP and line clients, curl, the openssl command line.
         .target(name: "TestSupport", dependencies: ["Platform", "LineProtocol"], path: "Tests/TestSupport", swiftSettings: strict),
         // Event loops on threads of their own and in-process line-protocol servers (a router on port 0).
         .target(name: "ServerTestSupport", dependencies: ["TestSupport", "RPC", "HTTP", "Runtime", "Platform", "LineProtocol"], path: "Tests/ServerTestSupport", swiftSettings: strict),

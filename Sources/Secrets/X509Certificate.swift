@@ -99,15 +99,7 @@ public struct X509Certificate: Sendable {
     /// The DER contents of the extension's extnValue OCTET STRING, for `oid` in dotted form
     /// ("1.3.6.1.4.1.45724.1.1.4"); nil when the certificate has no such extension.
     public func extensionValue(oid: String) -> [UInt8]? {
-        guard let object = OBJ_txt2obj(oid, 1) else {
-            ERR_clear_error()
-            return nil
-        }
-        defer { ASN1_OBJECT_free(object) }
-        let index = X509_get_ext_by_OBJ(handle.pointer, object, -1)
-        guard index >= 0, let found = X509_get_ext(handle.pointer, index), let value = X509_EXTENSION_get_data(found) else {
-            return nil
-        }
+        guard let found = certificateExtension(oid: oid), let value = X509_EXTENSION_get_data(found) else { return nil }
         let length = Int(ASN1_STRING_length(value))
         guard length > 0, let bytes = ASN1_STRING_get0_data(value) else { return [] }
         return Array(UnsafeBufferPointer(start: bytes, count: length))
@@ -115,14 +107,19 @@ public struct X509Certificate: Sendable {
 
     /// Whether the certificate has the extension `oid` marked critical.
     public func isCriticalExtension(oid: String) -> Bool {
+        guard let found = certificateExtension(oid: oid) else { return false }
+        return X509_EXTENSION_get_critical(found) == 1
+    }
+
+    /// The extension `oid` (dotted form only); the certificate holds it, and at most once.
+    private func certificateExtension(oid: String) -> OpaquePointer? {
         guard let object = OBJ_txt2obj(oid, 1) else {
             ERR_clear_error()
-            return false
+            return nil
         }
         defer { ASN1_OBJECT_free(object) }
         let index = X509_get_ext_by_OBJ(handle.pointer, object, -1)
-        guard index >= 0, let found = X509_get_ext(handle.pointer, index) else { return false }
-        return X509_EXTENSION_get_critical(found) == 1
+        return index >= 0 ? X509_get_ext(handle.pointer, index) : nil
     }
 
     private static func hasRepeatedExtension(_ certificate: OpaquePointer) -> Bool {

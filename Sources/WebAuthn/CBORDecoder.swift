@@ -69,7 +69,9 @@ private struct CBORReader {
 
     mutating func item(depth: Int) throws(CBORError) -> CBOR {
         let start = position
-        let initial = try take(1, at: start).first ?? 0
+        guard position < bytes.count else { throw CBORError(.truncated, at: bytes.count) }
+        let initial = bytes[bytes.startIndex + position]
+        position += 1
         let major = initial >> 5, info = initial & 0x1f
         switch major {
         case 6: throw CBORError(.tag, at: start)

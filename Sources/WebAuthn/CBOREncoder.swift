@@ -33,6 +33,13 @@ public enum CBOREncoder {
         }
     }
 
+    /// The initial byte and argument of an item of major type `major`, alone.
+    public static func head(_ major: UInt8, _ argument: UInt64) -> [UInt8] {
+        var out: [UInt8] = []
+        head(major, argument, &out)
+        return out
+    }
+
     private static func head(_ major: UInt8, _ value: UInt64, _ out: inout [UInt8]) {
         let type = major << 5
         switch value {
@@ -44,7 +51,7 @@ public enum CBOREncoder {
         }
     }
 
-    private static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
+    public static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
         (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
     }
 }

@@ -27,7 +27,7 @@ public struct RelyingParty: Sendable {
         givenAppleRoots = appleRoots
     }
 
-    var appleRoots: [X509Certificate] { givenAppleRoots ?? [AppleWebAuthnRoot.certificate] }
+    public var appleRoots: [X509Certificate] { givenAppleRoots ?? [AppleWebAuthnRoot.certificate] }
 
     /// SHA-256 of the RP ID, as authenticator data carries it.
     var idHash: [UInt8] { SHA256.hash(id) }
