@@ -41,7 +41,7 @@ public struct PasskeyCredential: Sendable {
     }
 
     private static func response(_ json: [String: JSON]) throws -> [String: JSON] {
-        guard let response = json["response"]?.objectValue else { throw IdentityError.invalidField("credential", "credential.response must be an object") }
+        guard let response = json["response"]?.objectValue else { throw malformed("credential.response must be an object") }
         return response
     }
 
@@ -49,16 +49,23 @@ public struct PasskeyCredential: Sendable {
     private static func credentialID(_ json: [String: JSON]) throws -> [UInt8] {
         let id = try bytes(json, "id")
         guard try bytes(json, "rawId") == id, !id.isEmpty else {
-            throw IdentityError.invalidField("credential", "credential.id and credential.rawId must be the same base64url credential id")
+            throw malformed("credential.id and credential.rawId must be the same base64url credential id")
         }
         return id
     }
 
     private static func bytes(_ object: [String: JSON], _ name: String) throws -> [UInt8] {
         guard let text = object[name]?.stringValue, let bytes = Base64URL.decode(text) else {
-            throw IdentityError.invalidField("credential", "credential \(name) must be base64url")
+            throw malformed("credential \(name) must be base64url")
         }
         return bytes
+    }
+
+    /// A credential whose members do not decode is one that does not verify: refused as the
+    /// ceremony's own checks refuse (`invalid_credentials`, `malformed`), not as a bad parameter,
+    /// since its shape is what the schema allows.
+    private static func malformed(_ message: String) -> IdentityError {
+        IdentityError.ceremonyRefused(WebAuthnError(.malformed, message))
     }
 }
 
