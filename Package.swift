@@ -122,6 +122,6 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The client against the real stack over its HTTP door; Secrets' P-256 stands in for the Secure Enclave.
-        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport", "WebAuthn"], swiftSettings: strict),
+        .testTarget(name: "LatchkeyClientTests", dependencies: ["LatchkeyClient", "StackLauncher", "RPC", "Platform", "Secrets", "LineProtocol", "TestSupport", "WebAuthn", "AppAttestTestSupport"], swiftSettings: strict),
     ]
 )

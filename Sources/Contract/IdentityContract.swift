@@ -24,6 +24,12 @@ public enum IdentityContract {
     static let sitekey = Member(
         "sitekey", .nullable(.string(maxBytes: 21_852, pattern: "^iVBORw[A-Za-z0-9_-]{2}([A-Za-z0-9_-]{4})*$")), .optional)
 
+    /// An App Attest key vouching for what is enrolled (`DCAppAttestService`'s key id and
+    /// attestation, base64, and the challenge of `identity.app_attest_challenge`).
+    static let appAttest = Member(
+        "app_attest",
+        .object([Member("key_id", .string(maxBytes: 64)), Member("attestation", .string(maxBytes: 16_384)), Fields.keyChallenge]), .optional)
+
     /// The language of the account's mails (English when not given).
     static let locale = Fields.locale.optional
 
@@ -79,11 +85,7 @@ public enum IdentityContract {
         params: [
             Fields.session, Fields.deviceID, Member("public_key", .string(maxBytes: 256)),
             Member("protection", .string(maxBytes: 32, values: ["biometry", "user_presence"])),
-            Member(
-                "app_attest",
-                .object([
-                    Member("key_id", .string(maxBytes: 64)), Member("attestation", .string(maxBytes: 16_384)), Fields.keyChallenge,
-                ]), .optional),
+            appAttest,
         ],
         result: [Fields.keyID], errors: [.unauthenticated, .stepUpRequired, .conflict, .invalidToken, .invalidCredentials])
     public static let verifyKey = MethodContract(

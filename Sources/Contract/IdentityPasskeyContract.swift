@@ -56,6 +56,7 @@ public enum IdentityPasskeyContract {
         Member("backup_eligible", .boolean), Member("backed_up", .boolean), Member("aaguid", .string),
         Member("authenticator", .nullable(.string)), Member("attestation", .string(values: ["none", "self", "basic", "anonca"])),
         Member("flagged", .boolean),
+        Member("app_attest", .nullable(.object([Member("app_id", .string), Member("environment", .string(values: ["development", "production"]))]))),
     ])
     static let name = Member("name", .string(maxBytes: 64), .optional)
 
@@ -79,7 +80,7 @@ public enum IdentityPasskeyContract {
         errors: [.unauthenticated, .stepUpRequired])
     public static let register = MethodContract(
         "identity.passkey_register", .recentStepUp, retry: .neverSent, summary: "Stores the passkey a registration ceremony made.",
-        params: [Fields.session, registrationResponse, name], result: [passkeyID],
+        params: [Fields.session, registrationResponse, name, IdentityContract.appAttest], result: [passkeyID],
         errors: [.unauthenticated, .stepUpRequired, .invalidToken, .invalidCredentials, .conflict])
     public static let loginOptions = MethodContract(
         "identity.passkey_login_options", .open, group: .auth, retry: .safe,

@@ -18,7 +18,9 @@ public struct AppAttestEnrollment: Sendable {
 /// App Attest for device keys. The app makes an App Attest key (`generateKey`), asks for a
 /// challenge, and attests that key over SHA-256(challenge ‖ the device key's X9.63 point)
 /// (`attestKey(_:clientDataHash:)`), so the attestation vouches for exactly the key being
-/// enrolled. Each later use of the device key may carry an assertion of the App Attest key over
+/// enrolled. A passkey registered from the app may carry one too, over SHA-256(challenge ‖ its
+/// credential id): recorded and listed, never required (web passkeys cannot have one). Each later
+/// use of the device key may carry an assertion of the App Attest key over
 /// the same bytes the device key signs; its counter only grows.
 extension IdentityService {
     public func appAttestChallenge(token: String) throws -> IssuedChallenge {
@@ -31,8 +33,9 @@ extension IdentityService {
         return IssuedChallenge(challenge: Base64URL.encode(bytes), expiresAt: expiresAt)
     }
 
-    /// The attestation of an enrolment, verified and its challenge used up.
-    func attest(_ enrollment: AppAttestEnrollment, userID: String, devicePublicKey: [UInt8], now: Int64) throws -> DeviceKeyAttestation {
+    /// The attestation of an enrolment, verified and its challenge used up. `bound`: what the
+    /// client data hash binds after the challenge (a device key's point, a passkey's credential id).
+    func attest(_ enrollment: AppAttestEnrollment, userID: String, bound: [UInt8], now: Int64) throws -> DeviceKeyAttestation {
         guard let policy = settings.appAttest.policy else { throw Self.appAttestOff }
         guard let keyID = Base64URL.decode(enrollment.keyID), keyID.count == 32 else {
             throw IdentityError.invalidField("app_attest", "app_attest.key_id must be the App Attest key id (32 bytes, base64)")
@@ -50,7 +53,7 @@ extension IdentityService {
         guard issued.expiresAt > now else { throw IdentityError.invalidChallenge(detail: "expired") }
         do throws(WebAuthnError) {
             let key = try AppAttest.verifyAttestation(
-                attestation, keyID: keyID, clientDataHash: SHA256.hash(challenge + devicePublicKey), policy: policy, now: now)
+                attestation, keyID: keyID, clientDataHash: SHA256.hash(challenge + bound), policy: policy, now: now)
             return DeviceKeyAttestation(appID: key.appID, environment: key.environment.rawValue, publicKey: key.publicKey, counter: 0, receipt: key.receipt)
         } catch {
             throw IdentityError.ceremonyRefused(error)

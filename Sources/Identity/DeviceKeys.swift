@@ -48,7 +48,7 @@ extension IdentityService {
             throw IdentityError.invalidField("public_key", "public_key must be a P-256 point on the curve: 65 bytes X9.63 uncompressed, base64")
         }
         let now = clock.now()
-        let attestation = try appAttest.map { try attest($0, userID: session.userID, devicePublicKey: x963, now: now) }
+        let attestation = try appAttest.map { try attest($0, userID: session.userID, bound: x963, now: now) }
         let key = DeviceKeyRecord(
             keyID: Self.newID("key_"), userID: session.userID, deviceID: deviceID, publicKey: x963, protection: protection,
             createdAt: now, lastUsedAt: nil, revokedAt: nil, attestation: attestation)

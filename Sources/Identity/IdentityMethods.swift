@@ -117,11 +117,7 @@ public enum IdentityMethods {
             let keyID = try service.enrollKey(
                 token: try params.string("session", maxLength: tokenMaxBytes), deviceID: try params.string("device_id", maxLength: idMaxBytes),
                 publicKey: try params.string("public_key", maxLength: 256), protection: try params.string("protection", maxLength: 32),
-                appAttest: try params.optionalObject("app_attest").map { attest in
-                    AppAttestEnrollment(
-                        keyID: attest["key_id"]?.stringValue ?? "", attestation: attest["attestation"]?.stringValue ?? "",
-                        challenge: attest["challenge"]?.stringValue ?? "")
-                },
+                appAttest: try appAttest(params),
                 caller: caller(context))
             return ["key_id": .string(keyID)]
         }
@@ -223,6 +219,14 @@ public enum IdentityMethods {
                 outcome: try params.string("outcome", maxLength: 64), deviceID: try params.optionalString("device_id", maxLength: idMaxBytes),
                 caller: caller(context))
             return ["ok": true]
+        }
+    }
+
+    /// `app_attest`, whose members the router checked against the contract.
+    static func appAttest(_ params: Params) throws -> AppAttestEnrollment? {
+        try params.optionalObject("app_attest").map { attest in
+            AppAttestEnrollment(
+                keyID: attest["key_id"]?.stringValue ?? "", attestation: attest["attestation"]?.stringValue ?? "", challenge: attest["challenge"]?.stringValue ?? "")
         }
     }
 

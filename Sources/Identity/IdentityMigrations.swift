@@ -253,13 +253,16 @@ public enum IdentityMigrations {
         """)
 
     /// The App Attest key that vouched for a device key at enrolment: its app, environment,
-    /// public key, the newest assertion counter taken and Apple's receipt.
+    /// public key, the newest assertion counter taken and Apple's receipt; for a passkey
+    /// registered from the app, its app and environment.
     static let appAttest = Migration(version: 15, name: "app attest", sql: """
         ALTER TABLE device_keys ADD COLUMN attest_app_id TEXT;
         ALTER TABLE device_keys ADD COLUMN attest_environment TEXT;
         ALTER TABLE device_keys ADD COLUMN attest_public_key BLOB;
         ALTER TABLE device_keys ADD COLUMN attest_counter INTEGER;
         ALTER TABLE device_keys ADD COLUMN attest_receipt BLOB;
+        ALTER TABLE passkeys ADD COLUMN attest_app_id TEXT;
+        ALTER TABLE passkeys ADD COLUMN attest_environment TEXT;
         """)
 
     /// Per-address token buckets shared by every replica (`StoredClientBudget`, PostgreSQL);

@@ -13,7 +13,7 @@ enum IdentityPasskeyMethods {
         router.register(IdentityPasskeyContract.register) { params, context in
             let passkeyID = try service.passkeyRegister(
                 token: try params.string("session", maxLength: tokenMaxBytes), credential: try PasskeyCredential(registration: try credential(params)),
-                name: try params.optionalString("name", maxLength: 64), caller: caller(context))
+                name: try params.optionalString("name", maxLength: 64), appAttest: try IdentityMethods.appAttest(params), caller: caller(context))
             return ["passkey_id": .string(passkeyID)]
         }
         router.register(IdentityPasskeyContract.loginOptions) { params, context in
@@ -65,6 +65,7 @@ extension PasskeyRecord {
             "backup_eligible": .bool(backupEligible), "backed_up": .bool(backedUp), "aaguid": .string(aaguidText),
             "authenticator": KnownAuthenticators.names[aaguidText].map(JSON.string) ?? .null, "attestation": .string(attestation),
             "flagged": .bool(flaggedAt != nil),
+            "app_attest": attestedBy.map { ["app_id": .string($0.appID), "environment": .string($0.environment)] } ?? .null,
         ]
     }
 }

@@ -19,6 +19,13 @@ public struct PasskeyRecord: Sendable, Equatable {
     public var createdAt: Int64
     public var lastUsedAt: Int64?
     public var flaggedAt: Int64?
+    /// The app whose App Attest key vouched for the registration, and its environment.
+    public var attestedBy: (appID: String, environment: String)? {
+        get { attestedAppID.map { ($0, attestedEnvironment ?? "") } }
+        set { (attestedAppID, attestedEnvironment) = (newValue?.appID, newValue?.environment) }
+    }
+    var attestedAppID: String? = nil
+    var attestedEnvironment: String? = nil
 }
 
 /// What a ceremony's challenge is for: the passkey ceremonies, and an App Attest attestation
@@ -51,7 +58,7 @@ public enum PasskeyUse: Sendable, Equatable {
 extension IdentityStore {
     private static let passkeyColumns = """
         passkey_id, user_id, credential_id, public_key, sign_count, aaguid, attestation, backup_eligible, backed_up, transports, name,
-        created_at, last_used_at, flagged_at
+        created_at, last_used_at, flagged_at, attest_app_id, attest_environment
         """
 
     public func insertPasskeyChallenge(hash: [UInt8], purpose: PasskeyPurpose, userID: String?, expiresAt: Int64, now: Int64) throws {
@@ -87,14 +94,14 @@ extension IdentityStore {
             guard owned < limit else { throw IdentityError.passkeyLimit(limit) }
             let inserted = try c.run(
                 """
-                INSERT INTO passkeys (\(Self.passkeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)
+                INSERT INTO passkeys (\(Self.passkeyColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)
                 ON CONFLICT (credential_id) DO NOTHING
                 """,
                 [
                     .text(passkey.passkeyID), .text(passkey.userID), .blob(passkey.credentialID), .blob(passkey.publicKey),
                     .integer(Int64(passkey.signCount)), .blob(passkey.aaguid), .text(passkey.attestation), SQLValue(passkey.backupEligible),
                     SQLValue(passkey.backedUp), .text(passkey.transports.joined(separator: ",")), .text(passkey.name),
-                    .integer(passkey.createdAt),
+                    .integer(passkey.createdAt), SQLValue(passkey.attestedAppID), SQLValue(passkey.attestedEnvironment),
                 ])
             guard inserted > 0 else { return false }
             for event in events { try Self.insert(event, c) }
@@ -174,6 +181,7 @@ extension IdentityStore {
             publicKey: try row.blob("public_key"), signCount: UInt32(clamping: try row.int("sign_count")), aaguid: try row.blob("aaguid"),
             attestation: try row.string("attestation"), backupEligible: try row.bool("backup_eligible"), backedUp: try row.bool("backed_up"),
             transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init), name: try row.string("name"),
-            createdAt: try row.int("created_at"), lastUsedAt: try row.optionalInt("last_used_at"), flaggedAt: try row.optionalInt("flagged_at"))
+            createdAt: try row.int("created_at"), lastUsedAt: try row.optionalInt("last_used_at"), flaggedAt: try row.optionalInt("flagged_at"),
+            attestedAppID: try row.optionalString("attest_app_id"), attestedEnvironment: try row.optionalString("attest_environment"))
     }
 }

@@ -99,7 +99,9 @@ extension IdentityService {
 
     /// Verifies the ceremony and stores the passkey; the challenge must be this user's
     /// registration challenge. User verification is required: a passkey is a sign-in factor.
-    public func passkeyRegister(token: String, credential: PasskeyCredential, name rawName: String?, caller: Caller) throws -> String {
+    public func passkeyRegister(
+        token: String, credential: PasskeyCredential, name rawName: String?, appAttest: AppAttestEnrollment? = nil, caller: Caller
+    ) throws -> String {
         let session = try recentlySteppedUpSession(token: token)
         let now = clock.now()
         let verified: VerifiedRegistration
@@ -117,13 +119,15 @@ extension IdentityService {
         guard verified.credentialID == credential.credentialID else {
             throw IdentityError.ceremonyRefused(WebAuthnError(.malformed, "the attested credential id is not the credential's id"))
         }
+        let attestedBy = try appAttest.map { try attest($0, userID: session.userID, bound: verified.credentialID, now: now) }
         let aaguid = KnownAuthenticators.text(verified.aaguid)
         let name = try Self.passkeyName(rawName) ?? KnownAuthenticators.names[aaguid] ?? "Passkey"
         let passkey = PasskeyRecord(
             passkeyID: Self.newID("pk_"), userID: session.userID, credentialID: verified.credentialID, publicKey: verified.publicKey.encoded,
             signCount: verified.signCount, aaguid: verified.aaguid, attestation: verified.attestationType.rawValue,
             backupEligible: verified.backupEligible, backedUp: verified.backedUp,
-            transports: credential.transports.filter { $0.utf8.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now)
+            transports: credential.transports.filter { $0.utf8.count <= 32 }.prefix(8).map { $0 }, name: name, createdAt: now,
+            attestedAppID: attestedBy?.appID, attestedEnvironment: attestedBy?.environment)
         let saved = try store.savePasskey(
             passkey, limit: settings.passkeys.maxPerUser,
             events: [event(session.userID, "passkey.added", verified.format.rawValue, device: session.deviceID, caller, now)])

@@ -83,6 +83,24 @@ final class AppAttestTests: IdentityTestCase {
         XCTAssertEqual(keys.first?.json["app_attest"]?["app_id"]?.stringValue, Self.appID)
     }
 
+    func testAPasskeyFromTheAppMayCarryAnAttestationOverItsCredentialID() throws {
+        let session = try elevatedLogin().session
+        let passkey = SoftwareAuthenticator(rpID: "localhost", origin: "https://localhost")
+        let options = try service.passkeyRegisterOptions(token: session)
+        let made = passkey.register(challenge: try XCTUnwrap(options["challenge"]?.stringValue.flatMap(Base64URL.decode)))
+        let credential = PasskeyCredential(
+            credentialID: passkey.credentialID, clientDataJSON: made.clientDataJSON, authenticatorBytes: made.attestationObject, signature: [],
+            userHandle: nil, transports: [])
+        let challenge = try service.appAttestChallenge(token: session).challenge
+        let app = device()
+        let attestation = try app.attest(clientDataHash: SHA256.hash(try XCTUnwrap(Base64URL.decode(challenge)) + passkey.credentialID), days: 60)
+        _ = try service.passkeyRegister(
+            token: session, credential: credential, name: nil,
+            appAttest: AppAttestEnrollment(keyID: app.keyID, attestation: Data(attestation).base64EncodedString(), challenge: challenge), caller: caller)
+        let listed = try XCTUnwrap(service.passkeys(token: session).first)
+        XCTAssertEqual(listed.json["app_attest"]?["app_id"]?.stringValue, Self.appID)
+    }
+
     func testWithoutConfigurationThereIsNoChallengeAndNoAttestedEnrolment() throws {
         service = try makeService()
         let session = try elevatedLogin().session

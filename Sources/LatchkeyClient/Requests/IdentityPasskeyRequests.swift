@@ -53,8 +53,13 @@ extension LatchkeyClient.Identity {
         public var credential: PasskeyRegistration
         /// Shown in the user's list (default: the passkey provider's name, or "Passkey").
         public var name: String?
-        public init(credential: PasskeyRegistration, name: String? = nil) { (self.credential, self.name) = (credential, name) }
-        enum CodingKeys: String, CodingKey, CaseIterable { case credential, name }
+        /// From the app: an App Attest key vouching for the registration, its attestation over
+        /// SHA-256(`AppAttestChallenge`'s bytes ‖ the credential id).
+        public var appAttest: AppAttestProof?
+        public init(credential: PasskeyRegistration, name: String? = nil, appAttest: AppAttestProof? = nil) {
+            (self.credential, self.name, self.appAttest) = (credential, name, appAttest)
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case credential, name, appAttest = "app_attest" }
 
         public struct Response: Codable, Sendable, Equatable, WireKeyed {
             public let passkeyID: String
@@ -201,8 +206,10 @@ public struct PasskeySummary: Codable, Sendable, Equatable {
     public let attestation: String
     /// Its signature counter went backwards (a cloned authenticator?): it signs nothing in until removed.
     public let flagged: Bool
+    /// The app whose App Attest key vouched for the registration; nil when none did.
+    public let appAttest: DeviceKeySummary.AppAttestedBy?
     enum CodingKeys: String, CodingKey {
         case passkeyID = "passkey_id", name, createdAt = "created_at", lastUsedAt = "last_used_at", backupEligible = "backup_eligible"
-        case backedUp = "backed_up", aaguid, authenticator, attestation, flagged
+        case backedUp = "backed_up", aaguid, authenticator, attestation, flagged, appAttest = "app_attest"
     }
 }
