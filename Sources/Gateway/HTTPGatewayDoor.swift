@@ -44,7 +44,8 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         case rpc
         case method(String)
         case passwordRequest, passwordValidate, passwordReset
-        case appSiteAssociation, health, resetPage
+        case appSiteAssociation, health, resetPage, resetNewLink, stylesheet
+        case linkPage(LinkPage)
     }
 
     /// The route for a path and the methods it allows; nil for an unknown path.
@@ -56,9 +57,12 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         case "/auth/password/reset": return (.passwordReset, ["POST"])
         case "/.well-known/apple-app-site-association": return (.appSiteAssociation, ["GET", "HEAD"])
         case "/healthz": return (.health, ["GET", "HEAD"])
-        case settings.resetPagePath: return (.resetPage, ["GET", "HEAD"])
+        case settings.resetPagePath: return (.resetPage, ["GET", "HEAD", "POST"])
+        case settings.resetPagePath + "/new": return (.resetNewLink, ["POST"])
+        case PageHTML.stylesheetPath: return (.stylesheet, ["GET", "HEAD"])
         default: break
         }
+        if let page = LinkPage(rawValue: path) { return (.linkPage(page), ["GET", "HEAD", "POST"]) }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 4, segments[0].isEmpty, segments[1] == "v1",
             Self.isName(segments[2]), Self.isName(segments[3])
@@ -88,8 +92,10 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         case .appSiteAssociation:
             guard let aasaBody else { return reply(.error(404, reason: "not_found", "no app is configured")) }
             reply(HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=3600"], body: aasaBody))
-        case .resetPage:
-            reply(Self.resetPage)
+        case .resetPage, .resetNewLink, .linkPage:
+            handlePage(route, request, context: context, reply: reply)
+        case .stylesheet:
+            reply(Self.stylesheetResponse)
         case .health:
             call("gateway.health", params: [:], request: request, context: context) { reply(Self.livenessResponse($0)) }
         case .rpc:
@@ -211,7 +217,7 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
 
     // MARK: Dispatch and context
 
-    private func call(
+    func call(
         _ method: String, params: JSON, request: HTTPRequest, context: HTTPRequestContext,
         completion: @escaping @Sendable (Result<JSON, RPCError>) -> Void
     ) {
@@ -289,26 +295,12 @@ public final class HTTPGatewayDoor: HTTPHandler, @unchecked Sendable {
         if response.headers["Cache-Control"] == nil { response.headers.set("Cache-Control", "no-store") }
         response.headers.set("X-Content-Type-Options", "nosniff")
         switch route {
-        case .passwordRequest?, .passwordValidate?, .passwordReset?, .resetPage?:
+        case .passwordRequest?, .passwordValidate?, .passwordReset?, .resetPage?, .resetNewLink?, .linkPage?:
             response.headers.set("Referrer-Policy", "no-referrer")
         default: break
         }
         return response
     }
-
-    /// The page a reset link opens in a browser when the app is not installed. It never echoes
-    /// the token, loads nothing, and sends no referrer.
-    static let resetPage: HTTPResponse = {
-        let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">\
-            <title>Reset your password</title></head><body><h1>Reset your password</h1>\
-            <p>Open this link on the iPhone where the app is installed to choose a new password.</p></body></html>
-            """
-        return HTTPResponse(status: 200, headers: [
-            "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": "default-src 'none'",
-            "X-Frame-Options": "DENY",
-        ], body: Array(html.utf8))
-    }()
 
     /// The apple-app-site-association document: universal links (both the iOS 13+ `appIDs` /
     /// `components` form and the older `appID` / `paths` form) and web credentials.

@@ -176,12 +176,20 @@ final class HTTPGatewayDoorTests: XCTestCase {
         XCTAssertEqual(try post("/auth/password/reset", #"{"token":"lkr_bad","password":"x"}"#).status, 400)
     }
 
-    func testResetPageSendsNoReferrerAndNeverEchoesTheToken() throws {
+    func testAResetLinkMovesItsTokenIntoAStrictCookieAndNeverEchoesIt() throws {
         let page = try client.exchange(RawHTTPClient.get("/reset?token=lkr_secret"))
-        XCTAssertEqual(page.status, 200)
+        XCTAssertEqual(page.status, 303)
+        XCTAssertEqual(page.headers["Location"], "/reset", "the token leaves the address bar")
         XCTAssertEqual(page.headers["Referrer-Policy"], "no-referrer")
         XCTAssertEqual(page.headers["Cache-Control"], "no-store")
+        let cookie = try XCTUnwrap(page.headers["Set-Cookie"])
+        XCTAssertTrue(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"), cookie)
         XCTAssertFalse(page.text.contains("lkr_secret"))
+        let policy = try XCTUnwrap(page.headers["Content-Security-Policy"])
+        XCTAssertTrue(policy.contains("frame-ancestors 'none'") && !policy.contains("unsafe-inline"), policy)
+        let cross = try client.exchange(
+            "POST /reset HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1")
+        XCTAssertEqual(cross.status, 403, "a form posted from another origin")
     }
 
     // MARK: AASA, health, metrics
