@@ -1,7 +1,8 @@
 /// The HTML alternative of a plain-text mail: the same words, escaped, a paragraph per blank
 /// line, with one link (if any) as a button-like anchor after the paragraph that names it.
 public enum MailHTML {
-    public static func paragraphs(_ text: String, title: String? = nil, link: (url: String, label: String)? = nil) -> String {
+    /// `language`: the text's BCP 47 tag, so mail clients and screen readers read it as such.
+    public static func paragraphs(_ text: String, language: String, title: String? = nil, link: (url: String, label: String)? = nil) -> String {
         var body: [String] = []
         for paragraph in text.components(separatedBy: "\n\n") {
             if let link, paragraph.split(whereSeparator: \.isWhitespace) == [Substring(link.url)] {
@@ -12,7 +13,7 @@ public enum MailHTML {
             }
         }
         let head = "<meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\">" + (title.map { "<title>\(escape($0))</title>" } ?? "")
-        return "<!DOCTYPE html>\n<html><head>\(head)</head>\n<body style=\"font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5\">\n"
+        return "<!DOCTYPE html>\n<html lang=\"\(escape(language))\"><head>\(head)</head>\n<body style=\"font-family: -apple-system, Helvetica, Arial, sans-serif; line-height: 1.5\">\n"
             + body.joined(separator: "\n") + "\n</body></html>"
     }
 

@@ -20,7 +20,7 @@ extension UserNotices {
     ) {
         let catalog = locale.catalog
         let (lines, primary) = Self.linkLines(page, token: token, links: links, catalog)
-        send(address, words(catalog, lines, catalog.duration(seconds: validForSeconds)), link: primary)
+        send(address, words(catalog, lines, catalog.duration(seconds: validForSeconds)), in: locale, link: primary)
     }
 
     /// Registration's (and a resend's) mail: a link that proves the address.
@@ -33,17 +33,17 @@ extension UserNotices {
     /// To an address that already has an account, when someone registers with it: the same
     /// answer was given as for a new address, so only the address's owner learns of it here.
     func registrationAttempt(to address: String, locale: MailLocale, productName: String) {
-        send(address, locale.catalog.registrationAttempt(product: productName))
+        send(address, locale.catalog.registrationAttempt(product: productName), in: locale)
     }
 
     /// After `identity.change_password`: every other device was signed out.
     func passwordChanged(to address: String, locale: MailLocale, device: String, at: Int64, productName: String) {
-        send(address, locale.catalog.passwordChanged(product: productName, device: device, at: Self.timestamp(at)))
+        send(address, locale.catalog.passwordChanged(product: productName, device: device, at: Self.timestamp(at)), in: locale)
     }
 
     /// A sign-in completed on a device the account had not trusted before (best effort).
     func newDeviceSignIn(to address: String, locale: MailLocale, device: String, from client: String?, at: Int64, productName: String) {
-        send(address, locale.catalog.newDeviceSignIn(product: productName, device: device, client: client, at: Self.timestamp(at)))
+        send(address, locale.catalog.newDeviceSignIn(product: productName, device: device, client: client, at: Self.timestamp(at)), in: locale)
     }
 
     /// After `identity.change_phone`: the new number (its last digits), and the cooling-off.
@@ -53,7 +53,7 @@ extension UserNotices {
         let catalog = locale.catalog
         send(address, catalog.phoneChanged(
             product: productName, lastDigits: String(newPhone.suffix(2)), device: device, at: Self.timestamp(at),
-            coolingOff: coolingOffSeconds > 0 ? catalog.duration(seconds: coolingOffSeconds) : nil))
+            coolingOff: coolingOffSeconds > 0 ? catalog.duration(seconds: coolingOffSeconds) : nil), in: locale)
     }
 
     /// To the new address of an e-mail change: the link that applies it.
@@ -66,7 +66,7 @@ extension UserNotices {
     /// To the new address of an e-mail change when another account has it: nothing changed.
     /// In the language of the account that asked (the address's own account may have another).
     func addressInUse(to address: String, locale: MailLocale, productName: String) {
-        send(address, locale.catalog.addressInUse(product: productName))
+        send(address, locale.catalog.addressInUse(product: productName), in: locale)
     }
 
     /// To the old (verified) address of an e-mail change, at once: what is about to change, and
@@ -77,7 +77,7 @@ extension UserNotices {
         productName: String
     ) {
         guard let token else {
-            send(address, locale.catalog.addressChangeRefused(product: productName, maskedNewAddress: Self.masked(newAddress)))
+            send(address, locale.catalog.addressChangeRefused(product: productName, maskedNewAddress: Self.masked(newAddress)), in: locale)
             return
         }
         sendLink(.revertEmailChange, to: address, locale: locale, token: token, links: links, validForSeconds: validForSeconds) { catalog, link, validFor in
@@ -87,12 +87,12 @@ extension UserNotices {
 
     /// After a revert: the address is back and every device was signed out.
     func addressRestored(to address: String, locale: MailLocale, productName: String) {
-        send(address, locale.catalog.addressRestored(product: productName))
+        send(address, locale.catalog.addressRestored(product: productName), in: locale)
     }
 
     /// The last mail of a deletion, to the address the account had: nothing is left to sign in to.
     func accountDeleted(to address: String, locale: MailLocale, productName: String) {
-        send(address, locale.catalog.accountDeleted(product: productName))
+        send(address, locale.catalog.accountDeleted(product: productName), in: locale)
     }
 
     /// `a***@example.com`: enough for the owner to recognise, not a full address to a reader

@@ -16,25 +16,24 @@ public struct UserNotices: Sendable {
 
     public static let none = UserNotices { _ in }
 
-    /// `link`: the paragraph of `text` that is exactly this URL becomes a button in the HTML.
-    func send(_ to: String, _ subject: String, _ text: String, link: (url: String, label: String)? = nil) {
-        deliver(OutgoingMessage(channel: .email, to: to, subject: subject, text: text, html: MailHTML.paragraphs(text, title: subject, link: link)))
-    }
-
-    /// Sends `words` in the HTML alternative too; `link` is the URL the words' button opens.
-    func send(_ to: String, _ words: MailWords, link: String? = nil) {
-        send(to, words.subject, words.text, link: link.flatMap { url in words.linkLabel.map { (url, $0) } })
+    /// Sends `words`, written in `locale`, with an HTML alternative; `link` is the URL the
+    /// words' button opens (the paragraph of the text that is exactly this URL).
+    func send(_ to: String, _ words: MailWords, in locale: MailLocale, link: String? = nil) {
+        let button = link.flatMap { url in words.linkLabel.map { (url: url, label: $0) } }
+        deliver(OutgoingMessage(
+            channel: .email, to: to, subject: words.subject, text: words.text,
+            html: MailHTML.paragraphs(words.text, language: locale.rawValue, title: words.subject, link: button)))
     }
 
     /// After a recovery code was used: how many are left, and what to do if it was not them.
     func recoveryCodeUsed(to address: String, locale: MailLocale, remaining: Int, productName: String) {
-        send(address, locale.catalog.recoveryCodeUsed(product: productName, remaining: remaining))
+        send(address, locale.catalog.recoveryCodeUsed(product: productName, remaining: remaining), in: locale)
     }
 
     /// After a change to the user's second factors: what changed, on which device, when, and
     /// what to do if it was not them. Never a secret.
     func factorChanged(to address: String, locale: MailLocale, _ change: FactorChange, device: String?, at: Int64, productName: String) {
-        send(address, locale.catalog.factorChanged(product: productName, change: change, device: device, at: Self.timestamp(at)))
+        send(address, locale.catalog.factorChanged(product: productName, change: change, device: device, at: Self.timestamp(at)), in: locale)
     }
 
     /// `2026-12-04 18:20 UTC`: the same for every reader, whatever their locale.

@@ -75,7 +75,7 @@ public struct ResetMailComposer: Sendable {
 
             \(productName)
             """
-        let html = MailHTML.paragraphs(text)
+        let html = MailHTML.paragraphs(text, language: "en")
         return OutgoingMessage(channel: .email, to: address, subject: "Password reset request for \(productName)", text: text, html: html)
     }
 
@@ -83,6 +83,6 @@ public struct ResetMailComposer: Sendable {
     /// reset removed because they were set up just before it (`totp`, `recovery_codes`).
     public func passwordChanged(to address: String, locale: MailLocale = .english, removedFactors: [String] = []) -> OutgoingMessage {
         let (subject, text) = ResetMailWords(locale: locale, product: productName).passwordChanged(removedFactors: removedFactors)
-        return OutgoingMessage(channel: .email, to: address, subject: subject, text: text, html: MailHTML.paragraphs(text))
+        return OutgoingMessage(channel: .email, to: address, subject: subject, text: text, html: MailHTML.paragraphs(text, language: locale.rawValue))
     }
 }

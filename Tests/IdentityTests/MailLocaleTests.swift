@@ -22,6 +22,7 @@ final class MailLocaleTests: AccountLifeTestCase {
         let token = try linkToken(to: "alice@example.com", "")
         XCTAssertTrue(mail.text.contains("\n\nlatchkey://verify-email?token=\(token)\n\n"), "the link is a paragraph of its own")
         XCTAssertTrue(mail.html?.contains("Confirmer cette adresse") ?? false, "the button in French")
+        XCTAssertTrue(mail.html?.contains("<html lang=\"fr\">") ?? false, "mail readers and screen readers read it as French")
         XCTAssertEqual(try preferences(try elevatedLogin().session).locale, .french)
     }
 
