@@ -1,3 +1,5 @@
+import Platform
+
 /// The HTML alternative of a plain-text mail: the same words, escaped, a paragraph per blank
 /// line, with one link (if any) as a button-like anchor after the paragraph that names it.
 public enum MailHTML {
@@ -17,19 +19,5 @@ public enum MailHTML {
             + body.joined(separator: "\n") + "\n</body></html>"
     }
 
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    public static func escape(_ text: String) -> String { text.htmlEscaped() }
 }

@@ -71,3 +71,23 @@ extension String {
         return String(result)
     }
 }
+
+extension String {
+    /// The text for HTML: `&`, `<`, `>`, `"` and `'` as entities, fit for element text and
+    /// quoted attribute values alike.
+    public func htmlEscaped() -> String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for character in self {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

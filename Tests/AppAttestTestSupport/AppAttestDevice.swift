@@ -14,6 +14,15 @@ public final class AppAttestAuthority: @unchecked Sendable {
     private var serial = 0
 
     public static func shared() throws -> AppAttestAuthority { try made.get() }
+
+    /// What a stack needs to require App Attest keys of `appID` under `root` (development
+    /// environment); a missing root names a file that is not there, so the stack refuses to start.
+    public static func requiringEnvironment(appID: String, root: AppAttestAuthority?) -> [String: String] {
+        [
+            "LATCHKEY_APP_ATTEST_APP_IDS": appID, "LATCHKEY_APP_ATTEST_ENVIRONMENT": "development",
+            "LATCHKEY_APP_ATTEST_ROOT": root?.rootPath ?? "/nonexistent", "LATCHKEY_REQUIRE_APP_ATTEST": "true",
+        ]
+    }
     private static let made = Result { try AppAttestAuthority() }
 
     private init() throws {

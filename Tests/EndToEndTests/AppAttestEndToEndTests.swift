@@ -4,6 +4,7 @@ import LineProtocol
 import RPC
 import Secrets
 import StackLauncher
+import TestSupport
 import XCTest
 
 /// `--require-app-attest` with every real executable: a key made with the `openssl` command
@@ -14,40 +15,16 @@ final class AppAttestEndToEndTests: StackTestCase {
     static let password = "correct horse battery"
     static let appID = "ABCDE12345.com.example.bank"
     private var authority: AppAttestAuthority!
-    private var work = ""
+    private var scratch: OpenSSLScratch!
 
     override func stackOptions(_ options: inout Stack.Options) {
         authority = try? AppAttestAuthority.shared()
-        options.environment["LATCHKEY_APP_ATTEST_APP_IDS"] = Self.appID
-        options.environment["LATCHKEY_APP_ATTEST_ENVIRONMENT"] = "development"
-        options.environment["LATCHKEY_APP_ATTEST_ROOT"] = authority?.rootPath ?? "/nonexistent"
-        options.environment["LATCHKEY_REQUIRE_APP_ATTEST"] = "true"
+        options.environment.merge(AppAttestAuthority.requiringEnvironment(appID: Self.appID, root: authority)) { _, required in required }
     }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        work = NSTemporaryDirectory() + "app-attest-e2e-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: work)
-        super.tearDown()
-    }
-
-    private func openssl(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: work)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "openssl \(arguments.joined(separator: " "))")
-        return data
+        scratch = try OpenSSLScratch()
     }
 
     private func steppedUpSession(_ gateway: LineClient) throws -> JSON {
@@ -73,14 +50,14 @@ final class AppAttestEndToEndTests: StackTestCase {
         let session = try steppedUpSession(gateway)
 
         // The guide's key: made and used with the openssl command line.
-        _ = try openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "key.pem"])
-        let point = Array(try openssl(["ec", "-in", "key.pem", "-pubout", "-outform", "DER"]).suffix(65))
+        try scratch.makeKey("key.pem", .p256)
+        let point = Array(try scratch.publicKeyDER("key.pem").suffix(65))
         _ = try gateway.result("identity.enroll_key", [
             "session": session, "device_id": "iphone-1", "public_key": .string(Data(point).base64EncodedString()), "protection": "biometry",
         ])
         let first = try transfer(gateway, session, key: "t-1")
-        try Data(Base64URL.decode(first["sign"]?.stringValue ?? "") ?? []).write(to: URL(fileURLWithPath: work + "/sign.bin"))
-        let forgedByScript = try openssl(["dgst", "-sha256", "-sign", "key.pem", "sign.bin"])
+        try scratch.write(Base64URL.decode(first["sign"]?.stringValue ?? "") ?? [], to: "sign.bin")
+        let forgedByScript = Data(try scratch.run(["dgst", "-sha256", "-sign", "key.pem", "sign.bin"]))
         let refused = assertError(
             try gateway.call("accounts.confirm", [
                 "session": session, "transfer_id": first["transfer_id"]!, "device_id": "iphone-1",

@@ -14,10 +14,7 @@ final class AppAttestEndToEndTests: ClientStackTestCase {
 
     override func stackOptions(_ options: inout Stack.Options) {
         authority = try? AppAttestAuthority.shared()
-        options.environment["LATCHKEY_APP_ATTEST_APP_IDS"] = Self.appID
-        options.environment["LATCHKEY_APP_ATTEST_ENVIRONMENT"] = "development"
-        options.environment["LATCHKEY_APP_ATTEST_ROOT"] = authority?.rootPath ?? "/nonexistent"
-        options.environment["LATCHKEY_REQUIRE_APP_ATTEST"] = "true"
+        options.environment.merge(AppAttestAuthority.requiringEnvironment(appID: Self.appID, root: authority)) { _, required in required }
     }
 
     func testAnAttestedKeyConfirmsATransferWithItsAssertionAndAnUnattestedOneDoesNot() async throws {

@@ -1,3 +1,4 @@
+import TestSupport
 import Secrets
 import XCTest
 

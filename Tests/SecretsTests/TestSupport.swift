@@ -1,16 +1,6 @@
 import Secrets
+import TestSupport
 import XCTest
-
-/// Hex literal for test vectors ("0b0b..."), failing loudly on typos.
-func hex(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> [UInt8] {
-    guard let bytes = Hex.decode(text.filter { !$0.isWhitespace }) else {
-        XCTFail("bad hex literal in test", file: file, line: line)
-        return []
-    }
-    return bytes
-}
-
-func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 /// Minimal DER handling for ECDSA-Sig-Value (SEQUENCE { r INTEGER, s INTEGER }) in tests.
 /// Short-form lengths only, which is all a P-256 signature needs.

@@ -1,21 +1,9 @@
+import Platform
+
 /// The pages' HTML, rendered on the server: one layout, escaped text, forms that work without
 /// JavaScript, and one same-origin stylesheet (the policy allows no inline style or script).
 enum PageHTML {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { text.htmlEscaped() }
 
     /// A whole page: `body` is HTML already escaped; `path` is where the language switch links.
     static func page(_ language: PageLanguage, title: String, path: String, body: String) -> String {
