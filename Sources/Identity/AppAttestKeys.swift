@@ -26,11 +26,8 @@ extension IdentityService {
     public func appAttestChallenge(token: String) throws -> IssuedChallenge {
         let session = try settledSession(token: token)
         guard settings.appAttest.policy != nil else { throw Self.appAttestOff }
-        let now = clock.now()
-        let bytes = SecureRandom.bytes(Self.passkeyChallengeBytes)
-        let expiresAt = now + settings.passkeys.ceremonySeconds
-        try store.insertPasskeyChallenge(hash: SHA256.hash(bytes), purpose: .appAttest, userID: session.userID, expiresAt: expiresAt, now: now)
-        return IssuedChallenge(challenge: Base64URL.encode(bytes), expiresAt: expiresAt)
+        let issued = try issuePasskeyChallenge(.appAttest, userID: session.userID)
+        return IssuedChallenge(challenge: Base64URL.encode(issued.bytes), expiresAt: issued.expiresAt)
     }
 
     /// The attestation of an enrolment, verified and its challenge used up. `bound`: what the
@@ -46,11 +43,7 @@ extension IdentityService {
         guard let challenge = Base64URL.decode(enrollment.challenge) else {
             throw IdentityError.invalidField("app_attest", "app_attest.challenge must be the base64url challenge app_attest_challenge gave")
         }
-        let issued = try store.consumePasskeyChallenge(hash: SHA256.hash(challenge), now: now)
-        guard let issued else { throw IdentityError.invalidChallenge(detail: "unknown") }
-        guard issued.purpose == .appAttest, issued.userID == userID else { throw IdentityError.invalidChallenge(detail: "foreign") }
-        guard issued.consumedNow else { throw IdentityError.invalidChallenge(detail: "used") }
-        guard issued.expiresAt > now else { throw IdentityError.invalidChallenge(detail: "expired") }
+        try consumePasskeyChallenge(challenge, purpose: .appAttest, userID: userID, now: now)
         do throws(WebAuthnError) {
             let key = try AppAttest.verifyAttestation(
                 attestation, keyID: keyID, clientDataHash: SHA256.hash(challenge + bound), policy: policy, now: now)

@@ -81,7 +81,7 @@ extension IdentityService {
         let session = try recentlySteppedUpSession(token: token)
         guard let user = try store.user(id: session.userID) else { throw IdentityError.unauthenticated }
         let policy = settings.passkeys
-        let challenge = try issuePasskeyChallenge(.register, userID: user.userID)
+        let challenge = try issuePasskeyChallenge(.register, userID: user.userID).bytes
         let handle = try store.passkeyUserHandle(userID: user.userID)
         let existing = try store.passkeys(userID: user.userID)
         return [
@@ -148,13 +148,13 @@ extension IdentityService {
             }
             userID = try (try? Normalization.username(username)).flatMap { try store.user(username: $0) }?.userID ?? Self.decoyUserID
         }
-        return try requestOptions(try issuePasskeyChallenge(.login, userID: userID), allow: [], userVerification: "preferred")
+        return try requestOptions(try issuePasskeyChallenge(.login, userID: userID).bytes, allow: [], userVerification: "preferred")
     }
 
     /// Step-up options: the session user's passkeys, user verification required.
     public func passkeyVerifyOptions(token: String) throws -> JSON {
         let session = try introspect(token: token)
-        let challenge = try issuePasskeyChallenge(.verify, userID: session.userID)
+        let challenge = try issuePasskeyChallenge(.verify, userID: session.userID).bytes
         return try requestOptions(challenge, allow: try store.passkeys(userID: session.userID), userVerification: "required")
     }
 
@@ -246,12 +246,12 @@ extension IdentityService {
         }
     }
 
-    private func issuePasskeyChallenge(_ purpose: PasskeyPurpose, userID: String?) throws -> [UInt8] {
+    func issuePasskeyChallenge(_ purpose: PasskeyPurpose, userID: String?) throws -> (bytes: [UInt8], expiresAt: Int64) {
         let now = clock.now()
         let bytes = SecureRandom.bytes(Self.passkeyChallengeBytes)
-        try store.insertPasskeyChallenge(
-            hash: SHA256.hash(bytes), purpose: purpose, userID: userID, expiresAt: now + settings.passkeys.ceremonySeconds, now: now)
-        return bytes
+        let expiresAt = now + settings.passkeys.ceremonySeconds
+        try store.insertPasskeyChallenge(hash: SHA256.hash(bytes), purpose: purpose, userID: userID, expiresAt: expiresAt, now: now)
+        return (bytes, expiresAt)
     }
 
     /// Reads the challenge out of clientDataJSON first, so a malformed credential still burns it.
@@ -264,7 +264,7 @@ extension IdentityService {
     }
 
     @discardableResult
-    private func consumePasskeyChallenge(_ challenge: [UInt8], purpose: PasskeyPurpose, userID: String?, now: Int64) throws -> PasskeyChallengeRecord {
+    func consumePasskeyChallenge(_ challenge: [UInt8], purpose: PasskeyPurpose, userID: String?, now: Int64) throws -> PasskeyChallengeRecord {
         guard challenge.count == Self.passkeyChallengeBytes, let issued = try store.consumePasskeyChallenge(hash: SHA256.hash(challenge), now: now) else {
             throw IdentityError.invalidChallenge(detail: "unknown")
         }
